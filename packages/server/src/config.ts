@@ -1,0 +1,124 @@
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  dataDir: string;
+  /** Unset means the embedded SQLite database in the data directory. */
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  /** Unset means one is generated into the data directory on first start. */
+  platformKey: string | undefined;
+  /** Unset means one is generated into the data directory on first start. */
+  instanceSecret: string | undefined;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+/** A bad configuration value. The message is one line that names the variable. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const PLATFORM_KEY_PREFIX = 'plk_';
+const MIN_SECRET_LENGTH = 32;
+
+type Env = Record<string, string | undefined>;
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === '' ? undefined : value;
+}
+
+function parsePort(raw: string | undefined): number {
+  if (raw === undefined) return 4000;
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError('PORT', `"${raw}" is not a port number; use an integer from 0 to 65535.`);
+  }
+  return Number(raw);
+}
+
+function parseBaseUrl(raw: string | undefined, port: number): string {
+  if (raw === undefined) return `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('GATEHOUSE_BASE_URL', `"${raw}" is not a URL; use the public origin, e.g. https://auth.example.com.`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError('GATEHOUSE_BASE_URL', `"${raw}" must start with https:// (or http:// for local development).`);
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new ConfigError('GATEHOUSE_BASE_URL', `"${raw}" must not carry credentials, a query or a fragment.`);
+  }
+  // Issuer URLs are built by appending paths, so keep no trailing slash.
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+function parseDatabaseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(raw)) {
+    throw new ConfigError('DATABASE_URL', 'must be a postgres:// URL; leave it unset for the embedded SQLite database.');
+  }
+  return raw;
+}
+
+function parseRedisUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^rediss?:\/\//.test(raw)) {
+    throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL; leave it unset for the in-memory limiter.');
+  }
+  return raw;
+}
+
+function parsePlatformKey(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!raw.startsWith(PLATFORM_KEY_PREFIX) || raw.length < PLATFORM_KEY_PREFIX.length + MIN_SECRET_LENGTH) {
+    throw new ConfigError(
+      'GATEHOUSE_PLATFORM_KEY',
+      `must start with "${PLATFORM_KEY_PREFIX}" followed by at least ${MIN_SECRET_LENGTH} random characters; leave it unset to have one generated.`,
+    );
+  }
+  return raw;
+}
+
+function parseSecret(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(
+      'GATEHOUSE_SECRET',
+      `must be at least ${MIN_SECRET_LENGTH} characters of random data (try: openssl rand -base64 48); leave it unset to have one generated.`,
+    );
+  }
+  return raw;
+}
+
+function parseLogLevel(raw: string | undefined): Config['logLevel'] {
+  if (raw === undefined) return 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
+    throw new ConfigError('LOG_LEVEL', `"${raw}" is not one of ${LOG_LEVELS.join(', ')}.`);
+  }
+  return raw as Config['logLevel'];
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = parsePort(optional(env, 'PORT'));
+  return {
+    port,
+    host: optional(env, 'HOST') ?? '0.0.0.0',
+    baseUrl: parseBaseUrl(optional(env, 'GATEHOUSE_BASE_URL'), port),
+    dataDir: path.resolve(optional(env, 'GATEHOUSE_DATA_DIR') ?? '.gatehouse'),
+    databaseUrl: parseDatabaseUrl(optional(env, 'DATABASE_URL')),
+    redisUrl: parseRedisUrl(optional(env, 'REDIS_URL')),
+    platformKey: parsePlatformKey(optional(env, 'GATEHOUSE_PLATFORM_KEY')),
+    instanceSecret: parseSecret(optional(env, 'GATEHOUSE_SECRET')),
+    logLevel: parseLogLevel(optional(env, 'LOG_LEVEL')),
+  };
+}

@@ -1,0 +1,94 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type MigrationProvider,
+  type SelectQueryBuilder,
+} from 'kysely';
+import pg from 'pg';
+import { migrations } from './migrations.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** A postgres:// URL, or undefined for SQLite. */
+  databaseUrl?: string | undefined;
+  /** SQLite file; ':memory:' is allowed. */
+  sqliteFile?: string;
+  /** PostgreSQL schema to create and use, so test runs never collide on one database. */
+  postgresSchema?: string;
+}
+
+// int8 (bigint) columns hold millisecond timestamps, which fit a JS number exactly.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export function openStore(options: StoreOptions): Store {
+  if (options.databaseUrl) {
+    const schema = options.postgresSchema;
+    if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) {
+      throw new Error(`Invalid PostgreSQL schema name: ${schema}`);
+    }
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: 10,
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', close: () => db.destroy() };
+  }
+
+  const file = options.sqliteFile ?? ':memory:';
+  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Applies pending migrations. Safe to call from several nodes at once: Kysely takes a lock. */
+export async function migrate(store: Store, postgresSchema?: string): Promise<void> {
+  if (store.dialect === 'postgres' && postgresSchema) {
+    await sql`create schema if not exists ${sql.id(postgresSchema)}`.execute(store.db);
+  }
+  const migrator = new Migrator({
+    db: store.db,
+    provider,
+    ...(postgresSchema ? { migrationTableSchema: postgresSchema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`Migration ${failed?.migrationName ?? '(unknown)'} failed: ${String(error)}`);
+  }
+}
+
+/** Row lock for read-modify-write transactions. SQLite serializes writers, so it needs none. */
+export function lockForUpdate<DB, TB extends keyof DB, O>(
+  store: Store,
+  query: SelectQueryBuilder<DB, TB, O>,
+): SelectQueryBuilder<DB, TB, O> {
+  return store.dialect === 'postgres' ? query.forUpdate() : query;
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

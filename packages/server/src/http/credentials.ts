@@ -1,0 +1,166 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { constantTimeEqual, sha256Hex } from '../lib/crypto.js';
+import type { TenancyService } from '../tenancy/service.js';
+import type { Environment } from '../tenancy/settings.js';
+import { ApiError } from './errors.js';
+import { isOriginAllowed } from './origin.js';
+
+export type CredentialKind = 'publishable' | 'secret' | 'session' | 'platform';
+
+export interface SessionIdentity {
+  userId: string;
+  sessionId: string;
+  /** The verified access-token claims; a snapshot that authorizes nothing by itself. */
+  claims: Record<string, unknown>;
+}
+
+export type AuthContext =
+  | { kind: 'publishable'; environment: Environment }
+  | { kind: 'secret'; environment: Environment; secretKeyId: string }
+  | { kind: 'session'; environment: Environment; session: SessionIdentity }
+  | { kind: 'platform' };
+
+/** Verifies an access token for Gatehouse's own `/v1/me*`, or throws a 401 ApiError. */
+export type AccessTokenVerifier = (token: string) => Promise<{ environment: Environment; session: SessionIdentity }>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The credential kinds this route accepts. Absent means a public route. */
+    credentials?: readonly CredentialKind[];
+  }
+  interface FastifyRequest {
+    auth: AuthContext | null;
+  }
+}
+
+const DESCRIPTION: Record<CredentialKind, string> = {
+  publishable: 'a publishable key (pk_test_… or pk_live_…)',
+  secret: 'a secret key (sk_test_… or sk_live_…), sent from your backend only',
+  session: 'a session access token (the accessToken returned by sign-in)',
+  platform: 'the platform key (plk_…)',
+};
+
+const WHY_REFUSED: Partial<Record<CredentialKind, string>> = {
+  publishable: ' A publishable key ships in every browser bundle, so it can never act as a signed-in person.',
+};
+
+export function classifyCredential(token: string): CredentialKind | 'refresh' | null {
+  if (token.startsWith('pk_test_') || token.startsWith('pk_live_')) return 'publishable';
+  if (token.startsWith('sk_test_') || token.startsWith('sk_live_')) return 'secret';
+  if (token.startsWith('plk_')) return 'platform';
+  if (token.startsWith('rt_')) return 'refresh';
+  if (/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/.test(token)) return 'session';
+  return null;
+}
+
+function describeAccepted(kinds: readonly CredentialKind[]): string {
+  return kinds.map((k) => DESCRIPTION[k]).join(' or ');
+}
+
+function unauthenticated(message: string): ApiError {
+  return new ApiError('unauthenticated', message);
+}
+
+export function bearerToken(request: FastifyRequest, accepted: readonly CredentialKind[]): string {
+  const header = request.headers.authorization;
+  if (header === undefined || header.trim() === '') {
+    throw unauthenticated(`Missing credential. Send "Authorization: Bearer <credential>" with ${describeAccepted(accepted)}.`);
+  }
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  if (!match) {
+    throw unauthenticated(`Malformed Authorization header. Use "Authorization: Bearer <credential>" with ${describeAccepted(accepted)}.`);
+  }
+  return match[1]!;
+}
+
+export interface CredentialOptions {
+  tenancy: TenancyService;
+  platformKeyHash: string;
+  verifyAccessToken: AccessTokenVerifier;
+}
+
+/**
+ * Resolves the credential of every request once, into `request.auth`, and refuses the request when
+ * the credential is missing, unknown, of the wrong kind for the route, or (for publishable keys)
+ * sent from an origin the environment does not allow.
+ */
+export const credentialsPlugin = fp<CredentialOptions>(
+  async (app: FastifyInstance, options) => {
+    app.decorateRequest('auth', null);
+
+    app.addHook('onRequest', async (request) => {
+      const accepted = request.routeOptions.config.credentials;
+      if (!accepted) return;
+      request.auth = await resolve(request, accepted, options);
+    });
+  },
+  { name: 'gatehouse-credentials' },
+);
+
+async function resolve(request: FastifyRequest, accepted: readonly CredentialKind[], options: CredentialOptions): Promise<AuthContext> {
+  const token = bearerToken(request, accepted);
+  const kind = classifyCredential(token);
+  if (kind === null) {
+    throw unauthenticated(`Unrecognized credential. This endpoint takes ${describeAccepted(accepted)}.`);
+  }
+  if (kind === 'refresh') {
+    throw new ApiError(
+      'credential_not_accepted',
+      `A refresh token is not a bearer credential; exchange it at POST /v1/auth/refresh. This endpoint takes ${describeAccepted(accepted)}.`,
+    );
+  }
+  if (!accepted.includes(kind)) {
+    throw new ApiError(
+      'credential_not_accepted',
+      `This endpoint does not accept ${DESCRIPTION[kind]}; it takes ${describeAccepted(accepted)}.${WHY_REFUSED[kind] ?? ''}`,
+    );
+  }
+
+  const origin = request.headers.origin;
+  switch (kind) {
+    case 'publishable': {
+      const environment = await options.tenancy.resolvePublishableKey(token);
+      if (!environment) throw unauthenticated('Unknown publishable key. Copy it again from the environment it belongs to.');
+      if (origin !== undefined && !isOriginAllowed(environment, origin)) {
+        throw new ApiError(
+          'origin_not_allowed',
+          `Origin ${JSON.stringify(origin)} is not allowed for this environment. Requests with a publishable key must come from the environment's verified domain, its subdomains, or a registered callback origin; add the origin in the environment settings.`,
+        );
+      }
+      return { kind, environment };
+    }
+    case 'secret': {
+      if (origin !== undefined) {
+        throw new ApiError(
+          'credential_not_accepted',
+          'Secret keys must never be used from a browser, and this request carries an Origin header. Call this endpoint from your backend, and rotate the key if it was exposed.',
+        );
+      }
+      const resolved = await options.tenancy.resolveSecretKey(token);
+      if (!resolved) throw unauthenticated('Unknown or revoked secret key. Create a new one for the environment.');
+      return { kind, ...resolved };
+    }
+    case 'platform': {
+      if (!constantTimeEqual(sha256Hex(token), options.platformKeyHash)) {
+        throw unauthenticated('Unknown platform key. Use the value of GATEHOUSE_PLATFORM_KEY, or the key generated on first start.');
+      }
+      return { kind };
+    }
+    case 'session':
+      return { kind, ...(await options.verifyAccessToken(token)) };
+  }
+}
+
+/** The environment of an environment-scoped request. Routes only call this behind a credential. */
+export function environmentOf(request: FastifyRequest): Environment {
+  const auth = request.auth;
+  if (!auth || auth.kind === 'platform') throw new Error('Route has no environment credential');
+  return auth.environment;
+}
+
+export function sessionOf(request: FastifyRequest): { environment: Environment; session: SessionIdentity } {
+  const auth = request.auth;
+  if (!auth || auth.kind !== 'session') throw new Error('Route has no session credential');
+  return auth;
+}

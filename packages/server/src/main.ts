@@ -1,0 +1,63 @@
+import path from 'node:path';
+import { buildApp } from './app.js';
+import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets } from './bootstrap.js';
+import { ConfigError, loadConfig } from './config.js';
+import { migrate, openStore } from './db/index.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const secrets = loadInstanceSecrets(config);
+  const store = openStore({ databaseUrl: config.databaseUrl, sqliteFile: path.join(config.dataDir, 'gatehouse.db') });
+  await migrate(store);
+  await checkInstanceSecret(store, secrets.instanceSecret);
+  const created = await ensureDefaultProject(store);
+
+  const app = await buildApp({
+    config,
+    store,
+    platformKey: secrets.platformKey,
+    instanceSecret: secrets.instanceSecret,
+    logger: { level: config.logLevel },
+  });
+  await app.listen({ port: config.port, host: config.host });
+
+  const lines = [
+    '',
+    'Gatehouse is running.',
+    `  Base URL:      ${config.baseUrl}`,
+    `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : 'PostgreSQL (DATABASE_URL)'}`,
+  ];
+  if (secrets.platformKeyGenerated) {
+    lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);
+  }
+  if (created) {
+    lines.push(
+      '',
+      'Created "Default project". Its development keys:',
+      `  Publishable key: ${created.publishableKey}`,
+      `  Secret key:      ${created.secretKey}`,
+      '                   (shown once: only a hash is stored, so save it now)',
+      '',
+      'Try it:',
+      `  curl -H "Authorization: Bearer ${created.publishableKey}" ${config.baseUrl}/v1/environment`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+
+  const shutdown = async () => {
+    await app.close();
+    await store.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`Configuration error: ${error.message}\n`);
+  } else {
+    process.stderr.write(`Gatehouse could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,126 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database, EnvironmentsTable } from '../db/schema.js';
+import { parseSettings, type Environment, type EnvironmentSettings } from './settings.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export function toEnvironment(row: Selectable<EnvironmentsTable>): Environment {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    type: row.type,
+    publishableKey: row.publishable_key,
+    settings: parseSettings(row.settings),
+  };
+}
+
+// Credential look-ups find the environment, so they are the one place that cannot take an
+// environmentId: the key hash is what identifies the tenant.
+export async function findEnvironmentByPublishableKeyHash(db: Db, keyHash: string) {
+  return db.selectFrom('environments').selectAll().where('publishable_key_hash', '=', keyHash).executeTakeFirst();
+}
+
+export async function findLiveSecretKeyByHash(db: Db, keyHash: string) {
+  return db
+    .selectFrom('secret_keys')
+    .innerJoin('environments', 'environments.id', 'secret_keys.environment_id')
+    .selectAll('environments')
+    .select(['secret_keys.id as secret_key_id', 'secret_keys.key_hash as secret_key_hash'])
+    .where('secret_keys.key_hash', '=', keyHash)
+    .where('secret_keys.revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function findEnvironment(db: Db, environmentId: string) {
+  return db.selectFrom('environments').selectAll().where('id', '=', environmentId).executeTakeFirst();
+}
+
+export async function updateEnvironmentSettings(db: Db, environmentId: string, settings: EnvironmentSettings, now: number) {
+  await db
+    .updateTable('environments')
+    .set({ settings: JSON.stringify(settings), updated_at: now })
+    .where('id', '=', environmentId)
+    .execute();
+}
+
+export async function insertSecretKey(
+  db: Db,
+  environmentId: string,
+  key: { id: string; keyHash: string; hint: string; createdAt: number },
+) {
+  await db
+    .insertInto('secret_keys')
+    .values({
+      environment_id: environmentId,
+      id: key.id,
+      key_hash: key.keyHash,
+      hint: key.hint,
+      created_at: key.createdAt,
+      revoked_at: null,
+    })
+    .execute();
+}
+
+export async function listSecretKeys(db: Db, environmentId: string) {
+  return db
+    .selectFrom('secret_keys')
+    .select(['id', 'hint', 'created_at', 'revoked_at'])
+    .where('environment_id', '=', environmentId)
+    .orderBy('id')
+    .execute();
+}
+
+/** Returns whether a live key was revoked. */
+export async function revokeSecretKey(db: Db, environmentId: string, keyId: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('secret_keys')
+    .set({ revoked_at: now })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function insertProject(db: Db, project: { id: string; name: string; createdAt: number }) {
+  await db.insertInto('projects').values({ id: project.id, name: project.name, created_at: project.createdAt }).execute();
+}
+
+export async function insertEnvironment(
+  db: Db,
+  environment: Environment & { publishableKeyHash: string; createdAt: number },
+) {
+  await db
+    .insertInto('environments')
+    .values({
+      id: environment.id,
+      project_id: environment.projectId,
+      type: environment.type,
+      publishable_key: environment.publishableKey,
+      publishable_key_hash: environment.publishableKeyHash,
+      settings: JSON.stringify(environment.settings),
+      created_at: environment.createdAt,
+      updated_at: environment.createdAt,
+    })
+    .execute();
+}
+
+export async function findProject(db: Db, projectId: string) {
+  return db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+}
+
+export async function listProjects(db: Db, limit: number, afterId: string | undefined) {
+  let query = db.selectFrom('projects').selectAll().orderBy('id').limit(limit);
+  if (afterId) query = query.where('id', '>', afterId);
+  return query.execute();
+}
+
+export async function listEnvironmentsOfProjects(db: Db, projectIds: string[]) {
+  if (projectIds.length === 0) return [];
+  return db.selectFrom('environments').selectAll().where('project_id', 'in', projectIds).orderBy('type').execute();
+}
+
+export async function countProjects(db: Db): Promise<number> {
+  const row = await db.selectFrom('projects').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}

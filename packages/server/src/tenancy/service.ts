@@ -1,0 +1,189 @@
+import type { Store } from '../db/index.js';
+import { apiError, notFound } from '../http/errors.js';
+import { normalizeDomain, normalizeOrigin } from '../http/origin.js';
+import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
+import * as q from './queries.js';
+import {
+  defaultSettings,
+  type Environment,
+  type EnvironmentSettings,
+  type EnvironmentType,
+  type TokenAlgorithm,
+} from './settings.js';
+
+const ENVIRONMENT_TYPES: EnvironmentType[] = ['development', 'production'];
+const KEY_ENV_TAG: Record<EnvironmentType, string> = { development: 'test', production: 'live' };
+
+export interface CreatedSecretKey {
+  id: string;
+  secretKey: string;
+  hint: string;
+  createdAt: number;
+}
+
+export interface SettingsPatch {
+  domain?: string | null;
+  callbackOrigins?: string[];
+  authMethods?: Partial<EnvironmentSettings['authMethods']>;
+  signUp?: boolean;
+  accessTokenTtlSeconds?: number;
+  tokenAlgorithm?: TokenAlgorithm;
+  rateLimitPerMinute?: number | null;
+}
+
+export function secretKeyHint(secretKey: string): string {
+  return secretKey.slice(-4);
+}
+
+export class TenancyService {
+  constructor(private readonly store: Store) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  async resolvePublishableKey(presented: string): Promise<Environment | undefined> {
+    const hash = sha256Hex(presented);
+    const row = await q.findEnvironmentByPublishableKeyHash(this.db, hash);
+    if (!row || !constantTimeEqual(row.publishable_key_hash, hash)) return undefined;
+    return q.toEnvironment(row);
+  }
+
+  async resolveSecretKey(presented: string): Promise<{ environment: Environment; secretKeyId: string } | undefined> {
+    const hash = sha256Hex(presented);
+    const row = await q.findLiveSecretKeyByHash(this.db, hash);
+    if (!row || !constantTimeEqual(row.secret_key_hash, hash)) return undefined;
+    return { environment: q.toEnvironment(row), secretKeyId: row.secret_key_id };
+  }
+
+  async getEnvironment(environmentId: string): Promise<Environment> {
+    const row = await q.findEnvironment(this.db, environmentId);
+    if (!row) throw notFound(`Environment ${environmentId}`);
+    return q.toEnvironment(row);
+  }
+
+  /** Creates a project with its two environments and one secret key for each, shown only here. */
+  async createProject(input: { name: string; domain?: string | null | undefined }) {
+    const domain = input.domain == null ? null : validDomain(input.domain);
+    const now = Date.now();
+    const project = { id: newId('proj'), name: input.name, createdAt: now };
+    const environments = ENVIRONMENT_TYPES.map((type) => {
+      const publishableKey = newSecret(`pk_${KEY_ENV_TAG[type]}_`, 24);
+      const secretKey = newSecret(`sk_${KEY_ENV_TAG[type]}_`);
+      const environment: Environment = {
+        id: newId('env'),
+        projectId: project.id,
+        type,
+        publishableKey,
+        settings: { ...defaultSettings(), domain },
+      };
+      return { environment, secretKey, secretKeyId: newId('sk') };
+    });
+
+    await this.db.transaction().execute(async (tx) => {
+      await q.insertProject(tx, project);
+      for (const { environment, secretKey, secretKeyId } of environments) {
+        await q.insertEnvironment(tx, {
+          ...environment,
+          publishableKeyHash: sha256Hex(environment.publishableKey),
+          createdAt: now,
+        });
+        await q.insertSecretKey(tx, environment.id, {
+          id: secretKeyId,
+          keyHash: sha256Hex(secretKey),
+          hint: secretKeyHint(secretKey),
+          createdAt: now,
+        });
+      }
+    });
+    return { project, environments };
+  }
+
+  async countProjects(): Promise<number> {
+    return q.countProjects(this.db);
+  }
+
+  async getProject(projectId: string) {
+    const project = await q.findProject(this.db, projectId);
+    if (!project) throw notFound(`Project ${projectId}`);
+    const environments = (await q.listEnvironmentsOfProjects(this.db, [project.id])).map(q.toEnvironment);
+    return { project, environments };
+  }
+
+  async listProjects(limit: number, afterId: string | undefined) {
+    const projects = await q.listProjects(this.db, limit + 1, afterId);
+    const page = projects.slice(0, limit);
+    const environments = (await q.listEnvironmentsOfProjects(this.db, page.map((p) => p.id))).map(q.toEnvironment);
+    return {
+      items: page.map((project) => ({ project, environments: environments.filter((e) => e.projectId === project.id) })),
+      hasMore: projects.length > limit,
+    };
+  }
+
+  async updateSettings(environmentId: string, patch: SettingsPatch): Promise<Environment> {
+    return this.db.transaction().execute(async (tx) => {
+      const row = await q.findEnvironment(tx, environmentId);
+      if (!row) throw notFound(`Environment ${environmentId}`);
+      const current = q.toEnvironment(row);
+      const settings = applySettingsPatch(current.settings, patch);
+      await q.updateEnvironmentSettings(tx, environmentId, settings, Date.now());
+      return { ...current, settings };
+    });
+  }
+
+  async createSecretKey(environmentId: string): Promise<CreatedSecretKey> {
+    const environment = await this.getEnvironment(environmentId);
+    const secretKey = newSecret(`sk_${KEY_ENV_TAG[environment.type]}_`);
+    const created = { id: newId('sk'), secretKey, hint: secretKeyHint(secretKey), createdAt: Date.now() };
+    await q.insertSecretKey(this.db, environmentId, { ...created, keyHash: sha256Hex(secretKey) });
+    return created;
+  }
+
+  async listSecretKeys(environmentId: string) {
+    await this.getEnvironment(environmentId);
+    return q.listSecretKeys(this.db, environmentId);
+  }
+
+  async revokeSecretKey(environmentId: string, keyId: string): Promise<void> {
+    if (!(await q.revokeSecretKey(this.db, environmentId, keyId, Date.now()))) {
+      throw notFound(`Live secret key ${keyId} of environment ${environmentId}`);
+    }
+  }
+}
+
+function validDomain(raw: string): string {
+  const domain = normalizeDomain(raw);
+  if (!domain) {
+    throw apiError('invalid_request', `"${raw}" is not a domain; give a bare host name such as example.com, with no scheme or path.`, {
+      fields: ['domain'],
+    });
+  }
+  return domain;
+}
+
+function applySettingsPatch(current: EnvironmentSettings, patch: SettingsPatch): EnvironmentSettings {
+  const next: EnvironmentSettings = { ...current, authMethods: { ...current.authMethods, ...patch.authMethods } };
+  if (patch.domain !== undefined) next.domain = patch.domain === null ? null : validDomain(patch.domain);
+  if (patch.callbackOrigins !== undefined) {
+    next.callbackOrigins = [
+      ...new Set(
+        patch.callbackOrigins.map((raw) => {
+          const origin = normalizeOrigin(raw);
+          if (!origin) {
+            throw apiError(
+              'invalid_request',
+              `"${raw}" is not an origin; give scheme://host[:port] with no path, such as https://app.example.com.`,
+              { fields: ['callbackOrigins'] },
+            );
+          }
+          return origin;
+        }),
+      ),
+    ];
+  }
+  if (patch.signUp !== undefined) next.signUp = patch.signUp;
+  if (patch.tokenAlgorithm !== undefined) next.tokenAlgorithm = patch.tokenAlgorithm;
+  if (patch.rateLimitPerMinute !== undefined) next.rateLimitPerMinute = patch.rateLimitPerMinute;
+  if (patch.accessTokenTtlSeconds !== undefined) next.accessTokenTtlSeconds = patch.accessTokenTtlSeconds;
+  return next;
+}

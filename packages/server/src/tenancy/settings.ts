@@ -1,0 +1,68 @@
+import { Type, type Static } from 'typebox';
+
+export const TOKEN_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
+export type TokenAlgorithm = (typeof TOKEN_ALGORITHMS)[number];
+export type EnvironmentType = 'development' | 'production';
+
+export const AuthMethodsSchema = Type.Object(
+  {
+    password: Type.Boolean(),
+    magicLink: Type.Boolean(),
+    emailCode: Type.Boolean(),
+    sso: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+export interface EnvironmentSettings {
+  /** Verified domain: the origin lock admits it and its subdomains over https. */
+  domain: string | null;
+  /** Exact origins (scheme://host[:port]) also admitted by the origin lock. */
+  callbackOrigins: string[];
+  authMethods: Static<typeof AuthMethodsSchema>;
+  signUp: boolean;
+  accessTokenTtlSeconds: number;
+  tokenAlgorithm: TokenAlgorithm;
+  /** Null means the default for the environment type. */
+  rateLimitPerMinute: number | null;
+  sessionLifetimeSeconds: number;
+  sessionInactivitySeconds: number;
+}
+
+export const DEFAULT_RATE_LIMIT: Record<EnvironmentType, number> = { development: 1000, production: 6000 };
+
+export const ACCESS_TOKEN_TTL = { min: 30, max: 3600, default: 300 } as const;
+const DAY = 86_400;
+
+export function defaultSettings(): EnvironmentSettings {
+  return {
+    domain: null,
+    callbackOrigins: [],
+    authMethods: { password: true, magicLink: true, emailCode: true, sso: false },
+    signUp: true,
+    accessTokenTtlSeconds: ACCESS_TOKEN_TTL.default,
+    tokenAlgorithm: 'RS256',
+    rateLimitPerMinute: null,
+    sessionLifetimeSeconds: 30 * DAY,
+    sessionInactivitySeconds: 7 * DAY,
+  };
+}
+
+/** Stored settings omit defaults that were never changed; fill them in on read. */
+export function parseSettings(json: string): EnvironmentSettings {
+  const stored = JSON.parse(json) as Partial<EnvironmentSettings>;
+  const defaults = defaultSettings();
+  return { ...defaults, ...stored, authMethods: { ...defaults.authMethods, ...stored.authMethods } };
+}
+
+export interface Environment {
+  id: string;
+  projectId: string;
+  type: EnvironmentType;
+  publishableKey: string;
+  settings: EnvironmentSettings;
+}
+
+export function effectiveRateLimit(environment: Environment): number {
+  return environment.settings.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT[environment.type];
+}
