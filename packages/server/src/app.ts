@@ -51,7 +51,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(new ApiError('invalid_request', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.'), undefined);
+      done(
+        new ApiError('invalid_request', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.'),
+        undefined,
+      );
     }
   });
 

@@ -1,17 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import {
-  Kysely,
-  Migrator,
-  PostgresDialect,
-  SqliteDialect,
-  sql,
-  type MigrationProvider,
-  type SelectQueryBuilder,
-} from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider, type SelectQueryBuilder } from 'kysely';
 import pg from 'pg';
-import { migrations } from './migrations.js';
+import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';

@@ -32,7 +32,8 @@ function describe(issue: ValidationIssue, where: string): string {
 function toApiError(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error;
   if (error.validation) {
-    const where = error.validationContext === 'querystring' ? 'query string' : error.validationContext === 'params' ? 'path' : 'request body';
+    const where =
+      error.validationContext === 'querystring' ? 'query string' : error.validationContext === 'params' ? 'path' : 'request body';
     const issues = error.validation as ValidationIssue[];
     const fields = [...new Set(issues.map(fieldOf).filter(Boolean))];
     return new ApiError('invalid_request', describe(issues[0]!, where), { fields });
@@ -45,14 +46,18 @@ function toApiError(error: FastifyError): ApiError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('unsupported_media_type', 'Send the body as JSON with "Content-Type: application/json".');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('payload_too_large', 'The request body is larger than this endpoint accepts (1 MiB for JSON). Send a smaller body.');
+      return new ApiError(
+        'payload_too_large',
+        'The request body is larger than this endpoint accepts (1 MiB for JSON). Send a smaller body.',
+      );
   }
   if (error instanceof SyntaxError) {
     return new ApiError('invalid_request', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.');
   }
   const status = error.statusCode ?? 500;
   if (status === 404) return new ApiError('not_found', 'Not found.');
-  if (status >= 400 && status < 500) return new ApiError('invalid_request', 'The request could not be processed; check its method, headers and body.');
+  if (status >= 400 && status < 500)
+    return new ApiError('invalid_request', 'The request could not be processed; check its method, headers and body.');
   return new ApiError('internal', 'Something went wrong on our side. The error was logged; try again, and report it if it persists.');
 }
 

@@ -24,7 +24,10 @@ export function page<T extends ReturnType<typeof Type.Object>>(item: T) {
 /** Path ids are looked up, not pattern-checked: a malformed id is simply not found (404). */
 export function IdParams<K extends string>(...names: K[]) {
   return Type.Object(
-    Object.fromEntries(names.map((name) => [name, Type.String({ minLength: 1, maxLength: 128 })])) as Record<K, ReturnType<typeof Type.String>>,
+    Object.fromEntries(names.map((name) => [name, Type.String({ minLength: 1, maxLength: 128 })])) as Record<
+      K,
+      ReturnType<typeof Type.String>
+    >,
     { additionalProperties: false },
   );
 }

@@ -3,12 +3,7 @@ import { Type } from 'typebox';
 import { IdParams, page, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import type { TenancyService } from '../tenancy/service.js';
-import {
-  ACCESS_TOKEN_TTL,
-  AuthMethodsSchema,
-  effectiveRateLimit,
-  type Environment,
-} from '../tenancy/settings.js';
+import { ACCESS_TOKEN_TTL, AuthMethodsSchema, effectiveRateLimit, type Environment } from '../tenancy/settings.js';
 
 const EnvironmentType = Type.Union([Type.Literal('development'), Type.Literal('production')]);
 const TokenAlgorithm = Type.Union([Type.Literal('RS256'), Type.Literal('ES256'), Type.Literal('EdDSA')]);
@@ -162,7 +157,12 @@ export const platformRoutes: FastifyPluginAsyncTypebox<PlatformRouteOptions> = a
     '/v1/platform/environments/:environmentId',
     {
       config: platform,
-      schema: { summary: 'Read an environment and its settings', tags, params: IdParams('environmentId'), response: { 200: EnvironmentView } },
+      schema: {
+        summary: 'Read an environment and its settings',
+        tags,
+        params: IdParams('environmentId'),
+        response: { 200: EnvironmentView },
+      },
     },
     async (request) => environmentView(await tenancy.getEnvironment(request.params.environmentId)),
   );

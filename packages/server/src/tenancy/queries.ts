@@ -86,10 +86,7 @@ export async function insertProject(db: Db, project: { id: string; name: string;
   await db.insertInto('projects').values({ id: project.id, name: project.name, created_at: project.createdAt }).execute();
 }
 
-export async function insertEnvironment(
-  db: Db,
-  environment: Environment & { publishableKeyHash: string; createdAt: number },
-) {
+export async function insertEnvironment(db: Db, environment: Environment & { publishableKeyHash: string; createdAt: number }) {
   await db
     .insertInto('environments')
     .values({
@@ -121,6 +118,9 @@ export async function listEnvironmentsOfProjects(db: Db, projectIds: string[]) {
 }
 
 export async function countProjects(db: Db): Promise<number> {
-  const row = await db.selectFrom('projects').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('projects')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }

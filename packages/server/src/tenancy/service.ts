@@ -3,13 +3,7 @@ import { apiError, notFound } from '../http/errors.js';
 import { normalizeDomain, normalizeOrigin } from '../http/origin.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import * as q from './queries.js';
-import {
-  defaultSettings,
-  type Environment,
-  type EnvironmentSettings,
-  type EnvironmentType,
-  type TokenAlgorithm,
-} from './settings.js';
+import { defaultSettings, type Environment, type EnvironmentSettings, type EnvironmentType, type TokenAlgorithm } from './settings.js';
 
 const ENVIRONMENT_TYPES: EnvironmentType[] = ['development', 'production'];
 const KEY_ENV_TAG: Record<EnvironmentType, string> = { development: 'test', production: 'live' };
@@ -113,7 +107,12 @@ export class TenancyService {
   async listProjects(limit: number, afterId: string | undefined) {
     const projects = await q.listProjects(this.db, limit + 1, afterId);
     const page = projects.slice(0, limit);
-    const environments = (await q.listEnvironmentsOfProjects(this.db, page.map((p) => p.id))).map(q.toEnvironment);
+    const environments = (
+      await q.listEnvironmentsOfProjects(
+        this.db,
+        page.map((p) => p.id),
+      )
+    ).map(q.toEnvironment);
     return {
       items: page.map((project) => ({ project, environments: environments.filter((e) => e.projectId === project.id) })),
       hasMore: projects.length > limit,

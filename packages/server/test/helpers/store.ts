@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { migrate, openStore, type Store } from '../../src/db/index.js';
+
+export type TestDb = 'sqlite' | 'postgres';
+
+export function testDb(): TestDb {
+  return process.env.GATEHOUSE_TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
+}
+
+export interface TestStore extends Store {
+  /** The PostgreSQL schema this store lives in, dropped on close. */
+  schema: string | undefined;
+}
+
+/**
+ * A fresh, migrated store. On PostgreSQL each store gets its own schema, so test files never
+ * collide on the shared database; the schema is dropped on close.
+ */
+export async function openTestStore(): Promise<TestStore> {
+  if (testDb() === 'sqlite') {
+    const store = openStore({ sqliteFile: ':memory:' });
+    await migrate(store);
+    return { ...store, schema: undefined };
+  }
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) throw new Error('GATEHOUSE_TEST_DB=postgres needs DATABASE_URL');
+  const schema = `gh_test_${randomBytes(6).toString('hex')}`;
+  const store = openStore({ databaseUrl, postgresSchema: schema });
+  await migrate(store, schema);
+  return {
+    ...store,
+    schema,
+    async close() {
+      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('configuration', () => {
+  it('has working defaults for the embedded mode', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(4000);
+    expect(config.baseUrl).toBe('http://localhost:4000');
+    expect(config.dataDir).toBe(path.resolve('.gatehouse'));
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.redisUrl).toBeUndefined();
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '', PORT: ' ' }).databaseUrl).toBeUndefined();
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['GATEHOUSE_BASE_URL', 'not a url'],
+    ['GATEHOUSE_BASE_URL', 'ftp://auth.example.com'],
+    ['GATEHOUSE_BASE_URL', 'https://auth.example.com/?q=1'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['REDIS_URL', 'localhost:6379'],
+    ['GATEHOUSE_PLATFORM_KEY', 'short'],
+    ['GATEHOUSE_PLATFORM_KEY', 'x'.repeat(40)],
+    ['GATEHOUSE_SECRET', 'too-short'],
+    ['LOG_LEVEL', 'loud'],
+  ])('refuses %s=%s with one line naming the variable', (variable, value) => {
+    let error: unknown;
+    try {
+      loadConfig({ [variable]: value });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message.startsWith(`${variable}: `)).toBe(true);
+    expect((error as ConfigError).message).not.toContain('\n');
+  });
+
+  it('keeps a base URL path without a trailing slash', () => {
+    expect(loadConfig({ GATEHOUSE_BASE_URL: 'https://example.com/auth/' }).baseUrl).toBe('https://example.com/auth');
+  });
+});
