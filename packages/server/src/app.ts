@@ -22,6 +22,18 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  credentials: readonly CredentialKind[];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    registeredRoutes: readonly RegisteredRoute[];
+  }
+}
+
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
 const SECURITY_SCHEME: Record<CredentialKind, string> = {
@@ -45,6 +57,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // An empty body with a JSON content type is treated as no body, so body-less POSTs work from
   // clients that always set the header; routes that need a body still refuse it by schema.
+  // The API speaks JSON only; Fastify's default text/plain parser would let a string reach
+  // validation and turn a 415 into a confusing 400.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
@@ -59,9 +74,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // Each route's security requirement in the OpenAPI document comes from its credential config.
+  const routes: RegisteredRoute[] = [];
+  app.decorate('registeredRoutes', routes);
   app.addHook('onRoute', (route) => {
     const kinds = route.config?.credentials;
     route.schema = { ...route.schema, security: kinds ? kinds.map((k) => ({ [SECURITY_SCHEME[k]]: [] })) : [] };
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, credentials: kinds ?? [] });
   });
 
   await app.register(swagger, {
