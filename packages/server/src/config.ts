@@ -7,6 +7,8 @@ export interface Config {
   dataDir: string;
   /** Unset means the embedded SQLite database in the data directory. */
   databaseUrl: string | undefined;
+  /** PostgreSQL schema to use (created if missing); unset means the connection's default. */
+  databaseSchema: string | undefined;
   redisUrl: string | undefined;
   /** Unset means one is generated into the data directory on first start. */
   platformKey: string | undefined;
@@ -70,6 +72,15 @@ function parseDatabaseUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function parseDatabaseSchema(raw: string | undefined, databaseUrl: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!databaseUrl) throw new ConfigError('DATABASE_SCHEMA', 'only applies to PostgreSQL; set DATABASE_URL too, or unset it.');
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) {
+    throw new ConfigError('DATABASE_SCHEMA', `"${raw}" is not a plain schema name; use lowercase letters, digits and underscores.`);
+  }
+  return raw;
+}
+
 function parseRedisUrl(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   if (!/^rediss?:\/\//.test(raw)) {
@@ -110,12 +121,14 @@ function parseLogLevel(raw: string | undefined): Config['logLevel'] {
 
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(optional(env, 'PORT'));
+  const databaseUrl = parseDatabaseUrl(optional(env, 'DATABASE_URL'));
   return {
     port,
     host: optional(env, 'HOST') ?? '0.0.0.0',
     baseUrl: parseBaseUrl(optional(env, 'GATEHOUSE_BASE_URL'), port),
     dataDir: path.resolve(optional(env, 'GATEHOUSE_DATA_DIR') ?? '.gatehouse'),
-    databaseUrl: parseDatabaseUrl(optional(env, 'DATABASE_URL')),
+    databaseUrl,
+    databaseSchema: parseDatabaseSchema(optional(env, 'DATABASE_SCHEMA'), databaseUrl),
     redisUrl: parseRedisUrl(optional(env, 'REDIS_URL')),
     platformKey: parsePlatformKey(optional(env, 'GATEHOUSE_PLATFORM_KEY')),
     instanceSecret: parseSecret(optional(env, 'GATEHOUSE_SECRET')),
