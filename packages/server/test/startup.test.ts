@@ -96,7 +96,8 @@ describe(`npm start (${testDb()})`, () => {
       expect(await res.json()).toMatchObject({ type: 'development', rateLimit: { requestsPerMinute: 1000 } });
 
       const projects = await fetch(`http://127.0.0.1:${port}/v1/platform/projects`, { headers: { authorization: `Bearer ${platformKey}` } });
-      expect((await projects.json()).data.map((p: { name: string }) => p.name)).toEqual(['Default project']);
+      const listed = (await projects.json()) as { data: Array<{ name: string }> };
+      expect(listed.data.map((p) => p.name)).toEqual(['Default project']);
 
       expect(statSync(path.join(dataDir, 'platform-key')).mode & 0o777).toBe(0o600);
       expect(statSync(path.join(dataDir, 'instance-secret')).mode & 0o777).toBe(0o600);
