@@ -26,7 +26,12 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: [unitTests] } },
       { extends: true, test: { name: 'sqlite', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'sqlite' } } },
       ...(postgres
-        ? [{ extends: true, test: { name: 'postgres', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'postgres' } } }]
+        ? [
+            {
+              extends: true,
+              test: { name: 'postgres', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'postgres' } },
+            },
+          ]
         : []),
     ],
   },

@@ -95,7 +95,9 @@ describe(`npm start (${testDb()})`, () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ type: 'development', rateLimit: { requestsPerMinute: 1000 } });
 
-      const projects = await fetch(`http://127.0.0.1:${port}/v1/platform/projects`, { headers: { authorization: `Bearer ${platformKey}` } });
+      const projects = await fetch(`http://127.0.0.1:${port}/v1/platform/projects`, {
+        headers: { authorization: `Bearer ${platformKey}` },
+      });
       const listed = (await projects.json()) as { data: Array<{ name: string }> };
       expect(listed.data.map((p) => p.name)).toEqual(['Default project']);
 
@@ -134,6 +136,8 @@ describe(`npm start (${testDb()})`, () => {
   it('stops on a bad value with one line that names the variable', async () => {
     const started = await start({ PORT: 'eighty', GATEHOUSE_DATA_DIR: dataDir });
     expect(started.exitCode).toBe(1);
-    expect(started.output.trim().split('\n')).toEqual(['Configuration error: PORT: "eighty" is not a port number; use an integer from 0 to 65535.']);
+    expect(started.output.trim().split('\n')).toEqual([
+      'Configuration error: PORT: "eighty" is not a port number; use an integer from 0 to 65535.',
+    ]);
   });
 });
