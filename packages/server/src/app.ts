@@ -11,6 +11,9 @@ import { healthRoutes } from './http/health.js';
 import { validatorCompiler } from './http/validation.js';
 import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
+import { outboxRoutes } from './flows/routes.js';
+import type { MailTransport } from './flows/transport.js';
+import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { platformRoutes } from './platform/routes.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import { TenancyService } from './tenancy/service.js';
@@ -21,6 +24,13 @@ export interface AppOptions {
   platformKey: string;
   instanceSecret: string;
   logger?: FastifyServerOptions['logger'];
+  mail: {
+    /** Delivery for production environments; development mail is captured, never sent. */
+    transport: MailTransport;
+    /** Tests drive the worker by hand (`app.outbox.drain()`). */
+    startWorker?: boolean;
+    worker?: WorkerOptions;
+  };
 }
 
 export interface RegisteredRoute {
@@ -32,6 +42,7 @@ export interface RegisteredRoute {
 declare module 'fastify' {
   interface FastifyInstance {
     registeredRoutes: readonly RegisteredRoute[];
+    outbox: OutboxWorker;
   }
 }
 
@@ -114,6 +125,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, { store: options.store });
   await app.register(tenancyRoutes);
   await app.register(platformRoutes, { tenancy, cursors });
+  await app.register(outboxRoutes, { store: options.store, tenancy });
+
+  const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
+  app.decorate('outbox', outbox);
+  if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
+  app.addHook('onClose', async () => {
+    await outbox.stop();
+    options.mail.transport.close();
+  });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -14,6 +14,9 @@ export interface Config {
   platformKey: string | undefined;
   /** Unset means one is generated into the data directory on first start. */
   instanceSecret: string | undefined;
+  /** SMTP delivery for production environments; unset means production mail cannot be sent. */
+  smtpUrl: string | undefined;
+  smtpFrom: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -111,6 +114,22 @@ function parseSecret(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function parseSmtpUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^smtps?:\/\/[^\s]+$/.test(raw)) {
+    throw new ConfigError('SMTP_URL', 'must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com:465.');
+  }
+  return raw;
+}
+
+function parseSmtpFrom(raw: string | undefined, baseUrl: string): string {
+  if (raw === undefined) return `no-reply@${new URL(baseUrl).hostname}`;
+  if (!/^[^\s@<>",;]+@[^\s@<>",;]+$/.test(raw)) {
+    throw new ConfigError('SMTP_FROM', `"${raw}" must be one plain address such as auth@example.com, with no display name.`);
+  }
+  return raw;
+}
+
 function parseLogLevel(raw: string | undefined): Config['logLevel'] {
   if (raw === undefined) return 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
@@ -122,16 +141,19 @@ function parseLogLevel(raw: string | undefined): Config['logLevel'] {
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(optional(env, 'PORT'));
   const databaseUrl = parseDatabaseUrl(optional(env, 'DATABASE_URL'));
+  const baseUrl = parseBaseUrl(optional(env, 'GATEHOUSE_BASE_URL'), port);
   return {
     port,
     host: optional(env, 'HOST') ?? '0.0.0.0',
-    baseUrl: parseBaseUrl(optional(env, 'GATEHOUSE_BASE_URL'), port),
+    baseUrl,
     dataDir: path.resolve(optional(env, 'GATEHOUSE_DATA_DIR') ?? '.gatehouse'),
     databaseUrl,
     databaseSchema: parseDatabaseSchema(optional(env, 'DATABASE_SCHEMA'), databaseUrl),
     redisUrl: parseRedisUrl(optional(env, 'REDIS_URL')),
     platformKey: parsePlatformKey(optional(env, 'GATEHOUSE_PLATFORM_KEY')),
     instanceSecret: parseSecret(optional(env, 'GATEHOUSE_SECRET')),
+    smtpUrl: parseSmtpUrl(optional(env, 'SMTP_URL')),
+    smtpFrom: parseSmtpFrom(optional(env, 'SMTP_FROM'), baseUrl),
     logLevel: parseLogLevel(optional(env, 'LOG_LEVEL')),
   };
 }

@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, openStore } from './db/index.js';
+import { SmtpTransport, UnconfiguredTransport } from './flows/transport.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
     platformKey: secrets.platformKey,
     instanceSecret: secrets.instanceSecret,
     logger: { level: config.logLevel },
+    mail: { transport: config.smtpUrl ? new SmtpTransport(config.smtpUrl, config.smtpFrom) : new UnconfiguredTransport() },
   });
   await app.listen({ port: config.port, host: config.host });
 
@@ -44,6 +46,13 @@ async function main(): Promise<void> {
       '',
       'Try it:',
       `  curl -H "Authorization: Bearer ${created.publishableKey}" ${config.baseUrl}/v1/environment`,
+    );
+  }
+  if (!config.smtpUrl) {
+    lines.push(
+      '',
+      'Warning: SMTP_URL is not set. Development email is captured (GET /v1/dev/emails), but production',
+      'email cannot be delivered: it waits in the outbox, with its error shown by the platform API.',
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);

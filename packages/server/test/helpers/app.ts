@@ -1,5 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppOptions } from '../../src/app.js';
+import type { MailTransport, OutgoingMessage } from '../../src/flows/transport.js';
 import { newSecret } from '../../src/lib/crypto.js';
 import { TenancyService } from '../../src/tenancy/service.js';
 import type { Environment } from '../../src/tenancy/settings.js';
@@ -34,11 +35,31 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(): Promise<TestApp> {
+/** Records what would have been delivered; tests that need a real SMTP exchange use smtp-server. */
+export class RecordingTransport implements MailTransport {
+  readonly name = 'recording';
+  readonly sent: OutgoingMessage[] = [];
+  async send(message: OutgoingMessage): Promise<void> {
+    this.sent.push(message);
+  }
+  close(): void {}
+}
+
+export interface TestAppOptions {
+  mail?: Partial<AppOptions['mail']>;
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const store = await openTestStore();
   const platformKey = newSecret('plk_');
   const instanceSecret = newSecret('', 48);
-  const app = await buildApp({ config: { baseUrl: BASE_URL }, store, platformKey, instanceSecret });
+  const app = await buildApp({
+    config: { baseUrl: BASE_URL },
+    store,
+    platformKey,
+    instanceSecret,
+    mail: { transport: new RecordingTransport(), startWorker: false, ...options.mail },
+  });
   await app.ready();
   const tenancy = new TenancyService(store);
 

@@ -1,4 +1,5 @@
 import type { Migration } from 'kysely';
+import { flows } from './0004_flows.js';
 import { tenancy } from './0001_tenancy.js';
 
 /**
@@ -7,4 +8,5 @@ import { tenancy } from './0001_tenancy.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001_tenancy': tenancy,
+  '0004_flows': flows,
 };
