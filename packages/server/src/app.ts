@@ -10,9 +10,21 @@ import { healthRoutes } from './http/health.js';
 import { validatorCompiler } from './http/validation.js';
 import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
+import { RedisLink } from './lib/redis.js';
 import { platformRoutes } from './platform/routes.js';
+import { RateLimiter } from './ratelimit/limiter.js';
+import { rateLimitPlugin } from './ratelimit/plugin.js';
+import type { Clock } from './ratelimit/window.js';
+import { invalidationBus, TenancyCache, type TenancyCacheOptions } from './tenancy/cache.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import { TenancyService } from './tenancy/service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's tenancy service, whose look-ups go through this app's cache. */
+    tenancy: TenancyService;
+  }
+}
 
 export interface AppOptions {
   config: Pick<Config, 'baseUrl'>;
@@ -20,7 +32,15 @@ export interface AppOptions {
   platformKey: string;
   instanceSecret: string;
   logger?: FastifyServerOptions['logger'];
+  /** Redis for the shared rate-limit window and cross-node cache invalidation. Unset: per node. */
+  redis?: { url: string; prefix?: string; commandTimeoutMs?: number } | undefined;
+  /** `false` turns the limiter off (the benchmark's baseline). */
+  rateLimit?: false | { clock?: Clock; granularityMs?: number; redisUsesClock?: boolean };
+  /** `false` turns the credential cache off. */
+  cache?: false | TenancyCacheOptions;
 }
+
+export const DEFAULT_REDIS_PREFIX = 'gh:';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -84,16 +104,60 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
-  const tenancy = new TenancyService(options.store);
+  let redis: RedisLink | undefined;
+  if (options.redis) {
+    redis = new RedisLink({
+      url: options.redis.url,
+      prefix: options.redis.prefix ?? DEFAULT_REDIS_PREFIX,
+      log: app.log,
+      ...(options.redis.commandTimeoutMs ? { commandTimeoutMs: options.redis.commandTimeoutMs } : {}),
+    });
+    const link = redis;
+    app.addHook('onClose', () => link.close());
+    await link.connect();
+  }
+
+  const cache = options.cache === false ? undefined : new TenancyCache(options.cache);
+  if (cache) {
+    const bus = invalidationBus(options.store);
+    const unsubscribe = bus.subscribe((environmentId) => cache.invalidateEnvironment(environmentId));
+    app.addHook('onClose', async () => void unsubscribe());
+    if (redis) {
+      const link = redis;
+      const unrelay = bus.relay((environmentId) => link.publishInvalidation(environmentId));
+      link.on('invalidate', (environmentId: string) => bus.deliver(environmentId));
+      // Invalidations may be missed while Redis is away: entries then live only briefly.
+      link.on('state', (state) => cache.setTrusted(state === 'ok'));
+      cache.setTrusted(link.state === 'ok');
+      app.addHook('onClose', async () => void unrelay());
+    } else {
+      // Without Redis, other nodes sharing PostgreSQL cannot tell this one about their changes.
+      cache.setTrusted(options.store.dialect === 'sqlite');
+    }
+  }
+
+  const tenancy = new TenancyService(options.store, { cache });
   const cursors = new CursorCodec(deriveSubkey(options.instanceSecret, 'cursor'));
   const verifyAccessToken: AccessTokenVerifier = async () => {
     throw new ApiError('unauthenticated', 'Access tokens are not accepted by this build.');
   };
 
   await app.register(credentialsPlugin, { tenancy, platformKeyHash: sha256Hex(options.platformKey), verifyAccessToken });
-  await app.register(healthRoutes, { store: options.store });
+  if (options.rateLimit !== false) {
+    const limiter = new RateLimiter({
+      clock: options.rateLimit?.clock ?? Date.now,
+      redis,
+      ...(options.rateLimit?.granularityMs ? { granularityMs: options.rateLimit.granularityMs } : {}),
+      ...(options.rateLimit?.redisUsesClock ? { redisUsesClock: true } : {}),
+    });
+    await app.register(rateLimitPlugin, { limiter });
+  }
+  const link = redis;
+  await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   await app.register(tenancyRoutes);
   await app.register(platformRoutes, { tenancy, cursors });
+
+  app.decorate('tenancy', tenancy);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

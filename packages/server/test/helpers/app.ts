@@ -1,5 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppOptions } from '../../src/app.js';
 import { newSecret } from '../../src/lib/crypto.js';
 import { TenancyService } from '../../src/tenancy/service.js';
 import type { Environment } from '../../src/tenancy/settings.js';
@@ -34,13 +34,26 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(): Promise<TestApp> {
-  const store = await openTestStore();
-  const platformKey = newSecret('plk_');
-  const instanceSecret = newSecret('', 48);
-  const app = await buildApp({ config: { baseUrl: BASE_URL }, store, platformKey, instanceSecret });
+export interface TestAppOptions extends Pick<AppOptions, 'redis' | 'rateLimit' | 'cache' | 'logger'> {
+  /** A store to use instead of a fresh one (e.g. one of openSharedTestStores()); closed with the app. */
+  store?: TestStore;
+  /** Shared platform key, so several apps (nodes) over one store accept the same one. */
+  platformKey?: string;
+  instanceSecret?: string;
+  /** Extra routes registered before the app is ready, e.g. to probe hooks. */
+  routes?: (app: FastifyInstance) => void;
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const { store: givenStore, platformKey: givenPlatformKey, instanceSecret: givenSecret, routes, ...appOptions } = options;
+  const store = givenStore ?? (await openTestStore());
+  const platformKey = givenPlatformKey ?? newSecret('plk_');
+  const instanceSecret = givenSecret ?? newSecret('', 48);
+  const app = await buildApp({ config: { baseUrl: BASE_URL }, store, platformKey, instanceSecret, ...appOptions });
+  routes?.(app);
   await app.ready();
-  const tenancy = new TenancyService(store);
+  // The app's own service: its writes invalidate the app's cache like the API's do.
+  const tenancy: TenancyService = app.tenancy;
 
   async function createProject(name = 'Test project', domain = 'example.test'): Promise<TestProject> {
     const { project, environments } = await tenancy.createProject({ name, domain });

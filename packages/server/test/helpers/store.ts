@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { migrate, openStore, type Store } from '../../src/db/index.js';
 
@@ -36,4 +39,32 @@ export async function openTestStore(): Promise<TestStore> {
       await store.close();
     },
   };
+}
+
+/**
+ * Two stores over one database, as two nodes see it: on PostgreSQL two pools on one fresh schema,
+ * on SQLite two connections to one WAL file. Closing the first drops the database.
+ */
+export async function openSharedTestStores(): Promise<[TestStore, TestStore]> {
+  if (testDb() === 'sqlite') {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-shared-'));
+    const file = path.join(dir, 'gatehouse.db');
+    const first = openStore({ sqliteFile: file });
+    await migrate(first);
+    const second = openStore({ sqliteFile: file });
+    return [
+      {
+        ...first,
+        schema: undefined,
+        async close() {
+          await first.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      },
+      { ...second, schema: undefined },
+    ];
+  }
+  const first = await openTestStore();
+  const second = openStore({ databaseUrl: process.env.DATABASE_URL, postgresSchema: first.schema! });
+  return [first, { ...second, schema: first.schema }];
 }
