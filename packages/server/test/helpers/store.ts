@@ -42,16 +42,16 @@ export async function openTestStore(): Promise<TestStore> {
 }
 
 /**
- * Two stores over one database, as two nodes see it: on PostgreSQL two pools on one fresh schema,
- * on SQLite two connections to one WAL file. Closing the first drops the database.
+ * Several stores over one database, as several nodes see it: on PostgreSQL one pool each on one
+ * fresh schema, on SQLite one connection each to one WAL file. Closing the first drops the database.
  */
-export async function openSharedTestStores(): Promise<[TestStore, TestStore]> {
+export async function openSharedTestStores(count = 2): Promise<TestStore[]> {
   if (testDb() === 'sqlite') {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-shared-'));
     const file = path.join(dir, 'gatehouse.db');
     const first = openStore({ sqliteFile: file });
     await migrate(first);
-    const second = openStore({ sqliteFile: file });
+    const others = Array.from({ length: count - 1 }, () => ({ ...openStore({ sqliteFile: file }), schema: undefined }));
     return [
       {
         ...first,
@@ -61,10 +61,13 @@ export async function openSharedTestStores(): Promise<[TestStore, TestStore]> {
           rmSync(dir, { recursive: true, force: true });
         },
       },
-      { ...second, schema: undefined },
+      ...others,
     ];
   }
   const first = await openTestStore();
-  const second = openStore({ databaseUrl: process.env.DATABASE_URL, postgresSchema: first.schema! });
-  return [first, { ...second, schema: first.schema }];
+  const others = Array.from({ length: count - 1 }, () => ({
+    ...openStore({ databaseUrl: process.env.DATABASE_URL, postgresSchema: first.schema! }),
+    schema: first.schema,
+  }));
+  return [first, ...others];
 }
