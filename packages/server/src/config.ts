@@ -7,7 +7,11 @@ export interface Config {
   dataDir: string;
   /** Unset means the embedded SQLite database in the data directory. */
   databaseUrl: string | undefined;
+  /** PostgreSQL schema to create and use instead of the default search path. */
+  databaseSchema: string | undefined;
   redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel, so deployments can share one Redis. */
+  redisPrefix: string;
   /** Unset means one is generated into the data directory on first start. */
   platformKey: string | undefined;
   /** Unset means one is generated into the data directory on first start. */
@@ -78,6 +82,22 @@ function parseRedisUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function parseDatabaseSchema(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) {
+    throw new ConfigError('DATABASE_SCHEMA', `"${raw}" is not a plain schema name; use lower-case letters, digits and _.`);
+  }
+  return raw;
+}
+
+function parseRedisPrefix(raw: string | undefined): string {
+  if (raw === undefined) return 'gh:';
+  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(raw) || /[{}]/.test(raw)) {
+    throw new ConfigError('GATEHOUSE_REDIS_PREFIX', `"${raw}" must be 1–64 letters, digits, ':', '_' or '-'.`);
+  }
+  return raw;
+}
+
 function parsePlatformKey(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   if (!raw.startsWith(PLATFORM_KEY_PREFIX) || raw.length < PLATFORM_KEY_PREFIX.length + MIN_SECRET_LENGTH) {
@@ -116,7 +136,9 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl: parseBaseUrl(optional(env, 'GATEHOUSE_BASE_URL'), port),
     dataDir: path.resolve(optional(env, 'GATEHOUSE_DATA_DIR') ?? '.gatehouse'),
     databaseUrl: parseDatabaseUrl(optional(env, 'DATABASE_URL')),
+    databaseSchema: parseDatabaseSchema(optional(env, 'DATABASE_SCHEMA')),
     redisUrl: parseRedisUrl(optional(env, 'REDIS_URL')),
+    redisPrefix: parseRedisPrefix(optional(env, 'GATEHOUSE_REDIS_PREFIX')),
     platformKey: parsePlatformKey(optional(env, 'GATEHOUSE_PLATFORM_KEY')),
     instanceSecret: parseSecret(optional(env, 'GATEHOUSE_SECRET')),
     logLevel: parseLogLevel(optional(env, 'LOG_LEVEL')),

@@ -7,8 +7,12 @@ import { migrate, openStore } from './db/index.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   const secrets = loadInstanceSecrets(config);
-  const store = openStore({ databaseUrl: config.databaseUrl, sqliteFile: path.join(config.dataDir, 'gatehouse.db') });
-  await migrate(store);
+  const store = openStore({
+    databaseUrl: config.databaseUrl,
+    sqliteFile: path.join(config.dataDir, 'gatehouse.db'),
+    ...(config.databaseSchema ? { postgresSchema: config.databaseSchema } : {}),
+  });
+  await migrate(store, config.databaseSchema);
   await checkInstanceSecret(store, secrets.instanceSecret);
   const created = await ensureDefaultProject(store);
 
@@ -18,6 +22,7 @@ async function main(): Promise<void> {
     platformKey: secrets.platformKey,
     instanceSecret: secrets.instanceSecret,
     logger: { level: config.logLevel },
+    redis: config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : undefined,
   });
   await app.listen({ port: config.port, host: config.host });
 
@@ -26,6 +31,7 @@ async function main(): Promise<void> {
     'Gatehouse is running.',
     `  Base URL:      ${config.baseUrl}`,
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : 'PostgreSQL (DATABASE_URL)'}`,
+    `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
   ];
   if (secrets.platformKeyGenerated) {
     lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);

@@ -28,6 +28,8 @@ describe('configuration', () => {
     ['GATEHOUSE_PLATFORM_KEY', 'x'.repeat(40)],
     ['GATEHOUSE_SECRET', 'too-short'],
     ['LOG_LEVEL', 'loud'],
+    ['DATABASE_SCHEMA', 'Bad-Name'],
+    ['GATEHOUSE_REDIS_PREFIX', 'a{b}'],
   ])('refuses %s=%s with one line naming the variable', (variable, value) => {
     let error: unknown;
     try {
@@ -38,6 +40,13 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message.startsWith(`${variable}: `)).toBe(true);
     expect((error as ConfigError).message).not.toContain('\n');
+  });
+
+  it('reads the PostgreSQL schema and the Redis prefix', () => {
+    expect(loadConfig({}).redisPrefix).toBe('gh:');
+    const config = loadConfig({ DATABASE_SCHEMA: 'node_test_1', GATEHOUSE_REDIS_PREFIX: 'staging:' });
+    expect(config.databaseSchema).toBe('node_test_1');
+    expect(config.redisPrefix).toBe('staging:');
   });
 
   it('keeps a base URL path without a trailing slash', () => {
