@@ -50,7 +50,8 @@ export class RedisLink extends EventEmitter {
       retryStrategy: (times: number) => Math.min(100 * times, 1000),
       lazyConnect: true,
     };
-    this.command = new Redis(options.url, { ...common, connectionName: 'gatehouse' });
+    // Auto-pipelining sends the scripts of concurrent requests in one write.
+    this.command = new Redis(options.url, { ...common, connectionName: 'gatehouse', enableAutoPipelining: true });
     this.subscriber = new Redis(options.url, { ...common, connectionName: 'gatehouse-sub' });
 
     this.command.on('ready', () => {

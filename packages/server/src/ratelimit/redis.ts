@@ -27,6 +27,8 @@ local function off(x) return 160 + 32 * (x % n) end
 local b = math.floor(now / g)
 local m = redis.call('BITFIELD', key, 'GET', 'i64', 0, 'GET', 'i64', 64, 'GET', 'u32', 128)
 local head, lo, total = m[1], m[2], m[3]
+local old_lo = lo
+local moved = b > head
 
 if b < head then
   b = head
@@ -55,7 +57,6 @@ local allowed = 0
 if total < limit then
   allowed = 1
   total = total + 1
-  redis.call('BITFIELD', key, 'INCRBY', 'u32', off(b), 1)
 end
 local remaining = limit - total
 if remaining < 0 then remaining = 0 end
@@ -76,6 +77,8 @@ if remaining == 0 then
     local counts = redis.call('BITFIELD', key, unpack(args))
     for i = 1, #counts do
       local c = counts[i]
+      -- This request's own count is written below, with the rest.
+      if x + i - 1 == b then c = c + allowed end
       if c > 0 then
         if freed == 0 then lo = x + i - 1 end
         freed = freed + c
@@ -90,8 +93,24 @@ if remaining == 0 then
   end
 end
 
-redis.call('BITFIELD', key, 'SET', 'i64', 0, head, 'SET', 'i64', 64, lo, 'SET', 'u32', 128, total)
-redis.call('PEXPIRE', key, n * g + 1000)
+-- One write for the request and the header; an unchanged field is not rewritten.
+local w = {}
+if allowed == 1 then
+  w[#w + 1] = 'INCRBY'; w[#w + 1] = 'u32'; w[#w + 1] = off(b); w[#w + 1] = 1
+  w[#w + 1] = 'SET'; w[#w + 1] = 'u32'; w[#w + 1] = 128; w[#w + 1] = total
+end
+if moved then
+  w[#w + 1] = 'SET'; w[#w + 1] = 'i64'; w[#w + 1] = 0; w[#w + 1] = head
+  if allowed == 0 then
+    w[#w + 1] = 'SET'; w[#w + 1] = 'u32'; w[#w + 1] = 128; w[#w + 1] = total
+  end
+end
+if lo ~= old_lo then
+  w[#w + 1] = 'SET'; w[#w + 1] = 'i64'; w[#w + 1] = 64; w[#w + 1] = lo
+end
+if #w > 0 then redis.call('BITFIELD', key, unpack(w)) end
+-- Nothing in the ring matters once its newest bucket has left the window.
+if moved then redis.call('PEXPIRE', key, n * g + 1000) end
 return {allowed, remaining, free_at, now}
 `;
 
