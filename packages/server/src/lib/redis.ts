@@ -117,8 +117,15 @@ export class RedisLink extends EventEmitter {
   }
 
   publishInvalidation(environmentId: string): void {
-    if (this.current !== 'ok') return;
-    this.command.publish(this.channel, environmentId).catch((error: unknown) => this.reportFailure(error));
+    const lost = (error?: unknown) => {
+      this.log.warn(
+        { environmentId, err: error instanceof Error ? error.message : undefined },
+        'Could not announce a change to other nodes; their cached copies expire within 30 s',
+      );
+      if (error !== undefined) this.reportFailure(error);
+    };
+    if (this.current !== 'ok') return lost();
+    this.command.publish(this.channel, environmentId).catch(lost);
   }
 
   async close(): Promise<void> {

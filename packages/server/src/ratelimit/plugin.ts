@@ -4,6 +4,13 @@ import { ApiError } from '../http/errors.js';
 import { effectiveRateLimit } from '../tenancy/settings.js';
 import { resetSeconds, retryAfterSeconds, type RateLimitDecision, type RateLimitStore } from './window.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `false` for credentialed routes that are not counted: `GET /v1/jwks` (DESIGN.md, Tokens). */
+    rateLimit?: false;
+  }
+}
+
 export interface RateLimitPluginOptions {
   limiter: RateLimitStore;
 }
@@ -31,13 +38,13 @@ function apply(environmentId: string, decision: RateLimitDecision, reply: Fastif
  * Counts every request authenticated to an environment against that environment's window. It
  * runs after the credentials hook, so public routes (health, JWKS, discovery) and refused
  * credentials are never counted, and platform-key requests have no environment to count against.
- * A refused request takes no slot.
+ * A refused request takes no slot. A route opts out with `config: { rateLimit: false }`.
  */
 export const rateLimitPlugin = fp<RateLimitPluginOptions>(
   async (app: FastifyInstance, { limiter }) => {
     app.addHook('onRequest', (request, reply, done) => {
       const auth = request.auth;
-      if (!auth || auth.kind === 'platform') return done();
+      if (!auth || auth.kind === 'platform' || request.routeOptions.config.rateLimit === false) return done();
       const environment = auth.environment;
       const result = limiter.hit(environment.id, effectiveRateLimit(environment));
       if (result instanceof Promise) {

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { T0 } from '../helpers/window.js';
-import { probeRoutes } from './probe.js';
+import { probeRoutes, uncountedRoute } from './probe.js';
 
 const stores = [
   ['memory store', false],
@@ -32,7 +32,10 @@ describe.each(stores)('rate limit over HTTP, %s', (_name, useRedis) => {
     t = await startTestApp({
       rateLimit: { clock: () => now, redisUsesClock: true },
       ...(useRedis ? { redis: { url: REDIS_URL!, prefix } } : {}),
-      routes: probeRoutes,
+      routes: (app) => {
+        probeRoutes(app);
+        uncountedRoute(app);
+      },
     });
   });
   afterEach(() => t.close());
@@ -137,10 +140,11 @@ describe.each(stores)('rate limit over HTTP, %s', (_name, useRedis) => {
         payload: { outcome: 'ok' },
       }),
     );
-    expect([health.statusCode, platform.statusCode, unknown.statusCode, badOrigin.statusCode, secretFromBrowser.statusCode]).toEqual([
-      200, 200, 401, 403, 403,
+    const optedOut = await t.call({ method: 'GET', url: '/v1/test/uncounted', credential: env().publishableKey });
+    expect([health, platform, unknown, badOrigin, secretFromBrowser, optedOut].map((r) => r.statusCode)).toEqual([
+      200, 200, 401, 403, 403, 200,
     ]);
-    for (const res of [health, platform, unknown, badOrigin, secretFromBrowser]) {
+    for (const res of [health, platform, unknown, badOrigin, secretFromBrowser, optedOut]) {
       expect(res.headers['x-ratelimit-limit']).toBeUndefined();
     }
     // Only the one accepted probe above was counted.

@@ -113,7 +113,12 @@ describe.skipIf(!runs)(`two server processes on one PostgreSQL and one Redis ${w
     const projects = await cluster.db().selectFrom('projects').select('id').where('id', 'in', ids).execute();
     expect(projects.map((p) => p.id).sort()).toEqual([...ids].sort());
     const environmentIds = acknowledged.flatMap((p) => p.environments.map((e) => e.id));
-    const keys = await cluster.db().selectFrom('secret_keys').select('environment_id').where('environment_id', 'in', environmentIds).execute();
+    const keys = await cluster
+      .db()
+      .selectFrom('secret_keys')
+      .select('environment_id')
+      .where('environment_id', 'in', environmentIds)
+      .execute();
     expect(new Set(keys.map((k) => k.environment_id)).size).toBe(environmentIds.length);
     // The surviving node serves what the dead one acknowledged.
     const fromA = acknowledged.find((p) => p.node === 'A')!;

@@ -18,3 +18,8 @@ export function probeRoutes(app: FastifyInstance): void {
     },
   );
 }
+
+/** Like GET /v1/jwks: credentialed, but not counted. */
+export function uncountedRoute(app: FastifyInstance): void {
+  app.get('/v1/test/uncounted', { config: { credentials: ['publishable', 'secret'], rateLimit: false } }, async () => ({ ok: true }));
+}
