@@ -110,13 +110,14 @@ export class TenancyCache {
   }
 
   setEnvironment(id: string, value: Environment, generation: number): void {
-    this.set(this.environments, id, value, value.id, generation);
+    this.set(this.environments, id, freezeEnvironment(value), value.id, generation);
   }
   setPublishable(hash: string, value: Environment, generation: number): void {
-    this.set(this.publishable, hash, value, value.id, generation);
+    this.set(this.publishable, hash, freezeEnvironment(value), value.id, generation);
   }
   setSecret(hash: string, value: SecretKeyHit, generation: number): void {
-    this.set(this.secret, hash, value, value.environment.id, generation);
+    freezeEnvironment(value.environment);
+    this.set(this.secret, hash, Object.freeze(value), value.environment.id, generation);
   }
 
   invalidateEnvironment(environmentId: string): void {
@@ -149,4 +150,12 @@ export class TenancyCache {
     if (map.size >= this.maxEntries) map.delete(map.keys().next().value!);
     map.set(key, { value, environmentId, expiresAt: this.clock() + (this.trusted ? this.ttlMs : this.untrustedTtlMs) });
   }
+}
+
+/** Cached objects are shared by every request: a caller that mutates one would change them all. */
+function freezeEnvironment(environment: Environment): Environment {
+  Object.freeze(environment.settings.authMethods);
+  Object.freeze(environment.settings.callbackOrigins);
+  Object.freeze(environment.settings);
+  return Object.freeze(environment);
 }
