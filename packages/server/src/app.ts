@@ -14,9 +14,23 @@ import { sha256Hex } from './lib/crypto.js';
 import { outboxRoutes } from './flows/routes.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
+import { RedisLink } from './lib/redis.js';
 import { platformRoutes } from './platform/routes.js';
+import { RateLimiter } from './ratelimit/limiter.js';
+import { rateLimitPlugin } from './ratelimit/plugin.js';
+import type { Clock } from './ratelimit/window.js';
+import { invalidationBus, TenancyCache, type TenancyCacheOptions } from './tenancy/cache.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import { TenancyService } from './tenancy/service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's tenancy service, whose look-ups go through this app's cache. */
+    tenancy: TenancyService;
+    registeredRoutes: readonly RegisteredRoute[];
+    outbox: OutboxWorker;
+  }
+}
 
 export interface AppOptions {
   config: Pick<Config, 'baseUrl'>;
@@ -31,6 +45,12 @@ export interface AppOptions {
     startWorker?: boolean;
     worker?: WorkerOptions;
   };
+  /** Redis for the shared rate-limit window and cross-node cache invalidation. Unset: per node. */
+  redis?: { url: string; prefix?: string; commandTimeoutMs?: number } | undefined;
+  /** `false` turns the limiter off (the benchmark's baseline). */
+  rateLimit?: false | { clock?: Clock; granularityMs?: number; redisUsesClock?: boolean };
+  /** `false` turns the credential cache off. */
+  cache?: false | TenancyCacheOptions;
 }
 
 export interface RegisteredRoute {
@@ -39,12 +59,7 @@ export interface RegisteredRoute {
   credentials: readonly CredentialKind[];
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    registeredRoutes: readonly RegisteredRoute[];
-    outbox: OutboxWorker;
-  }
-}
+export const DEFAULT_REDIS_PREFIX = 'gh:';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -114,7 +129,39 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
-  const tenancy = new TenancyService(options.store);
+  let redis: RedisLink | undefined;
+  if (options.redis) {
+    redis = new RedisLink({
+      url: options.redis.url,
+      prefix: options.redis.prefix ?? DEFAULT_REDIS_PREFIX,
+      log: app.log,
+      ...(options.redis.commandTimeoutMs ? { commandTimeoutMs: options.redis.commandTimeoutMs } : {}),
+    });
+    const link = redis;
+    app.addHook('onClose', () => link.close());
+    await link.connect();
+  }
+
+  const cache = options.cache === false ? undefined : new TenancyCache(options.cache);
+  if (cache) {
+    const bus = invalidationBus(options.store);
+    const unsubscribe = bus.subscribe((environmentId) => cache.invalidateEnvironment(environmentId));
+    app.addHook('onClose', async () => void unsubscribe());
+    if (redis) {
+      const link = redis;
+      const unrelay = bus.relay((environmentId) => link.publishInvalidation(environmentId));
+      link.on('invalidate', (environmentId: string) => bus.deliver(environmentId));
+      // Invalidations may be missed while Redis is away: entries then live only briefly.
+      link.on('state', (state) => cache.setTrusted(state === 'ok'));
+      cache.setTrusted(link.state === 'ok');
+      app.addHook('onClose', async () => void unrelay());
+    } else {
+      // Without Redis, other nodes sharing PostgreSQL cannot tell this one about their changes.
+      cache.setTrusted(options.store.dialect === 'sqlite');
+    }
+  }
+
+  const tenancy = new TenancyService(options.store, { cache });
   const cursors = new CursorCodec(deriveSubkey(options.instanceSecret, 'cursor'));
   const verifyAccessToken: AccessTokenVerifier = async () => {
     throw new ApiError('unauthenticated', 'Access tokens are not accepted by this build.');
@@ -122,7 +169,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   installCors(app);
   await app.register(credentialsPlugin, { tenancy, platformKeyHash: sha256Hex(options.platformKey), verifyAccessToken });
-  await app.register(healthRoutes, { store: options.store });
+  if (options.rateLimit !== false) {
+    const limiter = new RateLimiter({
+      clock: options.rateLimit?.clock ?? Date.now,
+      redis,
+      ...(options.rateLimit?.granularityMs ? { granularityMs: options.rateLimit.granularityMs } : {}),
+      ...(options.rateLimit?.redisUsesClock ? { redisUsesClock: true } : {}),
+    });
+    await app.register(rateLimitPlugin, { limiter });
+  }
+  const link = redis;
+  await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   await app.register(tenancyRoutes);
   await app.register(platformRoutes, { tenancy, cursors });
   await app.register(outboxRoutes, { store: options.store, tenancy });
@@ -134,6 +191,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await outbox.stop();
     options.mail.transport.close();
   });
+
+  app.decorate('tenancy', tenancy);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -10,6 +10,8 @@ export interface Config {
   /** PostgreSQL schema to use (created if missing); unset means the connection's default. */
   databaseSchema: string | undefined;
   redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel, so deployments can share one Redis. */
+  redisPrefix: string;
   /** Unset means one is generated into the data directory on first start. */
   platformKey: string | undefined;
   /** Unset means one is generated into the data directory on first start. */
@@ -92,6 +94,14 @@ function parseRedisUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function parseRedisPrefix(raw: string | undefined): string {
+  if (raw === undefined) return 'gh:';
+  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(raw) || /[{}]/.test(raw)) {
+    throw new ConfigError('GATEHOUSE_REDIS_PREFIX', `"${raw}" must be 1–64 letters, digits, ':', '_' or '-'.`);
+  }
+  return raw;
+}
+
 function parsePlatformKey(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   if (!raw.startsWith(PLATFORM_KEY_PREFIX) || raw.length < PLATFORM_KEY_PREFIX.length + MIN_SECRET_LENGTH) {
@@ -150,6 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databaseSchema: parseDatabaseSchema(optional(env, 'DATABASE_SCHEMA'), databaseUrl),
     redisUrl: parseRedisUrl(optional(env, 'REDIS_URL')),
+    redisPrefix: parseRedisPrefix(optional(env, 'GATEHOUSE_REDIS_PREFIX')),
     platformKey: parsePlatformKey(optional(env, 'GATEHOUSE_PLATFORM_KEY')),
     instanceSecret: parseSecret(optional(env, 'GATEHOUSE_SECRET')),
     smtpUrl: parseSmtpUrl(optional(env, 'SMTP_URL')),

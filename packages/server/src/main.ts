@@ -24,6 +24,7 @@ async function main(): Promise<void> {
     instanceSecret: secrets.instanceSecret,
     logger: { level: config.logLevel },
     mail: { transport: config.smtpUrl ? new SmtpTransport(config.smtpUrl, config.smtpFrom) : new UnconfiguredTransport() },
+    redis: config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : undefined,
   });
   await app.listen({ port: config.port, host: config.host });
 
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
     'Gatehouse is running.',
     `  Base URL:      ${config.baseUrl}`,
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
+    `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
   ];
   if (secrets.platformKeyGenerated) {
     lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);

@@ -2,29 +2,38 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { Store } from '../db/index.js';
+import type { RedisState } from '../lib/redis.js';
 
 const Check = Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down')]);
+const RedisCheck = Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('disabled')], {
+  description: 'degraded: Redis is unreachable, so rate limits are per node and caches short-lived; disabled: no REDIS_URL',
+});
+const Health = Type.Object({ status: Check, database: Check, redis: RedisCheck });
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ store: Store }> = async (app, { store }) => {
+export interface HealthOptions {
+  store: Store;
+  /** The Redis link's state; absent when no Redis is configured. */
+  redis?: (() => RedisState) | undefined;
+}
+
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { store, redis }) => {
   app.get(
     '/v1/health',
     {
       schema: {
-        summary: 'Liveness and dependency health; 503 when the database is unreachable',
+        summary: 'Liveness and dependency health; 503 when the database is unreachable, 200 "degraded" when Redis is',
         tags: ['health'],
-        response: {
-          200: Type.Object({ status: Check, database: Check }),
-          503: Type.Object({ status: Check, database: Check }),
-        },
+        response: { 200: Health, 503: Health },
       },
     },
     async (request, reply) => {
+      const redisState = redis ? redis() : ('disabled' as const);
       try {
         await sql`select 1`.execute(store.db);
-        return { status: 'ok' as const, database: 'ok' as const };
+        return { status: redisState === 'degraded' ? ('degraded' as const) : ('ok' as const), database: 'ok' as const, redis: redisState };
       } catch (error) {
         request.log.error({ err: error }, 'health check: database unreachable');
-        return reply.code(503).send({ status: 'down', database: 'down' });
+        return reply.code(503).send({ status: 'down', database: 'down', redis: redisState });
       }
     },
   );

@@ -2,6 +2,7 @@ import type { Store } from '../db/index.js';
 import { apiError, notFound } from '../http/errors.js';
 import { normalizeDomain, normalizeOrigin } from '../http/origin.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
+import { invalidationBus, type TenancyCache } from './cache.js';
 import * as q from './queries.js';
 import { defaultSettings, type Environment, type EnvironmentSettings, type EnvironmentType, type TokenAlgorithm } from './settings.js';
 
@@ -29,8 +30,25 @@ export function secretKeyHint(secretKey: string): string {
   return secretKey.slice(-4);
 }
 
+export interface TenancyServiceOptions {
+  /** Look-ups go through it; without one every look-up reads the database. */
+  cache?: TenancyCache | undefined;
+}
+
 export class TenancyService {
-  constructor(private readonly store: Store) {}
+  private readonly cache: TenancyCache | undefined;
+
+  constructor(
+    private readonly store: Store,
+    options: TenancyServiceOptions = {},
+  ) {
+    this.cache = options.cache;
+  }
+
+  /** Announces a committed change, so every cache (here and, through Redis, on other nodes) drops it. */
+  private changed(environmentId: string): void {
+    invalidationBus(this.store).publish(environmentId);
+  }
 
   private get db() {
     return this.store.db;
@@ -38,22 +56,38 @@ export class TenancyService {
 
   async resolvePublishableKey(presented: string): Promise<Environment | undefined> {
     const hash = sha256Hex(presented);
+    const cached = this.cache?.getPublishable(hash);
+    if (cached) return cached;
+    const generation = this.cache?.generation ?? 0;
     const row = await q.findEnvironmentByPublishableKeyHash(this.db, hash);
     if (!row || !constantTimeEqual(row.publishable_key_hash, hash)) return undefined;
-    return q.toEnvironment(row);
+    const environment = q.toEnvironment(row);
+    this.cache?.setPublishable(hash, environment, generation);
+    return environment;
   }
 
   async resolveSecretKey(presented: string): Promise<{ environment: Environment; secretKeyId: string } | undefined> {
     const hash = sha256Hex(presented);
+    const cached = this.cache?.getSecret(hash);
+    if (cached) return cached;
+    const generation = this.cache?.generation ?? 0;
     const row = await q.findLiveSecretKeyByHash(this.db, hash);
     if (!row || !constantTimeEqual(row.secret_key_hash, hash)) return undefined;
-    return { environment: q.toEnvironment(row), secretKeyId: row.secret_key_id };
+    const resolved = { environment: q.toEnvironment(row), secretKeyId: row.secret_key_id };
+    this.cache?.setSecret(hash, resolved, generation);
+    return resolved;
   }
 
+  /** Cached: for reads on the request path. Read-modify-write paths read the row in their transaction. */
   async getEnvironment(environmentId: string): Promise<Environment> {
+    const cached = this.cache?.getEnvironment(environmentId);
+    if (cached) return cached;
+    const generation = this.cache?.generation ?? 0;
     const row = await q.findEnvironment(this.db, environmentId);
     if (!row) throw notFound(`Environment ${environmentId}`);
-    return q.toEnvironment(row);
+    const environment = q.toEnvironment(row);
+    this.cache?.setEnvironment(environmentId, environment, generation);
+    return environment;
   }
 
   /** Creates a project with its two environments and one secret key for each, shown only here. */
@@ -120,7 +154,7 @@ export class TenancyService {
   }
 
   async updateSettings(environmentId: string, patch: SettingsPatch): Promise<Environment> {
-    return this.db.transaction().execute(async (tx) => {
+    const updated = await this.db.transaction().execute(async (tx) => {
       const row = await q.findEnvironment(tx, environmentId);
       if (!row) throw notFound(`Environment ${environmentId}`);
       const current = q.toEnvironment(row);
@@ -128,6 +162,8 @@ export class TenancyService {
       await q.updateEnvironmentSettings(tx, environmentId, settings, Date.now());
       return { ...current, settings };
     });
+    this.changed(environmentId);
+    return updated;
   }
 
   async createSecretKey(environmentId: string): Promise<CreatedSecretKey> {
@@ -147,6 +183,7 @@ export class TenancyService {
     if (!(await q.revokeSecretKey(this.db, environmentId, keyId, Date.now()))) {
       throw notFound(`Live secret key ${keyId} of environment ${environmentId}`);
     }
+    this.changed(environmentId);
   }
 }
 

@@ -45,23 +45,35 @@ export class RecordingTransport implements MailTransport {
   close(): void {}
 }
 
-export interface TestAppOptions {
+export interface TestAppOptions extends Pick<AppOptions, 'redis' | 'rateLimit' | 'cache' | 'logger'> {
+  /** A store to use instead of a fresh one (e.g. one of openSharedTestStores()); closed with the app. */
+  store?: TestStore;
+  /** Shared platform key, so several apps (nodes) over one store accept the same one. */
+  platformKey?: string;
+  instanceSecret?: string;
+  /** Extra routes registered before the app is ready, e.g. to probe hooks. */
+  routes?: (app: FastifyInstance) => void;
+  /** Mail delivery; by default a recording transport and a worker the test drives by hand. */
   mail?: Partial<AppOptions['mail']>;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const store = await openTestStore();
-  const platformKey = newSecret('plk_');
-  const instanceSecret = newSecret('', 48);
+  const { store: givenStore, platformKey: givenPlatformKey, instanceSecret: givenSecret, routes, mail, ...appOptions } = options;
+  const store = givenStore ?? (await openTestStore());
+  const platformKey = givenPlatformKey ?? newSecret('plk_');
+  const instanceSecret = givenSecret ?? newSecret('', 48);
   const app = await buildApp({
     config: { baseUrl: BASE_URL },
     store,
     platformKey,
     instanceSecret,
-    mail: { transport: new RecordingTransport(), startWorker: false, ...options.mail },
+    ...appOptions,
+    mail: { transport: new RecordingTransport(), startWorker: false, ...mail },
   });
+  routes?.(app);
   await app.ready();
-  const tenancy = new TenancyService(store);
+  // The app's own service: its writes invalidate the app's cache like the API's do.
+  const tenancy: TenancyService = app.tenancy;
 
   async function createProject(name = 'Test project', domain = 'example.test'): Promise<TestProject> {
     const { project, environments } = await tenancy.createProject({ name, domain });

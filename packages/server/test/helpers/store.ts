@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { migrate, openStore, type Store } from '../../src/db/index.js';
 
@@ -36,4 +39,35 @@ export async function openTestStore(): Promise<TestStore> {
       await store.close();
     },
   };
+}
+
+/**
+ * Several stores over one database, as several nodes see it: on PostgreSQL one pool each on one
+ * fresh schema, on SQLite one connection each to one WAL file. Closing the first drops the database.
+ */
+export async function openSharedTestStores(count = 2): Promise<TestStore[]> {
+  if (testDb() === 'sqlite') {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-shared-'));
+    const file = path.join(dir, 'gatehouse.db');
+    const first = openStore({ sqliteFile: file });
+    await migrate(first);
+    const others = Array.from({ length: count - 1 }, () => ({ ...openStore({ sqliteFile: file }), schema: undefined }));
+    return [
+      {
+        ...first,
+        schema: undefined,
+        async close() {
+          await first.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      },
+      ...others,
+    ];
+  }
+  const first = await openTestStore();
+  const others = Array.from({ length: count - 1 }, () => ({
+    ...openStore({ databaseUrl: process.env.DATABASE_URL, postgresSchema: first.schema! }),
+    schema: first.schema,
+  }));
+  return [first, ...others];
 }

@@ -29,6 +29,8 @@ describe('configuration', () => {
     ['GATEHOUSE_PLATFORM_KEY', 'x'.repeat(40)],
     ['GATEHOUSE_SECRET', 'too-short'],
     ['LOG_LEVEL', 'loud'],
+    ['DATABASE_SCHEMA', 'Bad-Name'],
+    ['GATEHOUSE_REDIS_PREFIX', 'a{b}'],
   ])('refuses %s=%s with one line naming the variable', (variable, value) => {
     let error: unknown;
     try {
@@ -45,6 +47,12 @@ describe('configuration', () => {
     const url = 'postgres://localhost/db';
     expect(loadConfig({ DATABASE_URL: url, DATABASE_SCHEMA: 'tenant_a' }).databaseSchema).toBe('tenant_a');
     expect(() => loadConfig({ DATABASE_URL: url, DATABASE_SCHEMA: 'a; drop table x' })).toThrow(/^DATABASE_SCHEMA: /);
+  });
+
+  it('reads the Redis prefix', () => {
+    expect(loadConfig({}).redisPrefix).toBe('gh:');
+    expect(loadConfig({ GATEHOUSE_REDIS_PREFIX: 'staging:' }).redisPrefix).toBe('staging:');
+    expect(() => loadConfig({ GATEHOUSE_REDIS_PREFIX: '{slot}' })).toThrow(/^GATEHOUSE_REDIS_PREFIX: /);
   });
 
   it('keeps a base URL path without a trailing slash', () => {

@@ -1,0 +1,58 @@
+import type { FastifyInstance, FastifyReply, HookHandlerDoneFunction } from 'fastify';
+import fp from 'fastify-plugin';
+import { ApiError } from '../http/errors.js';
+import { effectiveRateLimit } from '../tenancy/settings.js';
+import { resetSeconds, retryAfterSeconds, type RateLimitDecision, type RateLimitStore } from './window.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `false` for credentialed routes that are not counted: `GET /v1/jwks` (DESIGN.md, Tokens). */
+    rateLimit?: false;
+  }
+}
+
+export interface RateLimitPluginOptions {
+  limiter: RateLimitStore;
+}
+
+function apply(environmentId: string, decision: RateLimitDecision, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  // Set before the handler runs, so errors it throws later (400, 404, …) carry them too.
+  void reply.headers({
+    'x-ratelimit-limit': decision.limit,
+    'x-ratelimit-remaining': decision.remaining,
+    'x-ratelimit-reset': resetSeconds(decision),
+  });
+  if (decision.allowed) return done();
+  const seconds = retryAfterSeconds(decision);
+  done(
+    new ApiError(
+      'rate_limited',
+      `Environment ${environmentId} is over its limit of ${decision.limit} requests per minute; retry in ${seconds} seconds.`,
+      undefined,
+      { 'retry-after': String(seconds) },
+    ),
+  );
+}
+
+/**
+ * Counts every request authenticated to an environment against that environment's window. It
+ * runs after the credentials hook, so public routes (health, JWKS, discovery) and refused
+ * credentials are never counted, and platform-key requests have no environment to count against.
+ * A refused request takes no slot. A route opts out with `config: { rateLimit: false }`.
+ */
+export const rateLimitPlugin = fp<RateLimitPluginOptions>(
+  async (app: FastifyInstance, { limiter }) => {
+    app.addHook('onRequest', (request, reply, done) => {
+      const auth = request.auth;
+      if (!auth || auth.kind === 'platform' || request.routeOptions.config.rateLimit === false) return done();
+      const environment = auth.environment;
+      const result = limiter.hit(environment.id, effectiveRateLimit(environment));
+      if (result instanceof Promise) {
+        result.then((decision) => apply(environment.id, decision, reply, done), done);
+      } else {
+        apply(environment.id, result, reply, done);
+      }
+    });
+  },
+  { name: 'gatehouse-rate-limit', dependencies: ['gatehouse-credentials'] },
+);

@@ -1,0 +1,174 @@
+import type { Redis, Result } from 'ioredis';
+import { DEFAULT_GRANULARITY_MS, slotCount, WINDOW_MS, type Clock, type RateLimitDecision, type RateLimitStore } from './window.js';
+
+/**
+ * The same ring as the memory store, kept in one Redis string per environment and updated by one
+ * Lua script, so every node sees one window and a request is counted atomically.
+ *
+ * Layout (BITFIELD bit offsets): head i64 @0, lo i64 @64, total u32 @128, then one u32 per slot
+ * from bit 160. A ring of 601 slots is 2.4 KB per active environment, whatever the limit.
+ *
+ * The time is Redis's own (TIME) unless a clock is injected, so nodes with skewed clocks still
+ * share one timeline. A time earlier than the ring's head is treated as the head, so the window
+ * never reopens buckets it has already counted.
+ */
+export const SLIDING_WINDOW_LUA = `
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local g = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
+local now = tonumber(ARGV[4])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function off(x) return 160 + 32 * (x % n) end
+
+local b = math.floor(now / g)
+local m = redis.call('BITFIELD', key, 'GET', 'i64', 0, 'GET', 'i64', 64, 'GET', 'u32', 128)
+local head, lo, total = m[1], m[2], m[3]
+local old_lo = lo
+local moved = b > head
+
+if b < head then
+  b = head
+elseif b > head then
+  if b - head >= n then
+    redis.call('DEL', key)
+    total = 0
+    lo = b
+  else
+    local leaving = b - n
+    local from = math.max(lo, head - n + 1)
+    if from <= leaving then
+      local args = {}
+      for x = from, leaving do
+        args[#args + 1] = 'SET'; args[#args + 1] = 'u32'; args[#args + 1] = off(x); args[#args + 1] = 0
+      end
+      local old = redis.call('BITFIELD', key, unpack(args))
+      for i = 1, #old do total = total - old[i] end
+    end
+    if lo <= leaving then lo = leaving + 1 end
+  end
+  head = b
+end
+
+local allowed = 0
+if total < limit then
+  allowed = 1
+  total = total + 1
+end
+local remaining = limit - total
+if remaining < 0 then remaining = 0 end
+
+local free_at = now
+if remaining == 0 then
+  local need = total - limit + 1
+  local freed = 0
+  free_at = (b + n) * g
+  local x = math.max(lo, b - n + 1)
+  local done = false
+  while x <= b and not done do
+    local last = math.min(x + 63, b)
+    local args = {}
+    for y = x, last do
+      args[#args + 1] = 'GET'; args[#args + 1] = 'u32'; args[#args + 1] = off(y)
+    end
+    local counts = redis.call('BITFIELD', key, unpack(args))
+    for i = 1, #counts do
+      local c = counts[i]
+      -- This request's own count is written below, with the rest.
+      if x + i - 1 == b then c = c + allowed end
+      if c > 0 then
+        if freed == 0 then lo = x + i - 1 end
+        freed = freed + c
+        if freed >= need then
+          free_at = (x + i - 1 + n) * g
+          done = true
+          break
+        end
+      end
+    end
+    x = last + 1
+  end
+end
+
+-- One write for the request and the header; an unchanged field is not rewritten.
+local w = {}
+if allowed == 1 then
+  w[#w + 1] = 'INCRBY'; w[#w + 1] = 'u32'; w[#w + 1] = off(b); w[#w + 1] = 1
+  w[#w + 1] = 'SET'; w[#w + 1] = 'u32'; w[#w + 1] = 128; w[#w + 1] = total
+end
+if moved then
+  w[#w + 1] = 'SET'; w[#w + 1] = 'i64'; w[#w + 1] = 0; w[#w + 1] = head
+  if allowed == 0 then
+    w[#w + 1] = 'SET'; w[#w + 1] = 'u32'; w[#w + 1] = 128; w[#w + 1] = total
+  end
+end
+if lo ~= old_lo then
+  w[#w + 1] = 'SET'; w[#w + 1] = 'i64'; w[#w + 1] = 64; w[#w + 1] = lo
+end
+if #w > 0 then redis.call('BITFIELD', key, unpack(w)) end
+-- Nothing in the ring matters once its newest bucket has left the window.
+if moved then redis.call('PEXPIRE', key, n * g + 1000) end
+return {allowed, remaining, free_at, now}
+`;
+
+type ScriptReply = [number, number, number, number];
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    gatehouseSlidingWindow(key: string, limit: number, granularityMs: number, slots: number, now: string): Result<ScriptReply, Context>;
+  }
+}
+
+export interface RedisStoreOptions {
+  redis: Redis;
+  /** Key prefix, e.g. "gh:". Each environment's key is `${prefix}rl:{${environmentId}}`. */
+  prefix: string;
+  /** Injected time for tests; by default the script reads Redis's clock. */
+  clock?: Clock;
+  windowMs?: number;
+  granularityMs?: number;
+}
+
+/** The `{…}` hash tag puts everything of one environment in one Redis Cluster slot. */
+export function rateLimitKey(prefix: string, environmentId: string): string {
+  return `${prefix}rl:{${environmentId}}`;
+}
+
+export function defineSlidingWindow(redis: Redis): void {
+  // ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
+  if (typeof (redis as Partial<Pick<Redis, 'gatehouseSlidingWindow'>>).gatehouseSlidingWindow !== 'function') {
+    redis.defineCommand('gatehouseSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
+  }
+}
+
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly clock: Clock | undefined;
+  private readonly granularityMs: number;
+  private readonly slots: number;
+
+  constructor(options: RedisStoreOptions) {
+    this.redis = options.redis;
+    this.prefix = options.prefix;
+    this.clock = options.clock;
+    this.granularityMs = options.granularityMs ?? DEFAULT_GRANULARITY_MS;
+    this.slots = slotCount({ windowMs: options.windowMs ?? WINDOW_MS, granularityMs: this.granularityMs });
+    defineSlidingWindow(this.redis);
+  }
+
+  async hit(key: string, limit: number): Promise<RateLimitDecision> {
+    const now = this.clock ? String(Math.floor(this.clock())) : '';
+    const [allowed, remaining, freeAtMs, nowMs] = await this.redis.gatehouseSlidingWindow(
+      rateLimitKey(this.prefix, key),
+      limit,
+      this.granularityMs,
+      this.slots,
+      now,
+    );
+    return { allowed: allowed === 1, limit, remaining, freeAtMs, nowMs };
+  }
+}
