@@ -34,11 +34,36 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(): Promise<TestApp> {
+export interface TestAppOptions {
+  /** The app's clock; see `testClock()`. */
+  now?: () => number;
+}
+
+/** A clock tests move by hand, for time-dependent rules, instead of sleeping. */
+export function testClock(start = Date.now()) {
+  let time = start;
+  return {
+    now: () => time,
+    advance(ms: number) {
+      time += ms;
+    },
+    set(ms: number) {
+      time = ms;
+    },
+  };
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const store = await openTestStore();
   const platformKey = newSecret('plk_');
   const instanceSecret = newSecret('', 48);
-  const app = await buildApp({ config: { baseUrl: BASE_URL }, store, platformKey, instanceSecret });
+  const app = await buildApp({
+    config: { baseUrl: BASE_URL },
+    store,
+    platformKey,
+    instanceSecret,
+    ...(options.now ? { now: options.now } : {}),
+  });
   await app.ready();
   const tenancy = new TenancyService(store);
 
