@@ -87,13 +87,24 @@ function decodeJson(segment: string, what: string): Record<string, unknown> {
 
 const REGISTERED = new Set(['iss', 'sub', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp']);
 
+/** How many verified tokens a node remembers (signature and shape checks skipped on a repeat). */
+const VERIFIED_CACHE_MAX = 10_000;
+
 export class AccessTokens {
   private readonly issuerPrefix: string;
+  /**
+   * Tokens whose signature and shape already verified. A signature check is a pure function of the
+   * token and the (immutable) public key, so a repeat only re-checks time and, in the caller, the
+   * session. Insertion-ordered, evicting the oldest.
+   */
+  private readonly verified = new Map<string, VerifiedToken>();
 
   constructor(
     private readonly keys: SigningKeys,
     private readonly baseUrl: string,
     private readonly now: () => number,
+    /** 0 turns the verified-token cache off (the benchmark measures the full check that way). */
+    private readonly cacheSize = VERIFIED_CACHE_MAX,
   ) {
     this.issuerPrefix = `${baseUrl}/v1/environments/`;
   }
@@ -132,6 +143,17 @@ export class AccessTokens {
    * caller's check. Throws 401 unauthenticated.
    */
   async verify(token: string): Promise<VerifiedToken> {
+    const known = this.verified.get(token);
+    const verified = known ?? (await this.verifySignatureAndShape(token));
+    this.checkTime(verified.claims);
+    if (!known && this.cacheSize > 0) {
+      if (this.verified.size >= this.cacheSize) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, verified);
+    }
+    return verified;
+  }
+
+  private async verifySignatureAndShape(token: string): Promise<VerifiedToken> {
     if (token.length > MAX_TOKEN_LENGTH) throw refuse('The access token is too long to be one this service issued.');
     const parts = token.split('.');
     if (parts.length !== 3 || !parts.every((p) => SEGMENT.test(p))) {
@@ -175,7 +197,6 @@ export class AccessTokens {
       throw refuse('The access token signature is invalid. The token was altered or not issued by this environment.');
     }
 
-    const now = this.now();
     const { exp, nbf, iat, sub, sid, jti } = claims;
     if (typeof exp !== 'number' || typeof nbf !== 'number' || typeof iat !== 'number') {
       throw refuse('The access token lacks numeric "exp", "nbf" and "iat" claims.');
@@ -183,12 +204,16 @@ export class AccessTokens {
     if (typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string') {
       throw refuse('The access token lacks "sub", "sid" or "jti".');
     }
+    return { environmentId, claims: claims as AccessTokenClaims };
+  }
+
+  private checkTime({ exp, nbf }: AccessTokenClaims): void {
+    const now = this.now();
     if (exp * 1000 + CLOCK_SKEW_MS <= now) {
       throw refuse('The access token has expired. Get a new one from POST /v1/auth/refresh with the refresh token.');
     }
     if (nbf * 1000 - CLOCK_SKEW_MS > now) {
       throw refuse('The access token is not valid yet ("nbf" is in the future). Check the clock of the machine that made it.');
     }
-    return { environmentId, claims: claims as AccessTokenClaims };
   }
 }

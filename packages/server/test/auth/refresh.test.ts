@@ -60,6 +60,7 @@ describe('POST /v1/auth/refresh and /v1/auth/signout', () => {
 
   it('signs out: 204, then the refresh token and access tokens stop working', async () => {
     const user = await signUp(t);
+    expect((await me(t, user.accessToken)).statusCode).toBe(200);
     const out = await signout(user.refreshToken);
     expect(out.statusCode).toBe(204);
     expect(out.body).toBe('');

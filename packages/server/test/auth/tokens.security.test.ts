@@ -100,7 +100,9 @@ describe('access token and session attacks', () => {
     await expectRefused(await forge({ claims: { iat: now - 400, nbf: now - 400, exp: now - 6 } }), /expired/);
     expect((await me(t, await forge({ claims: { iat: now - 300, nbf: now - 300, exp: now - 3 } }))).statusCode).toBe(200);
 
+    // A token already verified once (and so remembered) is still refused once it expires.
     const fresh = await signUp(t);
+    expect((await me(t, fresh.accessToken)).statusCode).toBe(200);
     clock.advance(305_000);
     await expectRefused(fresh.accessToken, /expired/);
   });
