@@ -111,7 +111,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const identity = new IdentityService({ store: options.store, sessions, baseUrl: options.config.baseUrl, now });
   const verifyAccessToken: AccessTokenVerifier = (token) => sessions.verifyAccessToken(token);
-  void warmUpPasswordHashing();
+  warmUpPasswordHashing().catch(() => undefined);
 
   await app.register(credentialsPlugin, { tenancy, platformKeyHash: sha256Hex(options.platformKey), verifyAccessToken });
   await app.register(healthRoutes, { store: options.store });
