@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { reusableQuery } from '../db/reusable.js';
 import type { Database, UsersTable } from '../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -12,8 +13,16 @@ export async function insertUser(db: Db, environmentId: string, user: Omit<UserR
     .execute();
 }
 
+const userById = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>
+  db.selectFrom('users').selectAll().where('environment_id', '=', p.environmentId).where('id', '=', p.userId),
+);
+
+/** Read on every GET /v1/me, so compiled once (inside a transaction, built as usual). */
 export async function findUser(db: Db, environmentId: string, userId: string) {
-  return db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId).executeTakeFirst();
+  if (db.isTransaction) {
+    return db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId).executeTakeFirst();
+  }
+  return (await userById(db, { environmentId, userId }))[0];
 }
 
 export async function findUserByEmail(db: Db, environmentId: string, email: string) {

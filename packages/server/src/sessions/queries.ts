@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
+import { reusableQuery } from '../db/reusable.js';
 import type { Database, SessionsTable, SigningKeysTable } from '../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -65,9 +66,8 @@ export async function findSession(db: Db, environmentId: string, sessionId: stri
   return db.selectFrom('sessions').selectAll().where('environment_id', '=', environmentId).where('id', '=', sessionId).executeTakeFirst();
 }
 
-/** The session with its environment, in one read: what verifying an access token needs. */
-export async function findSessionWithEnvironment(db: Db, environmentId: string, sessionId: string) {
-  return db
+const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as const, (db: Kysely<Database>, p) =>
+  db
     .selectFrom('sessions')
     .innerJoin('environments', 'environments.id', 'sessions.environment_id')
     .selectAll('environments')
@@ -79,9 +79,13 @@ export async function findSessionWithEnvironment(db: Db, environmentId: string, 
       'sessions.revoked_at as session_revoked_at',
       'sessions.active_organization_id as session_active_organization_id',
     ])
-    .where('sessions.environment_id', '=', environmentId)
-    .where('sessions.id', '=', sessionId)
-    .executeTakeFirst();
+    .where('sessions.environment_id', '=', p.environmentId)
+    .where('sessions.id', '=', p.sessionId),
+);
+
+/** The session with its environment, in one read: what verifying an access token needs (per request). */
+export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: string, sessionId: string) {
+  return (await sessionWithEnvironment(db, { environmentId, sessionId }))[0];
 }
 
 /**
