@@ -142,7 +142,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
     },
     async (request) => {
       const { environment, session: current } = sessionOf(request);
-      const [user, orgs] = await Promise.all([identity.getUser(environment, current.userId), meOrganizations(environment, current)]);
+      const [user, orgs] = await Promise.all([identity.currentUser(environment, current), meOrganizations(environment, current)]);
       return { user, ...orgs };
     },
   );

@@ -1,4 +1,5 @@
 import { isUniqueViolation, type Store } from '../db/index.js';
+import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../http/errors.js';
 import { newId } from '../lib/crypto.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
@@ -190,6 +191,12 @@ export class IdentityService {
     const row = await q.findUser(this.db, environment.id, userId);
     if (!row) throw notFound(`User ${userId}`);
     return row;
+  }
+
+  /** The signed-in user: read with the session during token verification when possible. */
+  async currentUser(environment: Environment, session: SessionIdentity): Promise<UserView> {
+    const row = this.sessions.userReadWith(session);
+    return row ? userView(row) : this.getUser(environment, session.userId);
   }
 
   async getUser(environment: Environment, userId: string): Promise<UserView> {

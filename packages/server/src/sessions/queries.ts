@@ -70,8 +70,19 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
   db
     .selectFrom('sessions')
     .innerJoin('environments', 'environments.id', 'sessions.environment_id')
+    .innerJoin('users', (join) =>
+      join.onRef('users.environment_id', '=', 'sessions.environment_id').onRef('users.id', '=', 'sessions.user_id'),
+    )
     .selectAll('environments')
     .select([
+      'users.email as user_email',
+      'users.username as user_username',
+      'users.first_name as user_first_name',
+      'users.last_name as user_last_name',
+      'users.image_url as user_image_url',
+      'users.password_hash as user_password_hash',
+      'users.created_at as user_created_at',
+      'users.updated_at as user_updated_at',
       'sessions.user_id as session_user_id',
       'sessions.created_at as session_created_at',
       'sessions.last_active_at as session_last_active_at',
@@ -83,7 +94,10 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
     .where('sessions.id', '=', p.sessionId),
 );
 
-/** The session with its environment, in one read: what verifying an access token needs (per request). */
+/**
+ * The session with its environment and user, in one read: what verifying an access token needs, and
+ * what GET /v1/me shows, on every request.
+ */
 export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: string, sessionId: string) {
   return (await sessionWithEnvironment(db, { environmentId, sessionId }))[0];
 }

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../db/index.js';
-import type { Database } from '../db/schema.js';
+import type { Database, UsersTable } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { newId, sha256Hex } from '../lib/crypto.js';
@@ -88,6 +88,7 @@ export class SessionService {
   private readonly usage: UsageService;
   private readonly now: () => number;
   private readonly extraClaims: ExtraClaimsProvider | undefined;
+  private readonly usersReadWithSession = new WeakMap<SessionIdentity, UsersTable>();
 
   constructor(options: SessionServiceOptions) {
     this.store = options.store;
@@ -243,7 +244,28 @@ export class SessionService {
     );
     if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
     if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
-    return { environment, session: { userId: claims.sub, sessionId: claims.sid, claims } };
+    const session: SessionIdentity = { userId: claims.sub, sessionId: claims.sid, claims };
+    this.usersReadWithSession.set(session, {
+      environment_id: environmentId,
+      id: row.session_user_id,
+      email: row.user_email,
+      username: row.user_username,
+      first_name: row.user_first_name,
+      last_name: row.user_last_name,
+      image_url: row.user_image_url,
+      password_hash: row.user_password_hash,
+      created_at: row.user_created_at,
+      updated_at: row.user_updated_at,
+    });
+    return { environment, session };
+  }
+
+  /**
+   * The user row read along with the session when this request's access token was verified, so
+   * GET /v1/me costs one query. Undefined for any other session object.
+   */
+  userReadWith(session: SessionIdentity): UsersTable | undefined {
+    return this.usersReadWithSession.get(session);
   }
 
   private liveWindow(environment: Environment) {
