@@ -8,6 +8,9 @@ import { credentialsPlugin, type AccessTokenVerifier, type CredentialKind } from
 import { ApiError } from './http/errors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
+import { identityRoutes } from './identity/routes.js';
+import { IdentityService } from './identity/service.js';
+import { warmUpPasswordHashing } from './identity/passwords.js';
 import { validatorCompiler } from './http/validation.js';
 import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
@@ -20,8 +23,15 @@ import { RateLimiter } from './ratelimit/limiter.js';
 import { rateLimitPlugin } from './ratelimit/plugin.js';
 import type { Clock } from './ratelimit/window.js';
 import { invalidationBus, TenancyCache, type TenancyCacheOptions } from './tenancy/cache.js';
+import { RefreshTokens } from './sessions/refresh-token.js';
+import { sessionRoutes } from './sessions/routes.js';
+import { SessionService } from './sessions/service.js';
+import { SigningKeys } from './sessions/signing-keys.js';
+import { AccessTokens } from './sessions/tokens.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import { TenancyService } from './tenancy/service.js';
+import { usageRoutes } from './usage/routes.js';
+import { UsageService } from './usage/service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,6 +61,8 @@ export interface AppOptions {
   rateLimit?: false | { clock?: Clock; granularityMs?: number; redisUsesClock?: boolean };
   /** `false` turns the credential cache off. */
   cache?: false | TenancyCacheOptions;
+  /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
+  now?: () => number;
 }
 
 export interface RegisteredRoute {
@@ -163,9 +175,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const tenancy = new TenancyService(options.store, { cache });
   const cursors = new CursorCodec(deriveSubkey(options.instanceSecret, 'cursor'));
-  const verifyAccessToken: AccessTokenVerifier = async () => {
-    throw new ApiError('unauthenticated', 'Access tokens are not accepted by this build.');
-  };
+  const now = options.now ?? Date.now;
+  const usage = new UsageService(options.store, tenancy, now);
+  const keys = new SigningKeys(options.store, options.instanceSecret, now);
+  const tokens = new AccessTokens(keys, options.config.baseUrl, now);
+  const sessions = new SessionService({
+    store: options.store,
+    tokens,
+    refreshTokens: new RefreshTokens(options.instanceSecret),
+    usage,
+    now,
+  });
+  const identity = new IdentityService({ store: options.store, sessions, baseUrl: options.config.baseUrl, now });
+  const verifyAccessToken: AccessTokenVerifier = (token) => sessions.verifyAccessToken(token);
+  warmUpPasswordHashing().catch(() => undefined);
 
   installCors(app);
   await app.register(credentialsPlugin, { tenancy, platformKeyHash: sha256Hex(options.platformKey), verifyAccessToken });
@@ -182,6 +205,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   await app.register(tenancyRoutes);
   await app.register(platformRoutes, { tenancy, cursors });
+  await app.register(sessionRoutes, { sessions, keys, tokens, tenancy });
+  await app.register(identityRoutes, { identity, cursors });
+  await app.register(usageRoutes, { usage, now });
   await app.register(outboxRoutes, { store: options.store, tenancy });
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });

@@ -48,8 +48,40 @@ export function openStore(options: StoreOptions): Store {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every SQLite query anew, and preparing (parsing and planning the SQL) costs more
+ * than running the small queries this service makes. Queries repeat with different parameters, so
+ * prepared statements are kept by SQL text (least recently used evicted). Reuse is safe: Kysely runs
+ * one query at a time on the single SQLite connection.
+ */
+function withStatementCache(database: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = database.prepare.bind(database);
+  return new Proxy(database, {
+    get(target, property) {
+      if (property !== 'prepare') {
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      }
+      return (source: string) => {
+        let statement = cache.get(source);
+        if (statement) {
+          cache.delete(source);
+        } else {
+          statement = prepare(source);
+          if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+        }
+        cache.set(source, statement);
+        return statement;
+      };
+    },
+  });
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

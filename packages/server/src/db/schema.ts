@@ -57,12 +57,65 @@ export interface EmailOutboxTable {
   sent_at: number | null;
 }
 
+export interface UsersTable {
+  environment_id: string;
+  id: string;
+  /** Normalized: trimmed, domain lowercased, local part as given. */
+  email: string;
+  username: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  image_url: string | null;
+  /** argon2id PHC string; null for a user created without a password. */
+  password_hash: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SessionsTable {
+  environment_id: string;
+  id: string;
+  user_id: string;
+  refresh_hash: string;
+  previous_hash: string | null;
+  generation: number;
+  rotated_at: number | null;
+  created_at: number;
+  last_active_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+  active_organization_id: string | null;
+  user_agent: string | null;
+}
+
+export interface SigningKeysTable {
+  environment_id: string;
+  id: string;
+  algorithm: string;
+  public_jwk: string;
+  private_key: string;
+  created_at: number;
+  retired_at: number | null;
+  publish_until: number | null;
+}
+
+export interface MonthlyActiveUsersTable {
+  environment_id: string;
+  month: string;
+  user_id: string;
+  first_seen_at: number;
+}
+
 export interface Database {
   email_outbox: EmailOutboxTable;
   instance_meta: InstanceMetaTable;
   projects: ProjectsTable;
   environments: EnvironmentsTable;
   secret_keys: SecretKeysTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  signing_keys: SigningKeysTable;
+  monthly_active_users: MonthlyActiveUsersTable;
 }
 
 export type Counter = Generated<number>;

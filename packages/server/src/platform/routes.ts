@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { IdParams, page, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import type { TenancyService } from '../tenancy/service.js';
-import { ACCESS_TOKEN_TTL, AuthMethodsSchema, effectiveRateLimit, type Environment } from '../tenancy/settings.js';
+import { ACCESS_TOKEN_TTL, AuthMethodsSchema, SESSION_LIFETIME, effectiveRateLimit, type Environment } from '../tenancy/settings.js';
 
 const EnvironmentType = Type.Union([Type.Literal('development'), Type.Literal('production')]);
 const TokenAlgorithm = Type.Union([Type.Literal('RS256'), Type.Literal('ES256'), Type.Literal('EdDSA')]);
@@ -21,6 +21,8 @@ const EnvironmentView = Type.Object({
   tokenAlgorithm: TokenAlgorithm,
   rateLimitPerMinute: Type.Union([Type.Integer(), Type.Null()], { description: 'The override; null means the default.' }),
   rateLimit: Type.Object({ requestsPerMinute: Type.Integer({ description: 'The limit in force.' }) }),
+  sessionLifetimeSeconds: Type.Integer(),
+  sessionInactivitySeconds: Type.Integer(),
 });
 
 const ProjectView = Type.Object({
@@ -63,6 +65,12 @@ const SettingsPatch = Type.Object(
     accessTokenTtlSeconds: Type.Optional(Type.Integer({ minimum: ACCESS_TOKEN_TTL.min, maximum: ACCESS_TOKEN_TTL.max })),
     tokenAlgorithm: Type.Optional(TokenAlgorithm),
     rateLimitPerMinute: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()])),
+    sessionLifetimeSeconds: Type.Optional(
+      Type.Integer({ minimum: SESSION_LIFETIME.min, maximum: SESSION_LIFETIME.max, description: 'Absolute session lifetime' }),
+    ),
+    sessionInactivitySeconds: Type.Optional(
+      Type.Integer({ minimum: SESSION_LIFETIME.min, maximum: SESSION_LIFETIME.max, description: 'Inactivity timeout (no refresh)' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -82,6 +90,8 @@ export function environmentView(environment: Environment) {
     tokenAlgorithm: s.tokenAlgorithm,
     rateLimitPerMinute: s.rateLimitPerMinute,
     rateLimit: { requestsPerMinute: effectiveRateLimit(environment) },
+    sessionLifetimeSeconds: s.sessionLifetimeSeconds,
+    sessionInactivitySeconds: s.sessionInactivitySeconds,
   };
 }
 

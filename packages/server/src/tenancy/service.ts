@@ -24,6 +24,8 @@ export interface SettingsPatch {
   accessTokenTtlSeconds?: number;
   tokenAlgorithm?: TokenAlgorithm;
   rateLimitPerMinute?: number | null;
+  sessionLifetimeSeconds?: number;
+  sessionInactivitySeconds?: number;
 }
 
 export function secretKeyHint(secretKey: string): string {
@@ -221,5 +223,7 @@ function applySettingsPatch(current: EnvironmentSettings, patch: SettingsPatch):
   if (patch.tokenAlgorithm !== undefined) next.tokenAlgorithm = patch.tokenAlgorithm;
   if (patch.rateLimitPerMinute !== undefined) next.rateLimitPerMinute = patch.rateLimitPerMinute;
   if (patch.accessTokenTtlSeconds !== undefined) next.accessTokenTtlSeconds = patch.accessTokenTtlSeconds;
+  if (patch.sessionLifetimeSeconds !== undefined) next.sessionLifetimeSeconds = patch.sessionLifetimeSeconds;
+  if (patch.sessionInactivitySeconds !== undefined) next.sessionInactivitySeconds = patch.sessionInactivitySeconds;
   return next;
 }

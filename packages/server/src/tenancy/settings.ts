@@ -33,6 +33,8 @@ export const DEFAULT_RATE_LIMIT: Record<EnvironmentType, number> = { development
 
 export const ACCESS_TOKEN_TTL = { min: 30, max: 3600, default: 300 } as const;
 const DAY = 86_400;
+/** Bounds of the session lifetime and inactivity timeout, in seconds: 5 minutes to 1 year. */
+export const SESSION_LIFETIME = { min: 300, max: 365 * DAY } as const;
 
 export function defaultSettings(): EnvironmentSettings {
   return {

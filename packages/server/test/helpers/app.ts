@@ -55,6 +55,22 @@ export interface TestAppOptions extends Pick<AppOptions, 'redis' | 'rateLimit' |
   routes?: (app: FastifyInstance) => void;
   /** Mail delivery; by default a recording transport and a worker the test drives by hand. */
   mail?: Partial<AppOptions['mail']>;
+  /** The app's clock; see `testClock()`. */
+  now?: () => number;
+}
+
+/** A clock tests move by hand, for time-dependent rules, instead of sleeping. */
+export function testClock(start = Date.now()) {
+  let time = start;
+  return {
+    now: () => time,
+    advance(ms: number) {
+      time += ms;
+    },
+    set(ms: number) {
+      time = ms;
+    },
+  };
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {

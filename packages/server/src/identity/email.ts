@@ -1,0 +1,51 @@
+import { apiError } from '../http/errors.js';
+
+/**
+ * Email addresses are accepted as a single bare addr-spec: `local@domain`. The address is trimmed and
+ * its domain lowercased; the local part is kept exactly as given (RFC 5321 leaves its case to the
+ * receiving server). Address lists, display names (`Name <a@b>`), quoted local parts, comments,
+ * whitespace and control characters are refused, because each is a way to smuggle a second address
+ * past a check that looks at only part of the string.
+ */
+
+// RFC 5322 atext, plus any non-ASCII letter or digit (RFC 6531).
+const ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\p{L}\p{N}-]+$/u;
+const LABEL = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?|xn--[a-z0-9-]{1,59})$/;
+const FORBIDDEN = /[\s\p{Cc}\p{Cf}<>()[\]\\,;:"]/u;
+
+export const EMAIL_MAX_LENGTH = 254;
+
+/** The normalized address, or a reason it is not one. */
+export function parseEmail(raw: string): { email: string } | { problem: string } {
+  const value = raw.trim();
+  if (value === '') return { problem: 'is empty' };
+  if (value.length > EMAIL_MAX_LENGTH) return { problem: `is longer than ${EMAIL_MAX_LENGTH} characters` };
+  if (FORBIDDEN.test(value)) {
+    return {
+      problem:
+        'must be a single bare address such as ada@example.com, without a display name, list, quotes, comments, spaces or control characters',
+    };
+  }
+  const at = value.lastIndexOf('@');
+  if (at <= 0 || value.indexOf('@') !== at) return { problem: 'must contain exactly one "@" with a local part before it' };
+  const local = value.slice(0, at);
+  const domain = value.slice(at + 1).toLowerCase();
+  if (local.length > 64) return { problem: 'has a local part (before "@") longer than 64 characters' };
+  if (!local.split('.').every((atom) => ATOM.test(atom))) {
+    return { problem: 'has an invalid local part: dots may not lead, trail or repeat' };
+  }
+  const labels = domain.split('.');
+  if (labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^\d+$/.test(labels.at(-1)!)) {
+    return { problem: 'has an invalid domain; use a host name such as example.com (internationalized domains in punycode)' };
+  }
+  return { email: `${local}@${domain}` };
+}
+
+/** The normalized address, or a 400 naming `field`. */
+export function normalizeEmail(raw: string, field = 'email'): string {
+  const parsed = parseEmail(raw);
+  if ('problem' in parsed) {
+    throw apiError('invalid_request', `Field "${field}" is not a valid email address: it ${parsed.problem}.`, { fields: [field] });
+  }
+  return parsed.email;
+}

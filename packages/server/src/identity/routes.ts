@@ -1,0 +1,292 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type Static } from 'typebox';
+import { environmentOf, sessionOf, type SessionIdentity } from '../http/credentials.js';
+import { apiError } from '../http/errors.js';
+import { IdParams, page, PaginationQuery } from '../http/schemas.js';
+import type { CursorCodec } from '../lib/cursor.js';
+import { requestContext, SessionTokensSchema } from '../sessions/routes.js';
+import type { Environment } from '../tenancy/settings.js';
+import { EMAIL_MAX_LENGTH } from './email.js';
+import { IMAGE_URL_MAX_LENGTH } from './image-url.js';
+import { PASSWORD_MAX_LENGTH } from './password-policy.js';
+import type { IdentityService } from './service.js';
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const UserSchema = Type.Object({
+  id: Type.String({ description: 'user_…' }),
+  email: Type.String(),
+  firstName: Nullable(Type.String()),
+  lastName: Nullable(Type.String()),
+  username: Nullable(Type.String()),
+  imageUrl: Nullable(Type.String()),
+  passwordEnabled: Type.Boolean({ description: 'Whether the user has a password' }),
+  createdAt: Type.Integer(),
+  updatedAt: Type.Integer(),
+});
+
+const AuthUser = Type.Object({ id: Type.String(), email: Type.String() });
+
+const Email = Type.String({ minLength: 1, maxLength: EMAIL_MAX_LENGTH + 64, description: 'Trimmed; the domain is lowercased' });
+const Password = Type.String({ maxLength: PASSWORD_MAX_LENGTH });
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
+const Username = Type.String({ minLength: 1, maxLength: 64 });
+const ImageUrl = Type.String({ minLength: 1, maxLength: IMAGE_URL_MAX_LENGTH });
+
+const ProfileFields = {
+  firstName: Type.Optional(Nullable(Name)),
+  lastName: Type.Optional(Nullable(Name)),
+  username: Type.Optional(Nullable(Username)),
+  imageUrl: Type.Optional(Nullable(ImageUrl)),
+};
+
+const OrganizationSummary = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    slug: Type.String(),
+    role: Type.String(),
+    imageUrl: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: true },
+);
+
+/**
+ * What GET /v1/me shows of organizations. The Organizations feature supplies it; until then the
+ * caller belongs to none.
+ */
+export type MeOrganizationsProvider = (
+  environment: Environment,
+  session: SessionIdentity,
+) => Promise<{ organizations: Static<typeof OrganizationSummary>[]; organization: Static<typeof OrganizationSummary> | null }>;
+
+const noOrganizations: MeOrganizationsProvider = async () => ({ organizations: [], organization: null });
+
+export interface IdentityRouteOptions {
+  identity: IdentityService;
+  cursors: CursorCodec;
+  meOrganizations?: MeOrganizationsProvider | undefined;
+}
+
+const publishable = { credentials: ['publishable'] } as const;
+const secret = { credentials: ['secret'] } as const;
+const session = { credentials: ['session'] } as const;
+
+export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = async (app, options) => {
+  const { identity, cursors } = options;
+  const meOrganizations = options.meOrganizations ?? noOrganizations;
+
+  // ---- /v1/auth (publishable key)
+
+  app.post(
+    '/v1/auth/signup',
+    {
+      config: publishable,
+      schema: {
+        summary: 'Create an account with email and password, and sign it in',
+        tags: ['auth'],
+        body: Type.Object(
+          {
+            email: Email,
+            password: Password,
+            firstName: Type.Optional(Name),
+            lastName: Type.Optional(Name),
+            username: Type.Optional(Username),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Object({ user: AuthUser, session: SessionTokensSchema }) },
+      },
+    },
+    async (request, reply) => {
+      const { user, session } = await identity.signUp(environmentOf(request), request.body, requestContext(request));
+      return reply.code(201).send({ user: { id: user.id, email: user.email }, session });
+    },
+  );
+
+  app.post(
+    '/v1/auth/signin',
+    {
+      config: publishable,
+      schema: {
+        summary: 'Sign in with email and password',
+        description: 'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time.',
+        tags: ['auth'],
+        body: Type.Object({ email: Type.String({ maxLength: 1024 }), password: Password }, { additionalProperties: false }),
+        response: { 200: Type.Object({ user: AuthUser, session: SessionTokensSchema }) },
+      },
+    },
+    async (request) => {
+      const { user, session } = await identity.signIn(environmentOf(request), request.body, requestContext(request));
+      return { user: { id: user.id, email: user.email }, session };
+    },
+  );
+
+  // ---- /v1/me (session access token)
+
+  app.get(
+    '/v1/me',
+    {
+      config: session,
+      schema: {
+        summary: 'The signed-in user, their organizations, and the organization the session acts as',
+        tags: ['me'],
+        response: {
+          200: Type.Object({
+            user: UserSchema,
+            organizations: Type.Array(OrganizationSummary),
+            organization: Type.Union([OrganizationSummary, Type.Null()]),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { environment, session: current } = sessionOf(request);
+      const [user, orgs] = await Promise.all([identity.currentUser(environment, current), meOrganizations(environment, current)]);
+      return { user, ...orgs };
+    },
+  );
+
+  app.patch(
+    '/v1/me',
+    {
+      config: session,
+      schema: {
+        summary: "Change the signed-in user's profile; omitted fields are unchanged, null clears",
+        tags: ['me'],
+        body: Type.Object(ProfileFields, { additionalProperties: false }),
+        response: { 200: UserSchema },
+      },
+    },
+    async (request) => {
+      const { environment, session: current } = sessionOf(request);
+      return identity.updateUser(environment, current.userId, request.body);
+    },
+  );
+
+  app.post(
+    '/v1/me/password',
+    {
+      config: session,
+      schema: {
+        summary: 'Change the password; needs the current one. Revokes every other session.',
+        tags: ['me'],
+        body: Type.Object(
+          { currentPassword: Type.Optional(Password), newPassword: Password },
+          // currentPassword is optional in the schema only so that leaving it out is a 401
+          // invalid_credentials (a missing credential), not a 400.
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ changed: Type.Boolean(), otherSessionsRevoked: Type.Integer() }) },
+      },
+    },
+    async (request) => {
+      const { environment, session: current } = sessionOf(request);
+      return identity.changePassword(environment, current, request.body);
+    },
+  );
+
+  // ---- /v1/users (secret key)
+
+  app.get(
+    '/v1/users',
+    {
+      config: secret,
+      schema: {
+        summary: 'List users, newest first',
+        tags: ['users'],
+        querystring: Type.Object(
+          {
+            ...PaginationQuery.properties,
+            email: Type.Optional(Type.String({ maxLength: 1024, description: 'Exact address (normalized like at sign-up)' })),
+            query: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive text in email, names or username' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: page(UserSchema) },
+      },
+    },
+    async (request) => {
+      const environment = environmentOf(request);
+      const { limit = 20, cursor, email, query } = request.query;
+      const before = cursor ? cursors.decode<{ env: string; before: string }>(cursor) : undefined;
+      if (before && before.env !== environment.id) {
+        throw apiError('invalid_request', 'The cursor belongs to another environment. Pass back the nextCursor value of this listing.', {
+          fields: ['cursor'],
+        });
+      }
+      const { users, hasMore } = await identity.listUsers(environment, { limit, beforeId: before?.before, email, query });
+      const last = users.at(-1);
+      return { data: users, nextCursor: hasMore && last ? cursors.encode({ env: environment.id, before: last.id }) : null };
+    },
+  );
+
+  app.post(
+    '/v1/users',
+    {
+      config: secret,
+      schema: {
+        summary: 'Create a user; without a password they sign in by another method',
+        tags: ['users'],
+        body: Type.Object({ email: Email, password: Type.Optional(Password), ...ProfileFields }, { additionalProperties: false }),
+        response: { 201: UserSchema },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await identity.createUser(environmentOf(request), request.body)),
+  );
+
+  app.get(
+    '/v1/users/:userId',
+    { config: secret, schema: { summary: 'Read a user', tags: ['users'], params: IdParams('userId'), response: { 200: UserSchema } } },
+    async (request) => identity.getUser(environmentOf(request), request.params.userId),
+  );
+
+  app.patch(
+    '/v1/users/:userId',
+    {
+      config: secret,
+      schema: {
+        summary: 'Change a user; omitted fields are unchanged, null clears',
+        tags: ['users'],
+        params: IdParams('userId'),
+        body: Type.Object(
+          { email: Type.Optional(Email), password: Type.Optional(Password), ...ProfileFields },
+          { additionalProperties: false },
+        ),
+        response: { 200: UserSchema },
+      },
+    },
+    async (request) => identity.updateUser(environmentOf(request), request.params.userId, request.body),
+  );
+
+  app.delete(
+    '/v1/users/:userId',
+    {
+      config: secret,
+      schema: {
+        summary: 'Delete a user and revoke their sessions; refused while they are the last owner of an organization',
+        tags: ['users'],
+        params: IdParams('userId'),
+        response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
+      },
+    },
+    async (request) => {
+      await identity.deleteUser(environmentOf(request), request.params.userId);
+      return { id: request.params.userId, deleted: true as const };
+    },
+  );
+
+  app.post(
+    '/v1/users/:userId/sessions/revoke',
+    {
+      config: secret,
+      schema: {
+        summary: 'Revoke every session of a user (their refresh tokens stop at once; /v1/me refuses their access tokens)',
+        tags: ['users'],
+        params: IdParams('userId'),
+        response: { 200: Type.Object({ revoked: Type.Integer({ description: 'How many live sessions were revoked' }) }) },
+      },
+    },
+    async (request) => ({ revoked: await identity.revokeSessions(environmentOf(request), request.params.userId) }),
+  );
+};

@@ -1,0 +1,285 @@
+import { isUniqueViolation, type Store } from '../db/index.js';
+import type { SessionIdentity } from '../http/credentials.js';
+import { ApiError, apiError, notFound } from '../http/errors.js';
+import { newId } from '../lib/crypto.js';
+import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
+import type { Environment } from '../tenancy/settings.js';
+import { normalizeEmail, parseEmail } from './email.js';
+import { assertAcceptableImageUrl } from './image-url.js';
+import { assertAcceptablePassword } from './password-policy.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+import * as q from './queries.js';
+
+export interface UserView {
+  id: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  username: string | null;
+  imageUrl: string | null;
+  passwordEnabled: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export function userView(row: q.UserRow): UserView {
+  return {
+    id: row.id,
+    email: row.email,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    username: row.username,
+    imageUrl: row.image_url,
+    passwordEnabled: row.password_hash !== null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface ProfileInput {
+  firstName?: string | null | undefined;
+  lastName?: string | null | undefined;
+  username?: string | null | undefined;
+  imageUrl?: string | null | undefined;
+}
+
+export interface AdminUserInput extends ProfileInput {
+  email?: string | undefined;
+  password?: string | undefined;
+}
+
+/**
+ * Called before a user is deleted; throws (403 forbidden, naming the organizations) when the user
+ * is the last owner of an organization. The Organizations feature supplies it; until then every
+ * user may be deleted.
+ */
+export type UserDeletionGuard = (environment: Environment, userId: string) => Promise<void>;
+
+const USERNAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{1,62}[A-Za-z0-9])$/;
+const INVALID_CREDENTIALS = 'The email or password is incorrect.';
+
+function methodDisabled(what: string): ApiError {
+  return apiError(
+    'method_disabled',
+    `${what} is disabled for this environment. Enable it in the environment settings, or use another method.`,
+  );
+}
+
+function validUsername(username: string): string {
+  if (!USERNAME.test(username)) {
+    throw apiError(
+      'invalid_request',
+      'Field "username" must be 3 to 64 characters of letters, digits, "_", "." or "-", starting and ending with a letter or digit.',
+      { fields: ['username'] },
+    );
+  }
+  return username;
+}
+
+/** Maps a unique-index violation on users to a 409 naming the field. */
+function conflictFrom(error: unknown): ApiError | undefined {
+  if (!isUniqueViolation(error)) return undefined;
+  const text = `${(error as { constraint?: string }).constraint ?? ''} ${(error as Error).message ?? ''}`;
+  if (text.includes('username')) {
+    return apiError('conflict', 'That username is taken in this environment; choose another.', { fields: ['username'] });
+  }
+  return apiError('conflict', 'A user with this email address already exists in this environment. Sign in instead.', {
+    fields: ['email'],
+  });
+}
+
+export interface IdentityServiceOptions {
+  store: Store;
+  sessions: SessionService;
+  baseUrl: string;
+  now: () => number;
+  deletionGuard?: UserDeletionGuard | undefined;
+}
+
+export class IdentityService {
+  private readonly store: Store;
+  private readonly sessions: SessionService;
+  private readonly baseUrl: string;
+  private readonly now: () => number;
+  private readonly deletionGuard: UserDeletionGuard | undefined;
+
+  constructor(options: IdentityServiceOptions) {
+    this.store = options.store;
+    this.sessions = options.sessions;
+    this.baseUrl = options.baseUrl;
+    this.now = options.now;
+    this.deletionGuard = options.deletionGuard;
+  }
+
+  private get db() {
+    return this.store.db;
+  }
+
+  private profileColumns(input: ProfileInput) {
+    const columns: { first_name?: string | null; last_name?: string | null; username?: string | null; image_url?: string | null } = {};
+    if (input.firstName !== undefined) columns.first_name = input.firstName;
+    if (input.lastName !== undefined) columns.last_name = input.lastName;
+    if (input.username !== undefined) columns.username = input.username === null ? null : validUsername(input.username);
+    if (input.imageUrl !== undefined) {
+      columns.image_url = input.imageUrl === null ? null : assertAcceptableImageUrl(input.imageUrl, this.baseUrl);
+    }
+    return columns;
+  }
+
+  private async insert(environment: Environment, input: AdminUserInput & { email: string }): Promise<q.UserRow> {
+    const email = normalizeEmail(input.email);
+    const profile = this.profileColumns(input);
+    if (input.password !== undefined) assertAcceptablePassword(input.password);
+    const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+    const now = this.now();
+    const row: q.UserRow = {
+      environment_id: environment.id,
+      id: newId('user'),
+      email,
+      username: profile.username ?? null,
+      first_name: profile.first_name ?? null,
+      last_name: profile.last_name ?? null,
+      image_url: profile.image_url ?? null,
+      password_hash: passwordHash,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await q.insertUser(this.db, environment.id, row);
+    } catch (error) {
+      throw conflictFrom(error) ?? error;
+    }
+    return row;
+  }
+
+  /** POST /v1/auth/signup: creates a user with a password and signs them in. */
+  async signUp(
+    environment: Environment,
+    input: AdminUserInput & { email: string; password: string },
+    context: RequestContext,
+  ): Promise<{ user: UserView; session: SessionTokens }> {
+    if (!environment.settings.authMethods.password) throw methodDisabled('Password authentication');
+    if (!environment.settings.signUp) throw methodDisabled('Sign-up');
+    const row = await this.insert(environment, input);
+    const session = await this.sessions.create(environment, row.id, context);
+    return { user: userView(row), session };
+  }
+
+  /**
+   * POST /v1/auth/signin. An unknown email, a user without a password and a wrong password all do
+   * the same argon2 work and give the same 401 invalid_credentials.
+   */
+  async signIn(
+    environment: Environment,
+    input: { email: string; password: string },
+    context: RequestContext,
+  ): Promise<{ user: UserView; session: SessionTokens }> {
+    if (!environment.settings.authMethods.password) throw methodDisabled('Password sign-in');
+    const parsed = parseEmail(input.email);
+    const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
+    const ok = await verifyPassword(row?.password_hash, input.password);
+    if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
+    const session = await this.sessions.create(environment, row.id, context);
+    return { user: userView(row), session };
+  }
+
+  async createUser(environment: Environment, input: AdminUserInput & { email: string }): Promise<UserView> {
+    return userView(await this.insert(environment, input));
+  }
+
+  async getUserRow(environment: Environment, userId: string): Promise<q.UserRow> {
+    const row = await q.findUser(this.db, environment.id, userId);
+    if (!row) throw notFound(`User ${userId}`);
+    return row;
+  }
+
+  /** The signed-in user: read with the session during token verification when possible. */
+  async currentUser(environment: Environment, session: SessionIdentity): Promise<UserView> {
+    const row = this.sessions.userReadWith(session);
+    return row ? userView(row) : this.getUser(environment, session.userId);
+  }
+
+  async getUser(environment: Environment, userId: string): Promise<UserView> {
+    return userView(await this.getUserRow(environment, userId));
+  }
+
+  /** Changes the given fields; omitted fields are unchanged and null clears one. */
+  async updateUser(environment: Environment, userId: string, input: AdminUserInput): Promise<UserView> {
+    const columns: Parameters<typeof q.updateUser>[3] = { ...this.profileColumns(input), updated_at: this.now() };
+    if (input.email !== undefined) columns.email = normalizeEmail(input.email);
+    if (input.password !== undefined) {
+      assertAcceptablePassword(input.password);
+      columns.password_hash = await hashPassword(input.password);
+    }
+    try {
+      if (!(await q.updateUser(this.db, environment.id, userId, columns))) throw notFound(`User ${userId}`);
+    } catch (error) {
+      throw conflictFrom(error) ?? error;
+    }
+    return this.getUser(environment, userId);
+  }
+
+  /**
+   * POST /v1/me/password. The current password is required even with a valid session (a stolen
+   * access token must not be enough to take the account over). Every other session is revoked.
+   */
+  async changePassword(
+    environment: Environment,
+    identity: { userId: string; sessionId: string },
+    input: { currentPassword?: string | undefined; newPassword: string },
+  ): Promise<{ changed: true; otherSessionsRevoked: number }> {
+    if (input.currentPassword === undefined || input.currentPassword === '') {
+      throw apiError(
+        'invalid_credentials',
+        'Field "currentPassword" is required to change the password, even with a valid session: send the current password along with newPassword.',
+        { fields: ['currentPassword'] },
+      );
+    }
+    const row = await this.getUserRow(environment, identity.userId);
+    if (!(await verifyPassword(row.password_hash, input.currentPassword))) {
+      throw apiError(
+        'invalid_credentials',
+        row.password_hash === null
+          ? 'This account has no password yet, so it cannot be changed here; set one through the password reset flow.'
+          : 'The current password is incorrect.',
+        { fields: ['currentPassword'] },
+      );
+    }
+    assertAcceptablePassword(input.newPassword, 'newPassword');
+    const passwordHash = await hashPassword(input.newPassword);
+    const otherSessionsRevoked = await this.db.transaction().execute(async (tx) => {
+      await q.updateUser(tx, environment.id, identity.userId, { password_hash: passwordHash, updated_at: this.now() });
+      return this.sessions.revokeAllForUser(environment, identity.userId, identity.sessionId, tx);
+    });
+    return { changed: true, otherSessionsRevoked };
+  }
+
+  /** Revokes the user's sessions and deletes the user, unless the deletion guard refuses. */
+  async deleteUser(environment: Environment, userId: string): Promise<void> {
+    await this.getUserRow(environment, userId);
+    if (this.deletionGuard) await this.deletionGuard(environment, userId);
+    await this.db.transaction().execute(async (tx) => {
+      await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
+      if (!(await q.deleteUser(tx, environment.id, userId))) throw notFound(`User ${userId}`);
+    });
+  }
+
+  async revokeSessions(environment: Environment, userId: string): Promise<number> {
+    await this.getUserRow(environment, userId);
+    return this.sessions.revokeAllForUser(environment, userId);
+  }
+
+  async listUsers(
+    environment: Environment,
+    options: { limit: number; beforeId: string | undefined; email: string | undefined; query: string | undefined },
+  ): Promise<{ users: UserView[]; hasMore: boolean }> {
+    let email = options.email;
+    if (email !== undefined) {
+      const parsed = parseEmail(email);
+      email = 'email' in parsed ? parsed.email : email.trim();
+    }
+    const query = options.query?.trim() || undefined;
+    const rows = await q.listUsers(this.db, environment.id, { ...options, email, query, limit: options.limit + 1 });
+    return { users: rows.slice(0, options.limit).map(userView), hasMore: rows.length > options.limit };
+  }
+}

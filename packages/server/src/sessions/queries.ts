@@ -1,0 +1,179 @@
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import { reusableQuery } from '../db/reusable.js';
+import type { Database, SessionsTable, SigningKeysTable } from '../db/schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+// ---- signing keys
+
+export async function findCurrentSigningKey(db: Db, environmentId: string) {
+  return db
+    .selectFrom('signing_keys')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('retired_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function findSigningKey(db: Db, environmentId: string, kid: string) {
+  return db
+    .selectFrom('signing_keys')
+    .select(['id', 'algorithm', 'public_jwk'])
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', kid)
+    .executeTakeFirst();
+}
+
+/** The current key and every retired key still within its publication window. */
+export async function listPublishedSigningKeys(db: Db, environmentId: string, now: number) {
+  return db
+    .selectFrom('signing_keys')
+    .select(['id', 'algorithm', 'public_jwk', 'created_at', 'retired_at', 'publish_until'])
+    .where('environment_id', '=', environmentId)
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('publish_until', '>', now)]))
+    .orderBy('created_at', 'desc')
+    .execute();
+}
+
+export async function retireCurrentSigningKey(db: Db, environmentId: string, now: number, publishUntil: number) {
+  await db
+    .updateTable('signing_keys')
+    .set({ retired_at: now, publish_until: publishUntil })
+    .where('environment_id', '=', environmentId)
+    .where('retired_at', 'is', null)
+    .execute();
+}
+
+export async function insertSigningKey(db: Db, environmentId: string, key: Omit<Insertable<SigningKeysTable>, 'environment_id'>) {
+  await db
+    .insertInto('signing_keys')
+    .values({ ...key, environment_id: environmentId })
+    .execute();
+}
+
+// ---- sessions
+
+export type SessionRow = SessionsTable;
+
+export async function insertSession(db: Db, environmentId: string, session: Omit<SessionRow, 'environment_id'>) {
+  await db
+    .insertInto('sessions')
+    .values({ ...session, environment_id: environmentId })
+    .execute();
+}
+
+export async function findSession(db: Db, environmentId: string, sessionId: string) {
+  return db.selectFrom('sessions').selectAll().where('environment_id', '=', environmentId).where('id', '=', sessionId).executeTakeFirst();
+}
+
+const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as const, (db: Kysely<Database>, p) =>
+  db
+    .selectFrom('sessions')
+    .innerJoin('environments', 'environments.id', 'sessions.environment_id')
+    .innerJoin('users', (join) =>
+      join.onRef('users.environment_id', '=', 'sessions.environment_id').onRef('users.id', '=', 'sessions.user_id'),
+    )
+    .selectAll('environments')
+    .select([
+      'users.email as user_email',
+      'users.username as user_username',
+      'users.first_name as user_first_name',
+      'users.last_name as user_last_name',
+      'users.image_url as user_image_url',
+      'users.password_hash as user_password_hash',
+      'users.created_at as user_created_at',
+      'users.updated_at as user_updated_at',
+      'sessions.user_id as session_user_id',
+      'sessions.created_at as session_created_at',
+      'sessions.last_active_at as session_last_active_at',
+      'sessions.expires_at as session_expires_at',
+      'sessions.revoked_at as session_revoked_at',
+      'sessions.active_organization_id as session_active_organization_id',
+    ])
+    .where('sessions.environment_id', '=', p.environmentId)
+    .where('sessions.id', '=', p.sessionId),
+);
+
+/**
+ * The session with its environment and user, in one read: what verifying an access token needs, and
+ * what GET /v1/me shows, on every request.
+ */
+export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: string, sessionId: string) {
+  return (await sessionWithEnvironment(db, { environmentId, sessionId }))[0];
+}
+
+/**
+ * Rotates the refresh token, only if the presented one is still current (compare-and-set), so two
+ * racing refreshes cannot both rotate. Returns whether this call rotated it.
+ */
+export async function rotateRefreshToken(
+  db: Db,
+  environmentId: string,
+  sessionId: string,
+  rotation: { presentedHash: string; successorHash: string; generation: number; now: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({
+      refresh_hash: rotation.successorHash,
+      previous_hash: rotation.presentedHash,
+      generation: rotation.generation,
+      rotated_at: rotation.now,
+      last_active_at: rotation.now,
+    })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', sessionId)
+    .where('refresh_hash', '=', rotation.presentedHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Revokes one session: a single write. Returns whether a live session was revoked. */
+export async function revokeSession(db: Db, environmentId: string, sessionId: string, now: number, userId?: string): Promise<boolean> {
+  let query = db
+    .updateTable('sessions')
+    .set({ revoked_at: now })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', sessionId)
+    .where('revoked_at', 'is', null);
+  if (userId !== undefined) query = query.where('user_id', '=', userId);
+  const result = await query.executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Revokes every session of a user, except `keepSessionId`; returns how many live ones it revoked. */
+export async function revokeUserSessions(
+  db: Db,
+  environmentId: string,
+  userId: string,
+  live: { now: number; activeSince: number },
+  keepSessionId?: string,
+) {
+  let query = db
+    .updateTable('sessions')
+    .set({ revoked_at: live.now })
+    .where('environment_id', '=', environmentId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', live.now)
+    .where('last_active_at', '>', live.activeSince);
+  if (keepSessionId !== undefined) query = query.where('id', '!=', keepSessionId);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** The user's live sessions: not revoked, within their lifetime, active recently enough. */
+export async function listLiveSessions(db: Db, environmentId: string, userId: string, live: { now: number; activeSince: number }) {
+  return db
+    .selectFrom('sessions')
+    .select(['id', 'created_at', 'last_active_at', 'expires_at', 'user_agent', 'active_organization_id'])
+    .where('environment_id', '=', environmentId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', live.now)
+    .where('last_active_at', '>', live.activeSince)
+    .orderBy('created_at', 'desc')
+    .limit(500)
+    .execute();
+}

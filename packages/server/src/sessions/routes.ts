@@ -1,0 +1,208 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { environmentOf, sessionOf } from '../http/credentials.js';
+import { IdParams } from '../http/schemas.js';
+import type { TenancyService } from '../tenancy/service.js';
+import type { RequestContext, SessionService } from './service.js';
+import type { SigningKeys } from './signing-keys.js';
+import type { AccessTokens } from './tokens.js';
+
+export const SessionTokensSchema = Type.Object({
+  accessToken: Type.String({ description: 'JWT (typ at+jwt) for /v1/me* and for your own backend' }),
+  refreshToken: Type.String({ description: 'rt_…; exchange at POST /v1/auth/refresh. Rotates on every use.' }),
+  expiresIn: Type.Integer({ description: 'Lifetime of the access token in seconds' }),
+  tokenType: Type.Literal('Bearer'),
+});
+
+const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
+
+const Jwks = Type.Object({
+  keys: Type.Array(Type.Object({ kid: Type.String(), alg: Type.String(), kty: Type.String() }, { additionalProperties: true })),
+});
+
+const SessionView = Type.Object({
+  id: Type.String(),
+  createdAt: Type.Integer(),
+  lastActiveAt: Type.Integer({ description: 'Last sign-in or refresh' }),
+  expiresAt: Type.Integer({ description: 'End of the absolute lifetime' }),
+  userAgent: Type.Union([Type.String(), Type.Null()]),
+  current: Type.Boolean({ description: 'Whether this is the session making the request' }),
+});
+
+const SigningKeyView = Type.Object({
+  kid: Type.String(),
+  algorithm: Type.String(),
+  createdAt: Type.Integer(),
+  retiredAt: Type.Union([Type.Integer(), Type.Null()]),
+  publishUntil: Type.Union([Type.Integer(), Type.Null()], { description: 'A retired key is published until then' }),
+});
+
+/** The JWKS and discovery documents may be cached by verifiers this long. */
+const KEYS_CACHE_CONTROL = 'public, max-age=300';
+
+export function requestContext(request: FastifyRequest): RequestContext {
+  return { origin: request.headers.origin, userAgent: request.headers['user-agent'] };
+}
+
+export interface SessionRouteOptions {
+  sessions: SessionService;
+  keys: SigningKeys;
+  tokens: AccessTokens;
+  tenancy: TenancyService;
+}
+
+export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = async (app, { sessions, keys, tokens, tenancy }) => {
+  app.post(
+    '/v1/auth/refresh',
+    {
+      config: { credentials: ['publishable'] },
+      schema: {
+        summary: 'Exchange a refresh token for a new access token and a new refresh token',
+        description:
+          'The refresh token rotates on every use. Presenting a rotated token again within 10 s returns the same successor; later, it revokes the session (401 session_revoked).',
+        tags: ['auth'],
+        body: RefreshBody,
+        response: { 200: Type.Object({ session: SessionTokensSchema }) },
+      },
+    },
+    async (request) => ({
+      session: await sessions.refresh(environmentOf(request), request.body.refreshToken, requestContext(request)),
+    }),
+  );
+
+  app.post(
+    '/v1/auth/signout',
+    {
+      config: { credentials: ['publishable'] },
+      schema: {
+        summary: 'Sign out: revoke the session of a refresh token',
+        tags: ['auth'],
+        body: RefreshBody,
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await sessions.signOut(environmentOf(request), request.body.refreshToken);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/v1/environments/:environmentId/.well-known/jwks.json',
+    {
+      schema: {
+        summary: "The environment's public signing keys (JWKS); no credential needed",
+        tags: ['keys'],
+        params: IdParams('environmentId'),
+        response: { 200: Jwks },
+      },
+    },
+    async (request, reply) => {
+      const environment = await tenancy.getEnvironment(request.params.environmentId);
+      void reply.header('cache-control', KEYS_CACHE_CONTROL);
+      return keys.jwks(environment);
+    },
+  );
+
+  app.get(
+    '/v1/environments/:environmentId/.well-known/openid-configuration',
+    {
+      schema: {
+        summary: 'Minimal OpenID discovery document: issuer and jwks_uri',
+        tags: ['keys'],
+        params: IdParams('environmentId'),
+        response: { 200: Type.Object({ issuer: Type.String(), jwks_uri: Type.String() }, { additionalProperties: true }) },
+      },
+    },
+    async (request, reply) => {
+      const environment = await tenancy.getEnvironment(request.params.environmentId);
+      const issuer = tokens.issuer(environment.id);
+      void reply.header('cache-control', KEYS_CACHE_CONTROL);
+      return {
+        issuer,
+        jwks_uri: `${issuer}/.well-known/jwks.json`,
+        id_token_signing_alg_values_supported: [environment.settings.tokenAlgorithm],
+      };
+    },
+  );
+
+  app.get(
+    '/v1/jwks',
+    {
+      config: { credentials: ['publishable', 'secret'], rateLimit: false },
+      schema: { summary: "The calling environment's public signing keys (JWKS)", tags: ['keys'], response: { 200: Jwks } },
+    },
+    async (request, reply) => {
+      void reply.header('cache-control', KEYS_CACHE_CONTROL);
+      return keys.jwks(environmentOf(request));
+    },
+  );
+
+  app.get(
+    '/v1/me/sessions',
+    {
+      config: { credentials: ['session'] },
+      schema: {
+        summary: "The signed-in user's live sessions",
+        tags: ['me'],
+        response: { 200: Type.Object({ data: Type.Array(SessionView) }) },
+      },
+    },
+    async (request) => {
+      const { environment, session } = sessionOf(request);
+      return { data: await sessions.listForUser(environment, session.userId, session.sessionId) };
+    },
+  );
+
+  app.delete(
+    '/v1/me/sessions/:sessionId',
+    {
+      config: { credentials: ['session'] },
+      schema: {
+        summary: "Revoke one of the signed-in user's sessions (the current one signs out)",
+        tags: ['me'],
+        params: IdParams('sessionId'),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      const { environment, session } = sessionOf(request);
+      await sessions.revokeOwn(environment, session.userId, request.params.sessionId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/v1/platform/environments/:environmentId/signing-keys',
+    {
+      config: { credentials: ['platform'] },
+      schema: {
+        summary: 'The published signing keys of an environment (never their private halves)',
+        tags: ['platform'],
+        params: IdParams('environmentId'),
+        response: { 200: Type.Object({ data: Type.Array(SigningKeyView) }) },
+      },
+    },
+    async (request) => ({ data: await keys.list(await tenancy.getEnvironment(request.params.environmentId)) }),
+  );
+
+  app.post(
+    '/v1/platform/environments/:environmentId/signing-keys/rotate',
+    {
+      config: { credentials: ['platform'] },
+      schema: {
+        summary: 'Rotate the signing key: new tokens use a new key; the old one stays published until its tokens expire',
+        tags: ['platform'],
+        params: IdParams('environmentId'),
+        response: { 201: SigningKeyView },
+      },
+    },
+    async (request, reply) => {
+      const environment = await tenancy.getEnvironment(request.params.environmentId);
+      const key = await keys.rotate(environment);
+      const view = (await keys.list(environment)).find((k) => k.kid === key.kid)!;
+      return reply.code(201).send(view);
+    },
+  );
+};

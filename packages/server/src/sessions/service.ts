@@ -1,0 +1,301 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Store } from '../db/index.js';
+import type { Database, UsersTable } from '../db/schema.js';
+import type { SessionIdentity } from '../http/credentials.js';
+import { ApiError, notFound } from '../http/errors.js';
+import { newId, sha256Hex } from '../lib/crypto.js';
+import { toEnvironment } from '../tenancy/queries.js';
+import type { Environment } from '../tenancy/settings.js';
+import type { UsageService } from '../usage/service.js';
+import * as q from './queries.js';
+import type { RefreshTokens } from './refresh-token.js';
+import type { AccessTokens } from './tokens.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Inside this window a rotated refresh token still yields its (same) successor: racing tabs. */
+export const REFRESH_GRACE_MS = 10_000;
+
+export interface SessionTokens {
+  accessToken: string;
+  refreshToken: string;
+  expiresIn: number;
+  tokenType: 'Bearer';
+}
+
+export interface ClaimsContext {
+  environment: Environment;
+  userId: string;
+  sessionId: string;
+  activeOrganizationId: string | null;
+}
+
+/**
+ * Extra access-token claims for a session. The Organizations feature plugs in here to add
+ * org_id, org_slug, org_role and org_permissions for the session's active organization.
+ */
+export type ExtraClaimsProvider = (context: ClaimsContext) => Promise<Record<string, unknown>>;
+
+export interface RequestContext {
+  /** The request's Origin header, when there was one; becomes the `azp` claim. */
+  origin: string | undefined;
+  userAgent?: string | undefined;
+}
+
+export interface SessionView {
+  id: string;
+  createdAt: number;
+  lastActiveAt: number;
+  expiresAt: number;
+  userAgent: string | null;
+  current: boolean;
+}
+
+interface SessionTimes {
+  created_at: number;
+  last_active_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+type Liveness = 'live' | 'revoked' | 'expired';
+
+export function sessionLiveness(environment: Environment, session: SessionTimes, now: number): Liveness {
+  if (session.revoked_at !== null) return 'revoked';
+  if (now >= session.expires_at) return 'expired';
+  if (now >= session.last_active_at + environment.settings.sessionInactivitySeconds * 1000) return 'expired';
+  return 'live';
+}
+
+const REVOKED_MESSAGE = 'This session has been revoked (signed out, password changed, or revoked by an administrator). Sign in again.';
+const EXPIRED_MESSAGE = 'This session has expired (it reached its lifetime or was inactive too long). Sign in again.';
+const UNKNOWN_REFRESH_MESSAGE =
+  'Unknown refresh token. Send the refreshToken of the latest sign-in or refresh, to the environment that issued it.';
+
+export interface SessionServiceOptions {
+  store: Store;
+  tokens: AccessTokens;
+  refreshTokens: RefreshTokens;
+  usage: UsageService;
+  now: () => number;
+  extraClaims?: ExtraClaimsProvider | undefined;
+}
+
+export class SessionService {
+  private readonly store: Store;
+  private readonly tokens: AccessTokens;
+  private readonly refreshTokens: RefreshTokens;
+  private readonly usage: UsageService;
+  private readonly now: () => number;
+  private readonly extraClaims: ExtraClaimsProvider | undefined;
+  private readonly usersReadWithSession = new WeakMap<SessionIdentity, UsersTable>();
+
+  constructor(options: SessionServiceOptions) {
+    this.store = options.store;
+    this.tokens = options.tokens;
+    this.refreshTokens = options.refreshTokens;
+    this.usage = options.usage;
+    this.now = options.now;
+    this.extraClaims = options.extraClaims;
+  }
+
+  private get db() {
+    return this.store.db;
+  }
+
+  private async accessToken(
+    environment: Environment,
+    session: { id: string; userId: string; activeOrganizationId: string | null },
+    context: RequestContext,
+  ) {
+    const extraClaims = this.extraClaims
+      ? await this.extraClaims({
+          environment,
+          userId: session.userId,
+          sessionId: session.id,
+          activeOrganizationId: session.activeOrganizationId,
+        })
+      : undefined;
+    return this.tokens.issue(environment, {
+      userId: session.userId,
+      sessionId: session.id,
+      origin: context.origin,
+      ...(extraClaims ? { extraClaims } : {}),
+    });
+  }
+
+  /** Starts a session for a user who just proved who they are, and counts them as active. */
+  async create(environment: Environment, userId: string, context: RequestContext): Promise<SessionTokens> {
+    const now = this.now();
+    const id = newId('sess');
+    const refreshToken = this.refreshTokens.first(environment.id, id);
+    await q.insertSession(this.db, environment.id, {
+      id,
+      user_id: userId,
+      refresh_hash: sha256Hex(refreshToken),
+      previous_hash: null,
+      generation: 0,
+      rotated_at: null,
+      created_at: now,
+      last_active_at: now,
+      expires_at: now + environment.settings.sessionLifetimeSeconds * 1000,
+      revoked_at: null,
+      active_organization_id: null,
+      user_agent: context.userAgent?.slice(0, 300) ?? null,
+    });
+    const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null }, context);
+    await this.usage.recordActivity(environment.id, userId);
+    return { accessToken: token, refreshToken, expiresIn, tokenType: 'Bearer' };
+  }
+
+  /**
+   * Exchanges a refresh token for a new pair. The presented token is rotated (compare-and-set on its
+   * hash). Presented again within REFRESH_GRACE_MS of its rotation, it yields the same successor;
+   * later, or when it is older than the previous generation, it is reuse: the session is revoked.
+   */
+  async refresh(environment: Environment, token: string, context: RequestContext): Promise<SessionTokens> {
+    const parsed = this.refreshTokens.parse(environment.id, token);
+    if (!parsed) throw new ApiError('unauthenticated', UNKNOWN_REFRESH_MESSAGE);
+    const presentedHash = sha256Hex(token);
+    const successor = this.refreshTokens.successor(environment.id, token, parsed);
+    const successorHash = sha256Hex(successor);
+
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const session = await q.findSession(this.db, environment.id, parsed.sessionId);
+      if (!session) throw new ApiError('unauthenticated', UNKNOWN_REFRESH_MESSAGE);
+      const now = this.now();
+      const liveness = sessionLiveness(environment, session, now);
+      if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
+      if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
+
+      const current = { id: session.id, userId: session.user_id, activeOrganizationId: session.active_organization_id };
+      if (session.refresh_hash === presentedHash) {
+        const rotated = await q.rotateRefreshToken(this.db, environment.id, session.id, {
+          presentedHash,
+          successorHash,
+          generation: parsed.generation + 1,
+          now,
+        });
+        if (!rotated) continue; // a concurrent refresh rotated it first: judge again as a reuse
+        return this.issuePair(environment, current, successor, context);
+      }
+      if (session.previous_hash === presentedHash && session.refresh_hash === successorHash) {
+        if (session.rotated_at !== null && now - session.rotated_at <= REFRESH_GRACE_MS) {
+          return this.issuePair(environment, current, successor, context);
+        }
+        await this.revokeForReuse(environment, session.id);
+      }
+      if (parsed.generation < session.generation) await this.revokeForReuse(environment, session.id);
+      // A genuine token that is neither current nor older cannot exist; treat it as unknown.
+      throw new ApiError('unauthenticated', UNKNOWN_REFRESH_MESSAGE);
+    }
+    throw new ApiError('unauthenticated', UNKNOWN_REFRESH_MESSAGE);
+  }
+
+  private async issuePair(
+    environment: Environment,
+    session: { id: string; userId: string; activeOrganizationId: string | null },
+    refreshToken: string,
+    context: RequestContext,
+  ): Promise<SessionTokens> {
+    const { token, expiresIn } = await this.accessToken(environment, session, context);
+    await this.usage.recordActivity(environment.id, session.userId);
+    return { accessToken: token, refreshToken, expiresIn, tokenType: 'Bearer' };
+  }
+
+  private async revokeForReuse(environment: Environment, sessionId: string): Promise<never> {
+    await q.revokeSession(this.db, environment.id, sessionId, this.now());
+    throw new ApiError(
+      'session_revoked',
+      'This refresh token was already used, so it may have been stolen: the session has been revoked. Sign in again.',
+    );
+  }
+
+  /** Signs out the session a refresh token belongs to. Idempotent for an already revoked session. */
+  async signOut(environment: Environment, token: string): Promise<void> {
+    const parsed = this.refreshTokens.parse(environment.id, token);
+    const session = parsed ? await q.findSession(this.db, environment.id, parsed.sessionId) : undefined;
+    if (!parsed || !session) throw new ApiError('unauthenticated', UNKNOWN_REFRESH_MESSAGE);
+    await q.revokeSession(this.db, environment.id, session.id, this.now());
+  }
+
+  /**
+   * The AccessTokenVerifier of the credential plugin: a valid token (see AccessTokens.verify) of a
+   * session that is still live. Checking the session costs one primary-key read per request, and it
+   * is what makes Gatehouse's own /v1/me* refuse a revoked session at once, while an application
+   * verifying offline accepts the token until `exp`.
+   */
+  async verifyAccessToken(token: string): Promise<{ environment: Environment; session: SessionIdentity }> {
+    const { environmentId, claims } = await this.tokens.verify(token);
+    const row = await q.findSessionWithEnvironment(this.db, environmentId, claims.sid);
+    if (!row || row.session_user_id !== claims.sub) {
+      throw new ApiError('unauthenticated', 'The session of this access token does not exist. Sign in again.');
+    }
+    const environment = toEnvironment(row);
+    const liveness = sessionLiveness(
+      environment,
+      {
+        created_at: row.session_created_at,
+        last_active_at: row.session_last_active_at,
+        expires_at: row.session_expires_at,
+        revoked_at: row.session_revoked_at,
+      },
+      this.now(),
+    );
+    if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
+    if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
+    const session: SessionIdentity = { userId: claims.sub, sessionId: claims.sid, claims };
+    this.usersReadWithSession.set(session, {
+      environment_id: environmentId,
+      id: row.session_user_id,
+      email: row.user_email,
+      username: row.user_username,
+      first_name: row.user_first_name,
+      last_name: row.user_last_name,
+      image_url: row.user_image_url,
+      password_hash: row.user_password_hash,
+      created_at: row.user_created_at,
+      updated_at: row.user_updated_at,
+    });
+    return { environment, session };
+  }
+
+  /**
+   * The user row read along with the session when this request's access token was verified, so
+   * GET /v1/me costs one query. Undefined for any other session object.
+   */
+  userReadWith(session: SessionIdentity): UsersTable | undefined {
+    return this.usersReadWithSession.get(session);
+  }
+
+  private liveWindow(environment: Environment) {
+    const now = this.now();
+    return { now, activeSince: now - environment.settings.sessionInactivitySeconds * 1000 };
+  }
+
+  async listForUser(environment: Environment, userId: string, currentSessionId?: string): Promise<SessionView[]> {
+    const rows = await q.listLiveSessions(this.db, environment.id, userId, this.liveWindow(environment));
+    return rows.map((row) => ({
+      id: row.id,
+      createdAt: row.created_at,
+      lastActiveAt: row.last_active_at,
+      expiresAt: row.expires_at,
+      userAgent: row.user_agent,
+      current: row.id === currentSessionId,
+    }));
+  }
+
+  /** Revokes one of the user's sessions; 404 when it is not theirs or not live. */
+  async revokeOwn(environment: Environment, userId: string, sessionId: string): Promise<void> {
+    const session = await q.findSession(this.db, environment.id, sessionId);
+    if (!session || session.user_id !== userId || sessionLiveness(environment, session, this.now()) !== 'live') {
+      throw notFound(`Live session ${sessionId} of the signed-in user`);
+    }
+    await q.revokeSession(this.db, environment.id, sessionId, this.now(), userId);
+  }
+
+  /** Revokes every live session of the user except `keepSessionId`; returns how many. */
+  async revokeAllForUser(environment: Environment, userId: string, keepSessionId?: string, db: Db = this.db): Promise<number> {
+    return q.revokeUserSessions(db, environment.id, userId, this.liveWindow(environment), keepSessionId);
+  }
+}

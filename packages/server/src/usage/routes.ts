@@ -1,0 +1,47 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { apiError } from '../http/errors.js';
+import { IdParams } from '../http/schemas.js';
+import { isMonth, utcMonth, type UsageService } from './service.js';
+
+const UsageView = Type.Object({
+  projectId: Type.String(),
+  month: Type.String({ description: 'UTC calendar month, YYYY-MM' }),
+  environments: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      type: Type.Union([Type.Literal('development'), Type.Literal('production')]),
+      monthlyActiveUsers: Type.Integer(),
+      billable: Type.Boolean(),
+    }),
+  ),
+  billableMonthlyActiveUsers: Type.Integer({ description: 'Monthly active users of the production environment only' }),
+});
+
+export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService; now: () => number }> = async (app, { usage, now }) => {
+  app.get(
+    '/v1/platform/projects/:projectId/usage',
+    {
+      config: { credentials: ['platform'] },
+      schema: {
+        summary: 'Monthly active users of a project per environment; only production is billable',
+        tags: ['platform'],
+        params: IdParams('projectId'),
+        querystring: Type.Object(
+          { month: Type.Optional(Type.String({ maxLength: 7, description: 'YYYY-MM (UTC); defaults to the current month' })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: UsageView },
+      },
+    },
+    async (request) => {
+      const month = request.query.month ?? utcMonth(now());
+      if (!isMonth(month)) {
+        throw apiError('invalid_request', `Query parameter "month" must be a UTC month as YYYY-MM, such as ${utcMonth(now())}.`, {
+          fields: ['month'],
+        });
+      }
+      return usage.projectUsage(request.params.projectId, month);
+    },
+  );
+};

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { json, me, signUp, type SignedIn } from '../helpers/identity.js';
+
+describe('GET and PATCH /v1/me', () => {
+  let t: TestApp;
+  let user: SignedIn;
+  beforeAll(async () => {
+    t = await startTestApp();
+    user = await signUp(t, { extra: { firstName: 'Ada', lastName: 'Lovelace' } });
+  });
+  afterAll(() => t.close());
+
+  const patch = (payload: unknown, token = user.accessToken) =>
+    t.call({ method: 'PATCH', url: '/v1/me', credential: token, payload: payload as Record<string, unknown> });
+
+  it('returns the user, their organizations and the current organization', async () => {
+    const response = await me(t, user.accessToken);
+    expect(response.statusCode).toBe(200);
+    expect(json(response)).toEqual({
+      user: {
+        id: user.userId,
+        email: user.email,
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        username: null,
+        imageUrl: null,
+        passwordEnabled: true,
+        createdAt: expect.any(Number),
+        updatedAt: expect.any(Number),
+      },
+      organizations: [],
+      organization: null,
+    });
+  });
+
+  it('changes only the fields sent; null removes the picture', async () => {
+    const set = await patch({ imageUrl: 'https://cdn.example.test/ada.png', username: 'ada_l' });
+    expect(set.statusCode).toBe(200);
+    expect(json(set)).toMatchObject({
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      username: 'ada_l',
+      imageUrl: 'https://cdn.example.test/ada.png',
+    });
+
+    const renamed = await patch({ firstName: 'Augusta' });
+    expect(json(renamed)).toMatchObject({
+      firstName: 'Augusta',
+      lastName: 'Lovelace',
+      username: 'ada_l',
+      imageUrl: 'https://cdn.example.test/ada.png',
+    });
+
+    const removed = await patch({ imageUrl: null });
+    expect(json(removed)).toMatchObject({ firstName: 'Augusta', imageUrl: null, username: 'ada_l' });
+    expect(json(await me(t, user.accessToken)).user.imageUrl).toBeNull();
+  });
+
+  it.each([
+    ['http', 'http://cdn.example.test/a.png'],
+    ['javascript', 'javascript:alert(1)'],
+    ['data', 'data:image/png;base64,AAAA'],
+    ['relative', '/a.png'],
+    ['credentials', 'https://user:pass@cdn.example.test/a.png'],
+  ])('refuses a non-https imageUrl (%s) with 400', async (_kind, imageUrl) => {
+    const response = await patch({ imageUrl });
+    expect(response.statusCode).toBe(400);
+    expect(json(response).error).toMatchObject({ code: 'invalid_request', details: { fields: ['imageUrl'] } });
+  });
+
+  it('keeps usernames unique per environment, whatever their case: 409', async () => {
+    const other = await signUp(t);
+    expect((await patch({ username: 'grace_h' }, other.accessToken)).statusCode).toBe(200);
+    const taken = await patch({ username: 'Grace_H' });
+    expect(taken.statusCode).toBe(409);
+    expect(json(taken).error).toMatchObject({ code: 'conflict', details: { fields: ['username'] } });
+    // Another environment may use it.
+    const elsewhere = await signUp(t, { environment: t.project.production });
+    expect((await patch({ username: 'grace_h' }, elsewhere.accessToken)).statusCode).toBe(200);
+  });
+
+  it('refuses an invalid username, unknown fields and wrong types with 400', async () => {
+    expect((await patch({ username: 'a b' })).statusCode).toBe(400);
+    expect((await patch({ username: 'x' })).statusCode).toBe(400);
+    expect((await patch({ email: 'new@example.test' })).statusCode).toBe(400);
+    expect((await patch({ firstName: 42 })).statusCode).toBe(400);
+  });
+
+  it('needs an access token', async () => {
+    expect((await t.call({ method: 'GET', url: '/v1/me' })).statusCode).toBe(401);
+    const sk = await t.call({ method: 'GET', url: '/v1/me', credential: t.project.development.secretKey });
+    expect(sk.statusCode).toBe(403);
+  });
+});
