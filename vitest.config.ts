@@ -23,10 +23,15 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     projects: [
-      { test: { name: 'unit', include: [unitTests] } },
-      { test: { name: 'sqlite', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'sqlite' } } },
+      { extends: true, test: { name: 'unit', include: [unitTests] } },
+      { extends: true, test: { name: 'sqlite', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'sqlite' } } },
       ...(postgres
-        ? [{ test: { name: 'postgres', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'postgres' } } }]
+        ? [
+            {
+              extends: true,
+              test: { name: 'postgres', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'postgres' } },
+            },
+          ]
         : []),
     ],
   },

@@ -16,7 +16,9 @@ const files = readdirSync(here)
   .sort();
 
 console.log(`Gatehouse benchmarks on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}`);
-console.log(`Database: ${process.env.DATABASE_URL ? 'SQLite and PostgreSQL (DATABASE_URL)' : 'SQLite (set DATABASE_URL to add PostgreSQL)'}\n`);
+console.log(
+  `Database: ${process.env.DATABASE_URL ? 'SQLite and PostgreSQL (DATABASE_URL)' : 'SQLite (set DATABASE_URL to add PostgreSQL)'}\n`,
+);
 for (const file of files) {
   const mod = (await import(pathToFileURL(path.join(here, file)).href)) as { run: () => Promise<void> };
   console.log(`== ${file}`);

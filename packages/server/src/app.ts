@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import type { Store } from './db/index.js';
+import { installCors } from './http/cors.js';
 import { credentialsPlugin, type AccessTokenVerifier, type CredentialKind } from './http/credentials.js';
 import { ApiError } from './http/errors.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -13,6 +14,9 @@ import { warmUpPasswordHashing } from './identity/passwords.js';
 import { validatorCompiler } from './http/validation.js';
 import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
+import { outboxRoutes } from './flows/routes.js';
+import type { MailTransport } from './flows/transport.js';
+import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { platformRoutes } from './platform/routes.js';
 import { RefreshTokens } from './sessions/refresh-token.js';
 import { sessionRoutes } from './sessions/routes.js';
@@ -32,6 +36,26 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
   now?: () => number;
+  mail: {
+    /** Delivery for production environments; development mail is captured, never sent. */
+    transport: MailTransport;
+    /** Tests drive the worker by hand (`app.outbox.drain()`). */
+    startWorker?: boolean;
+    worker?: WorkerOptions;
+  };
+}
+
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  credentials: readonly CredentialKind[];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    registeredRoutes: readonly RegisteredRoute[];
+    outbox: OutboxWorker;
+  }
 }
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -55,6 +79,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
 
+  // The API speaks JSON only; Fastify's default text/plain parser would let a string reach
+  // validation and turn a 415 into a confusing 400.
+  app.removeContentTypeParser('text/plain');
   // An empty body with a JSON content type is treated as no body, so body-less POSTs work from
   // clients that always set the header; routes that need a body still refuse it by schema.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
@@ -71,9 +98,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // Each route's security requirement in the OpenAPI document comes from its credential config.
+  const routes: RegisteredRoute[] = [];
+  app.decorate('registeredRoutes', routes);
   app.addHook('onRoute', (route) => {
     const kinds = route.config?.credentials;
     route.schema = { ...route.schema, security: kinds ? kinds.map((k) => ({ [SECURITY_SCHEME[k]]: [] })) : [] };
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, credentials: kinds ?? [] });
   });
 
   await app.register(swagger, {
@@ -113,6 +143,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const verifyAccessToken: AccessTokenVerifier = (token) => sessions.verifyAccessToken(token);
   void warmUpPasswordHashing();
 
+  installCors(app);
   await app.register(credentialsPlugin, { tenancy, platformKeyHash: sha256Hex(options.platformKey), verifyAccessToken });
   await app.register(healthRoutes, { store: options.store });
   await app.register(tenancyRoutes);
@@ -120,6 +151,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(sessionRoutes, { sessions, keys, tokens, tenancy });
   await app.register(identityRoutes, { identity, cursors });
   await app.register(usageRoutes, { usage, now });
+  await app.register(outboxRoutes, { store: options.store, tenancy });
+
+  const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
+  app.decorate('outbox', outbox);
+  if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
+  app.addHook('onClose', async () => {
+    await outbox.stop();
+    options.mail.transport.close();
+  });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

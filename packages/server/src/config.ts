@@ -7,11 +7,16 @@ export interface Config {
   dataDir: string;
   /** Unset means the embedded SQLite database in the data directory. */
   databaseUrl: string | undefined;
+  /** PostgreSQL schema to use (created if missing); unset means the connection's default. */
+  databaseSchema: string | undefined;
   redisUrl: string | undefined;
   /** Unset means one is generated into the data directory on first start. */
   platformKey: string | undefined;
   /** Unset means one is generated into the data directory on first start. */
   instanceSecret: string | undefined;
+  /** SMTP delivery for production environments; unset means production mail cannot be sent. */
+  smtpUrl: string | undefined;
+  smtpFrom: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -70,6 +75,15 @@ function parseDatabaseUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function parseDatabaseSchema(raw: string | undefined, databaseUrl: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!databaseUrl) throw new ConfigError('DATABASE_SCHEMA', 'only applies to PostgreSQL; set DATABASE_URL too, or unset it.');
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) {
+    throw new ConfigError('DATABASE_SCHEMA', `"${raw}" is not a plain schema name; use lowercase letters, digits and underscores.`);
+  }
+  return raw;
+}
+
 function parseRedisUrl(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   if (!/^rediss?:\/\//.test(raw)) {
@@ -100,6 +114,22 @@ function parseSecret(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function parseSmtpUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^smtps?:\/\/[^\s]+$/.test(raw)) {
+    throw new ConfigError('SMTP_URL', 'must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com:465.');
+  }
+  return raw;
+}
+
+function parseSmtpFrom(raw: string | undefined, baseUrl: string): string {
+  if (raw === undefined) return `no-reply@${new URL(baseUrl).hostname}`;
+  if (!/^[^\s@<>",;]+@[^\s@<>",;]+$/.test(raw)) {
+    throw new ConfigError('SMTP_FROM', `"${raw}" must be one plain address such as auth@example.com, with no display name.`);
+  }
+  return raw;
+}
+
 function parseLogLevel(raw: string | undefined): Config['logLevel'] {
   if (raw === undefined) return 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
@@ -110,15 +140,20 @@ function parseLogLevel(raw: string | undefined): Config['logLevel'] {
 
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(optional(env, 'PORT'));
+  const databaseUrl = parseDatabaseUrl(optional(env, 'DATABASE_URL'));
+  const baseUrl = parseBaseUrl(optional(env, 'GATEHOUSE_BASE_URL'), port);
   return {
     port,
     host: optional(env, 'HOST') ?? '0.0.0.0',
-    baseUrl: parseBaseUrl(optional(env, 'GATEHOUSE_BASE_URL'), port),
+    baseUrl,
     dataDir: path.resolve(optional(env, 'GATEHOUSE_DATA_DIR') ?? '.gatehouse'),
-    databaseUrl: parseDatabaseUrl(optional(env, 'DATABASE_URL')),
+    databaseUrl,
+    databaseSchema: parseDatabaseSchema(optional(env, 'DATABASE_SCHEMA'), databaseUrl),
     redisUrl: parseRedisUrl(optional(env, 'REDIS_URL')),
     platformKey: parsePlatformKey(optional(env, 'GATEHOUSE_PLATFORM_KEY')),
     instanceSecret: parseSecret(optional(env, 'GATEHOUSE_SECRET')),
+    smtpUrl: parseSmtpUrl(optional(env, 'SMTP_URL')),
+    smtpFrom: parseSmtpFrom(optional(env, 'SMTP_FROM'), baseUrl),
     logLevel: parseLogLevel(optional(env, 'LOG_LEVEL')),
   };
 }

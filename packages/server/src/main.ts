@@ -3,12 +3,17 @@ import { buildApp } from './app.js';
 import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, openStore } from './db/index.js';
+import { SmtpTransport, UnconfiguredTransport } from './flows/transport.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const secrets = loadInstanceSecrets(config);
-  const store = openStore({ databaseUrl: config.databaseUrl, sqliteFile: path.join(config.dataDir, 'gatehouse.db') });
-  await migrate(store);
+  const store = openStore({
+    databaseUrl: config.databaseUrl,
+    sqliteFile: path.join(config.dataDir, 'gatehouse.db'),
+    ...(config.databaseSchema ? { postgresSchema: config.databaseSchema } : {}),
+  });
+  await migrate(store, config.databaseSchema);
   await checkInstanceSecret(store, secrets.instanceSecret);
   const created = await ensureDefaultProject(store);
 
@@ -18,6 +23,7 @@ async function main(): Promise<void> {
     platformKey: secrets.platformKey,
     instanceSecret: secrets.instanceSecret,
     logger: { level: config.logLevel },
+    mail: { transport: config.smtpUrl ? new SmtpTransport(config.smtpUrl, config.smtpFrom) : new UnconfiguredTransport() },
   });
   await app.listen({ port: config.port, host: config.host });
 
@@ -25,7 +31,7 @@ async function main(): Promise<void> {
     '',
     'Gatehouse is running.',
     `  Base URL:      ${config.baseUrl}`,
-    `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : 'PostgreSQL (DATABASE_URL)'}`,
+    `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
   ];
   if (secrets.platformKeyGenerated) {
     lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);
@@ -40,6 +46,13 @@ async function main(): Promise<void> {
       '',
       'Try it:',
       `  curl -H "Authorization: Bearer ${created.publishableKey}" ${config.baseUrl}/v1/environment`,
+    );
+  }
+  if (!config.smtpUrl) {
+    lines.push(
+      '',
+      'Warning: SMTP_URL is not set. Development email is captured (GET /v1/dev/emails), but production',
+      'email cannot be delivered: it waits in the outbox, with its error shown by the platform API.',
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);

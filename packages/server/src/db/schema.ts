@@ -87,7 +87,27 @@ export interface MonthlyActiveUsersTable {
   first_seen_at: number;
 }
 
+export type OutboxStatus = 'pending' | 'sent' | 'failed' | 'captured' | 'suppressed';
+
+export interface EmailOutboxTable {
+  environment_id: string;
+  id: string;
+  kind: string;
+  to_address: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  status: OutboxStatus;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  locked_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
 export interface Database {
+  email_outbox: EmailOutboxTable;
   instance_meta: InstanceMetaTable;
   projects: ProjectsTable;
   environments: EnvironmentsTable;

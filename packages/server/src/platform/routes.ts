@@ -60,7 +60,7 @@ const SettingsPatch = Type.Object(
   {
     domain: Type.Optional(DomainField),
     callbackOrigins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: 50 })),
-    authMethods: Type.Optional(Type.Partial(AuthMethodsSchema)),
+    authMethods: Type.Optional(Type.Partial(AuthMethodsSchema, { additionalProperties: false })),
     signUp: Type.Optional(Type.Boolean()),
     accessTokenTtlSeconds: Type.Optional(Type.Integer({ minimum: ACCESS_TOKEN_TTL.min, maximum: ACCESS_TOKEN_TTL.max })),
     tokenAlgorithm: Type.Optional(TokenAlgorithm),

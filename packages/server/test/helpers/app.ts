@@ -1,5 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppOptions } from '../../src/app.js';
+import type { MailTransport, OutgoingMessage } from '../../src/flows/transport.js';
 import { newSecret } from '../../src/lib/crypto.js';
 import { TenancyService } from '../../src/tenancy/service.js';
 import type { Environment } from '../../src/tenancy/settings.js';
@@ -37,6 +38,7 @@ export interface TestApp {
 export interface TestAppOptions {
   /** The app's clock; see `testClock()`. */
   now?: () => number;
+  mail?: Partial<AppOptions['mail']>;
 }
 
 /** A clock tests move by hand, for time-dependent rules, instead of sleeping. */
@@ -53,6 +55,16 @@ export function testClock(start = Date.now()) {
   };
 }
 
+/** Records what would have been delivered; tests that need a real SMTP exchange use smtp-server. */
+export class RecordingTransport implements MailTransport {
+  readonly name = 'recording';
+  readonly sent: OutgoingMessage[] = [];
+  async send(message: OutgoingMessage): Promise<void> {
+    this.sent.push(message);
+  }
+  close(): void {}
+}
+
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const store = await openTestStore();
   const platformKey = newSecret('plk_');
@@ -63,6 +75,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     platformKey,
     instanceSecret,
     ...(options.now ? { now: options.now } : {}),
+    mail: { transport: new RecordingTransport(), startWorker: false, ...options.mail },
   });
   await app.ready();
   const tenancy = new TenancyService(store);

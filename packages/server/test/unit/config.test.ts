@@ -24,6 +24,7 @@ describe('configuration', () => {
     ['GATEHOUSE_BASE_URL', 'https://auth.example.com/?q=1'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['REDIS_URL', 'localhost:6379'],
+    ['DATABASE_SCHEMA', 'no_database_url'],
     ['GATEHOUSE_PLATFORM_KEY', 'short'],
     ['GATEHOUSE_PLATFORM_KEY', 'x'.repeat(40)],
     ['GATEHOUSE_SECRET', 'too-short'],
@@ -38,6 +39,12 @@ describe('configuration', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message.startsWith(`${variable}: `)).toBe(true);
     expect((error as ConfigError).message).not.toContain('\n');
+  });
+
+  it('takes a PostgreSQL schema only with a PostgreSQL URL, and only a plain name', () => {
+    const url = 'postgres://localhost/db';
+    expect(loadConfig({ DATABASE_URL: url, DATABASE_SCHEMA: 'tenant_a' }).databaseSchema).toBe('tenant_a');
+    expect(() => loadConfig({ DATABASE_URL: url, DATABASE_SCHEMA: 'a; drop table x' })).toThrow(/^DATABASE_SCHEMA: /);
   });
 
   it('keeps a base URL path without a trailing slash', () => {

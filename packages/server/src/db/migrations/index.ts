@@ -1,4 +1,5 @@
 import type { Migration } from 'kysely';
+import { flows } from './0004_flows.js';
 import { tenancy } from './0001_tenancy.js';
 import { identity } from './0002_identity.js';
 
@@ -9,4 +10,5 @@ import { identity } from './0002_identity.js';
 export const migrations: Record<string, Migration> = {
   '0001_tenancy': tenancy,
   '0002_identity': identity,
+  '0004_flows': flows,
 };

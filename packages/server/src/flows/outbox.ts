@@ -1,0 +1,167 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Dialect } from '../db/index.js';
+import type { Database, OutboxStatus } from '../db/schema.js';
+import { newId } from '../lib/crypto.js';
+import type { Environment } from '../tenancy/settings.js';
+import type { EmailKind, RenderedEmail } from './templates.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export const THROTTLE = { perAddress: 5, windowMs: 10 * 60_000 } as const;
+export const CAPTURE_RETENTION = { maxAgeMs: 7 * 86_400_000, maxPerEnvironment: 1000 } as const;
+
+const PLAIN_ADDRESS = /^[^\s@",<>;:()[\]\\]+@[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/;
+
+export interface EnqueueInput {
+  environment: Environment;
+  kind: EmailKind;
+  to: string;
+  rendered: RenderedEmail;
+  /** False when the flow must look as if it sent something but send nothing (no account, no sign-up). */
+  deliver: boolean;
+}
+
+/**
+ * Writes one message into the outbox, inside the caller's transaction. Every path writes one row,
+ * so a known and an unknown address cost the same work; what differs is only the row's status.
+ */
+export async function enqueueEmail(db: Db, input: EnqueueInput, now: number): Promise<OutboxStatus> {
+  if (!PLAIN_ADDRESS.test(input.to)) throw new Error('enqueueEmail: recipient must be one canonical address');
+  const environmentId = input.environment.id;
+
+  const recent = await db
+    .selectFrom('email_outbox')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('environment_id', '=', environmentId)
+    .where('to_address', '=', input.to)
+    .where('created_at', '>', now - THROTTLE.windowMs)
+    .where('status', '!=', 'suppressed')
+    .executeTakeFirstOrThrow();
+  const throttled = Number(recent.n) >= THROTTLE.perAddress;
+
+  const status: OutboxStatus =
+    !input.deliver || throttled ? 'suppressed' : input.environment.type === 'development' ? 'captured' : 'pending';
+
+  await db
+    .insertInto('email_outbox')
+    .values({
+      environment_id: environmentId,
+      id: newId('msg'),
+      kind: input.kind,
+      to_address: input.to,
+      subject: input.rendered.subject,
+      text_body: input.rendered.text,
+      html_body: input.rendered.html,
+      status,
+      next_attempt_at: now,
+      locked_until: null,
+      last_error: throttled ? `Not sent: more than ${THROTTLE.perAddress} emails to this address in 10 minutes.` : null,
+      created_at: now,
+      sent_at: status === 'captured' ? now : null,
+    })
+    .execute();
+
+  await pruneCaptured(db, environmentId, now);
+  return status;
+}
+
+/** Captured development mail is kept for 7 days, and at most the last 1,000 per environment. */
+async function pruneCaptured(db: Db, environmentId: string, now: number): Promise<void> {
+  await db
+    .deleteFrom('email_outbox')
+    .where('environment_id', '=', environmentId)
+    .where('status', 'in', ['captured', 'suppressed'])
+    .where((eb) =>
+      eb.or([
+        eb('created_at', '<', now - CAPTURE_RETENTION.maxAgeMs),
+        eb(
+          'id',
+          'not in',
+          eb
+            .selectFrom('email_outbox as keep')
+            .select('keep.id')
+            .where('keep.environment_id', '=', environmentId)
+            .where('keep.status', 'in', ['captured', 'suppressed'])
+            .orderBy('keep.id', 'desc')
+            .limit(CAPTURE_RETENTION.maxPerEnvironment),
+        ),
+      ]),
+    )
+    .execute();
+}
+
+export interface ClaimOptions {
+  now: number;
+  lockMs: number;
+  batchSize: number;
+  dialect: Dialect;
+}
+
+/**
+ * Claims due messages for one worker. On PostgreSQL, `FOR UPDATE SKIP LOCKED` means two workers
+ * never claim the same row; SQLite has a single writer, so the update is atomic as it stands.
+ */
+export async function claimDue(db: Db, options: ClaimOptions) {
+  let due = db
+    .selectFrom('email_outbox')
+    .select(['environment_id', 'id'])
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', options.now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', options.now)]))
+    .orderBy('next_attempt_at')
+    .limit(options.batchSize);
+  if (options.dialect === 'postgres') due = due.forUpdate().skipLocked();
+
+  return db
+    .updateTable('email_outbox')
+    .set({ locked_until: options.now + options.lockMs, attempts: sql<number>`attempts + 1` })
+    .where((eb) => eb(eb.refTuple('environment_id', 'id'), 'in', due.$asTuple('environment_id', 'id')))
+    .returningAll()
+    .execute();
+}
+
+export async function markSent(db: Db, environmentId: string, id: string, now: number) {
+  await db
+    .updateTable('email_outbox')
+    .set({ status: 'sent', sent_at: now, locked_until: null, last_error: null })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function markFailedAttempt(
+  db: Db,
+  environmentId: string,
+  id: string,
+  update: { error: string; giveUp: boolean; nextAttemptAt: number },
+) {
+  await db
+    .updateTable('email_outbox')
+    .set({
+      status: update.giveUp ? 'failed' : 'pending',
+      next_attempt_at: update.nextAttemptAt,
+      locked_until: null,
+      last_error: update.error.slice(0, 1000),
+    })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', id)
+    .execute();
+}
+
+export interface ListEmailsOptions {
+  to?: string | undefined;
+  statuses?: OutboxStatus[];
+  limit: number;
+}
+
+export async function listEmails(db: Db, environmentId: string, options: ListEmailsOptions) {
+  let query = db
+    .selectFrom('email_outbox')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .orderBy('id', 'desc')
+    .limit(options.limit);
+  if (options.to !== undefined) query = query.where('to_address', '=', options.to);
+  if (options.statuses) query = query.where('status', 'in', options.statuses);
+  return query.execute();
+}

@@ -1,0 +1,118 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Store } from '../db/index.js';
+import { environmentOf } from '../http/credentials.js';
+import { notFound } from '../http/errors.js';
+import { IdParams } from '../http/schemas.js';
+import type { TenancyService } from '../tenancy/service.js';
+import { listEmails } from './outbox.js';
+
+const CapturedEmail = Type.Object({
+  id: Type.String(),
+  to: Type.String(),
+  subject: Type.String(),
+  text: Type.String(),
+  html: Type.String(),
+  kind: Type.String(),
+  createdAt: Type.Integer(),
+});
+
+const OutboxEmail = Type.Object({
+  ...CapturedEmail.properties,
+  status: Type.Union([
+    Type.Literal('pending'),
+    Type.Literal('sent'),
+    Type.Literal('failed'),
+    Type.Literal('captured'),
+    Type.Literal('suppressed'),
+  ]),
+  attempts: Type.Integer(),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  sentAt: Type.Union([Type.Integer(), Type.Null()]),
+});
+
+const EmailQuery = Type.Object(
+  {
+    to: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  },
+  { additionalProperties: false },
+);
+
+/** Addresses are stored canonical (domain lowercased), so a filter is compared the same way. */
+function canonicalFilter(to: string | undefined): string | undefined {
+  if (to === undefined) return undefined;
+  const trimmed = to.trim();
+  const at = trimmed.lastIndexOf('@');
+  return at < 0 ? trimmed : trimmed.slice(0, at) + trimmed.slice(at).toLowerCase();
+}
+
+export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: TenancyService }> = async (app, { store, tenancy }) => {
+  app.get(
+    '/v1/dev/emails',
+    {
+      config: { credentials: ['secret'] },
+      schema: {
+        summary: 'Emails captured in this development environment, newest first (production: 404)',
+        tags: ['dev'],
+        querystring: EmailQuery,
+        response: { 200: Type.Object({ data: Type.Array(CapturedEmail) }) },
+      },
+    },
+    async (request) => {
+      const environment = environmentOf(request);
+      if (environment.type !== 'development') {
+        throw notFound('The email outbox exists only in development environments; production email is delivered, and it');
+      }
+      const rows = await listEmails(store.db, environment.id, {
+        to: canonicalFilter(request.query.to),
+        statuses: ['captured'],
+        limit: request.query.limit ?? 20,
+      });
+      return {
+        data: rows.map((r) => ({
+          id: r.id,
+          to: r.to_address,
+          subject: r.subject,
+          text: r.text_body,
+          html: r.html_body,
+          kind: r.kind,
+          createdAt: r.created_at,
+        })),
+      };
+    },
+  );
+
+  app.get(
+    '/v1/platform/environments/:environmentId/emails',
+    {
+      config: { credentials: ['platform'] },
+      schema: {
+        summary: "An environment's outbox with delivery status: captured mail in development, deliveries and failures in production",
+        tags: ['platform'],
+        params: IdParams('environmentId'),
+        querystring: EmailQuery,
+        response: { 200: Type.Object({ data: Type.Array(OutboxEmail) }) },
+      },
+    },
+    async (request) => {
+      const environment = await tenancy.getEnvironment(request.params.environmentId);
+      const rows = await listEmails(store.db, environment.id, { to: canonicalFilter(request.query.to), limit: request.query.limit ?? 20 });
+      return {
+        data: rows.map((r) => ({
+          id: r.id,
+          to: r.to_address,
+          subject: r.subject,
+          text: r.text_body,
+          html: r.html_body,
+          kind: r.kind,
+          createdAt: r.created_at,
+          status: r.status,
+          attempts: r.attempts,
+          lastError: r.last_error,
+          sentAt: r.sent_at,
+        })),
+      };
+    },
+  );
+};

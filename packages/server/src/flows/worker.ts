@@ -1,0 +1,117 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Store } from '../db/index.js';
+import { claimDue, markFailedAttempt, markSent } from './outbox.js';
+import type { MailTransport } from './transport.js';
+
+export interface WorkerOptions {
+  clock?: () => number;
+  pollMs?: number;
+  lockMs?: number;
+  batchSize?: number;
+  maxAttempts?: number;
+  log?: Pick<FastifyBaseLogger, 'warn' | 'error'>;
+}
+
+/** Retry delay after the n-th failed attempt: 5 s, 10 s, 20 s … capped at 30 minutes. */
+export function backoffMs(attempts: number): number {
+  return Math.min(5_000 * 2 ** Math.max(0, attempts - 1), 30 * 60_000);
+}
+
+/**
+ * Delivers pending outbox messages outside any request. Delivery is at least once: a message is
+ * marked sent only after the transport accepted it, and a claim expires (lockMs) if its worker died,
+ * so a crash between claim and send delays a message but never loses it.
+ */
+export class OutboxWorker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  private stopped = true;
+  private readonly clock: () => number;
+  private readonly pollMs: number;
+  private readonly lockMs: number;
+  private readonly batchSize: number;
+  readonly maxAttempts: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly transport: MailTransport,
+    private readonly options: WorkerOptions = {},
+  ) {
+    this.clock = options.clock ?? Date.now;
+    this.pollMs = options.pollMs ?? 1000;
+    this.lockMs = options.lockMs ?? 60_000;
+    this.batchSize = options.batchSize ?? 20;
+    this.maxAttempts = options.maxAttempts ?? 10;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Asks for a run soon, e.g. right after a request committed a message. */
+  wake(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), delay);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    try {
+      await this.runOnce();
+    } catch (error) {
+      this.options.log?.error({ err: error }, 'outbox worker run failed');
+    }
+    if (!this.stopped) this.schedule(this.pollMs);
+  }
+
+  /** Claims and delivers one batch; returns how many messages it handled. */
+  runOnce(): Promise<number> {
+    this.running ??= this.deliverBatch().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** Runs batches until nothing is due. */
+  async drain(): Promise<void> {
+    while ((await this.runOnce()) > 0);
+  }
+
+  private async deliverBatch(): Promise<number> {
+    const now = this.clock();
+    const claimed = await claimDue(this.store.db, {
+      now,
+      lockMs: this.lockMs,
+      batchSize: this.batchSize,
+      dialect: this.store.dialect,
+    });
+    for (const message of claimed) {
+      try {
+        await this.transport.send({ to: message.to_address, subject: message.subject, text: message.text_body, html: message.html_body });
+        await markSent(this.store.db, message.environment_id, message.id, this.clock());
+      } catch (error) {
+        const giveUp = message.attempts >= this.maxAttempts;
+        const reason = error instanceof Error ? error.message : String(error);
+        this.options.log?.warn({ messageId: message.id, attempts: message.attempts, giveUp, reason }, 'email delivery failed');
+        await markFailedAttempt(this.store.db, message.environment_id, message.id, {
+          error: reason,
+          giveUp,
+          nextAttemptAt: this.clock() + backoffMs(message.attempts),
+        });
+      }
+    }
+    return claimed.length;
+  }
+}
