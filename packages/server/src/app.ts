@@ -14,7 +14,9 @@ import { warmUpPasswordHashing } from './identity/passwords.js';
 import { validatorCompiler } from './http/validation.js';
 import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
+import { authFlowRoutes } from './flows/auth-routes.js';
 import { outboxRoutes } from './flows/routes.js';
+import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { platformRoutes } from './platform/routes.js';
@@ -155,6 +157,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);
+  const flows = new FlowService({
+    store: options.store,
+    identity,
+    sessions,
+    tenancy,
+    now,
+    codeKey: deriveSubkey(options.instanceSecret, 'email-codes'),
+    wake: () => outbox.wake(),
+  });
+  await app.register(authFlowRoutes, { flows });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
   app.addHook('onClose', async () => {
     await outbox.stop();

@@ -166,21 +166,19 @@ describe('outbox delivery failures and concurrency', () => {
 
   const enqueueMany = async (prefix: string, count: number, now = Date.now()) => {
     for (let i = 0; i < count; i++) {
-      await t.store.db
-        .transaction()
-        .execute((tx) =>
-          enqueueEmail(
-            tx,
-            {
-              environment: prod,
-              kind: 'magic_link',
-              to: `${prefix}${i}@example.test`,
-              rendered: message('https://example.test/cb'),
-              deliver: true,
-            },
-            now,
-          ),
-        );
+      await t.store.db.transaction().execute((tx) =>
+        enqueueEmail(
+          tx,
+          {
+            environment: prod,
+            kind: 'magic_link',
+            to: `${prefix}${i}@example.test`,
+            rendered: message('https://example.test/cb'),
+            deliver: true,
+          },
+          now,
+        ),
+      );
     }
   };
 
