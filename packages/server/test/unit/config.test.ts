@@ -29,6 +29,9 @@ describe('configuration', () => {
     ['GATEHOUSE_PLATFORM_KEY', 'x'.repeat(40)],
     ['GATEHOUSE_SECRET', 'too-short'],
     ['LOG_LEVEL', 'loud'],
+    ['SMTP_URL', 'mail.example.com:25'],
+    ['SMTP_FROM', 'Gatehouse <auth@example.com>'],
+    ['GATEHOUSE_EMAIL_WORKER', 'yes'],
   ])('refuses %s=%s with one line naming the variable', (variable, value) => {
     let error: unknown;
     try {
