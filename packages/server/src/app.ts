@@ -14,7 +14,9 @@ import { warmUpPasswordHashing } from './identity/passwords.js';
 import { validatorCompiler } from './http/validation.js';
 import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
+import { authFlowRoutes } from './flows/auth-routes.js';
 import { outboxRoutes } from './flows/routes.js';
+import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { RedisLink } from './lib/redis.js';
@@ -94,11 +96,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   installErrorHandling(app);
 
-  // An empty body with a JSON content type is treated as no body, so body-less POSTs work from
-  // clients that always set the header; routes that need a body still refuse it by schema.
   // The API speaks JSON only; Fastify's default text/plain parser would let a string reach
   // validation and turn a 415 into a confusing 400.
   app.removeContentTypeParser('text/plain');
+  // An empty body with a JSON content type is treated as no body, so body-less POSTs work from
+  // clients that always set the header; routes that need a body still refuse it by schema.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
@@ -212,6 +214,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);
+  const flows = new FlowService({
+    store: options.store,
+    identity,
+    sessions,
+    tenancy,
+    now,
+    codeKey: deriveSubkey(options.instanceSecret, 'email-codes'),
+    wake: () => outbox.wake(),
+  });
+  await app.register(authFlowRoutes, { flows });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
   app.addHook('onClose', async () => {
     await outbox.stop();

@@ -19,6 +19,8 @@ export interface Config {
   /** SMTP delivery for production environments; unset means production mail cannot be sent. */
   smtpUrl: string | undefined;
   smtpFrom: string;
+  /** False for API-only nodes: they write the outbox, and other nodes deliver it. */
+  emailWorker: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -140,6 +142,12 @@ function parseSmtpFrom(raw: string | undefined, baseUrl: string): string {
   return raw;
 }
 
+function parseOnOff(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined) return fallback;
+  if (raw === 'on' || raw === 'off') return raw === 'on';
+  throw new ConfigError(name, `"${raw}" must be "on" or "off".`);
+}
+
 function parseLogLevel(raw: string | undefined): Config['logLevel'] {
   if (raw === undefined) return 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
@@ -165,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     instanceSecret: parseSecret(optional(env, 'GATEHOUSE_SECRET')),
     smtpUrl: parseSmtpUrl(optional(env, 'SMTP_URL')),
     smtpFrom: parseSmtpFrom(optional(env, 'SMTP_FROM'), baseUrl),
+    emailWorker: parseOnOff('GATEHOUSE_EMAIL_WORKER', optional(env, 'GATEHOUSE_EMAIL_WORKER'), true),
     logLevel: parseLogLevel(optional(env, 'LOG_LEVEL')),
   };
 }

@@ -23,7 +23,10 @@ async function main(): Promise<void> {
     platformKey: secrets.platformKey,
     instanceSecret: secrets.instanceSecret,
     logger: { level: config.logLevel },
-    mail: { transport: config.smtpUrl ? new SmtpTransport(config.smtpUrl, config.smtpFrom) : new UnconfiguredTransport() },
+    mail: {
+      transport: config.smtpUrl ? new SmtpTransport(config.smtpUrl, config.smtpFrom) : new UnconfiguredTransport(),
+      startWorker: config.emailWorker,
+    },
     redis: config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : undefined,
   });
   await app.listen({ port: config.port, host: config.host });

@@ -106,7 +106,24 @@ export interface MonthlyActiveUsersTable {
   first_seen_at: number;
 }
 
+export type FlowPurpose = 'magic_link' | 'email_code' | 'password_reset';
+
+export interface FlowTokensTable {
+  environment_id: string;
+  id: string;
+  purpose: FlowPurpose;
+  email: string;
+  user_id: string | null;
+  secret_hash: string;
+  attempts: Generated<number>;
+  password_fingerprint: string | null;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
 export interface Database {
+  flow_tokens: FlowTokensTable;
   email_outbox: EmailOutboxTable;
   instance_meta: InstanceMetaTable;
   projects: ProjectsTable;

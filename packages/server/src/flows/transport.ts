@@ -22,7 +22,9 @@ export class SmtpTransport implements MailTransport {
     url: string,
     private readonly from: string,
   ) {
-    this.transporter = nodemailer.createTransport(url);
+    // Bounded timeouts keep every attempt well inside the worker's claim (60 s), so a slow server
+    // can never make two workers hold the same message.
+    this.transporter = nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
   }
 
   async send(message: OutgoingMessage): Promise<void> {

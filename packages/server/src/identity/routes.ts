@@ -25,10 +25,10 @@ export const UserSchema = Type.Object({
   updatedAt: Type.Integer(),
 });
 
-const AuthUser = Type.Object({ id: Type.String(), email: Type.String() });
+export const AuthUser = Type.Object({ id: Type.String(), email: Type.String() });
 
 const Email = Type.String({ minLength: 1, maxLength: EMAIL_MAX_LENGTH + 64, description: 'Trimmed; the domain is lowercased' });
-const Password = Type.String({ maxLength: PASSWORD_MAX_LENGTH });
+export const Password = Type.String({ maxLength: PASSWORD_MAX_LENGTH });
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
 const Username = Type.String({ minLength: 1, maxLength: 64 });
 const ImageUrl = Type.String({ minLength: 1, maxLength: IMAGE_URL_MAX_LENGTH });

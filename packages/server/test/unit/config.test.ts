@@ -31,6 +31,9 @@ describe('configuration', () => {
     ['LOG_LEVEL', 'loud'],
     ['DATABASE_SCHEMA', 'Bad-Name'],
     ['GATEHOUSE_REDIS_PREFIX', 'a{b}'],
+    ['SMTP_URL', 'mail.example.com:25'],
+    ['SMTP_FROM', 'Gatehouse <auth@example.com>'],
+    ['GATEHOUSE_EMAIL_WORKER', 'yes'],
   ])('refuses %s=%s with one line naming the variable', (variable, value) => {
     let error: unknown;
     try {

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import { flows } from './0004_flows.js';
 import { tenancy } from './0001_tenancy.js';
 import { identity } from './0002_identity.js';
+import { flowTokens } from './0006_flow_tokens.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '0001_tenancy': tenancy,
   '0002_identity': identity,
   '0004_flows': flows,
+  '0006_flow_tokens': flowTokens,
 };

@@ -1,0 +1,122 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { environmentOf } from '../http/credentials.js';
+import { AuthUser, Password } from '../identity/routes.js';
+import { requestContext, SessionTokensSchema } from '../sessions/routes.js';
+import type { FlowService } from './service.js';
+
+const publishable = { credentials: ['publishable'] } as const;
+const tags = ['auth'];
+const Email = Type.String({ maxLength: 1024 });
+const RedirectUrl = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'Where the emailed link leads; `token` is added as a query parameter. Must pass the origin lock.',
+});
+const Token = Type.String({ minLength: 1, maxLength: 512 });
+const Sent = Type.Object({ status: Type.Literal('sent') });
+const SignedIn = Type.Object({ user: AuthUser, session: SessionTokensSchema });
+const IDENTICAL =
+  'Answers 202 {status:"sent"} whether or not the address has an account, and may be called repeatedly; at most 5 emails per address per 10 minutes are actually sent.';
+
+function body<T extends Parameters<typeof Type.Object>[0]>(properties: T) {
+  return Type.Object(properties, { additionalProperties: false });
+}
+
+export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> = async (app, { flows }) => {
+  app.post(
+    '/v1/auth/magic-link',
+    {
+      config: publishable,
+      schema: {
+        summary: 'Email a one-time sign-in link',
+        description: IDENTICAL,
+        tags,
+        body: body({ email: Email, redirectUrl: RedirectUrl }),
+        response: { 202: Sent },
+      },
+    },
+    async (request, reply) => {
+      await flows.startMagicLink(environmentOf(request), request.body);
+      return reply.code(202).send({ status: 'sent' });
+    },
+  );
+
+  app.post(
+    '/v1/auth/magic-link/verify',
+    {
+      config: publishable,
+      schema: {
+        summary: 'Exchange a magic-link token for a session (creates the account on a sign-up link)',
+        tags,
+        body: body({ token: Token }),
+        response: { 200: SignedIn },
+      },
+    },
+    async (request) => flows.verifyMagicLink(environmentOf(request), request.body.token, requestContext(request)),
+  );
+
+  app.post(
+    '/v1/auth/email-code',
+    {
+      config: publishable,
+      schema: {
+        summary: 'Email a 6-digit sign-in code',
+        description: IDENTICAL,
+        tags,
+        body: body({ email: Email }),
+        response: { 202: Sent },
+      },
+    },
+    async (request, reply) => {
+      await flows.startEmailCode(environmentOf(request), request.body);
+      return reply.code(202).send({ status: 'sent' });
+    },
+  );
+
+  app.post(
+    '/v1/auth/email-code/verify',
+    {
+      config: publishable,
+      schema: {
+        summary: 'Exchange an email code for a session; five wrong tries void the code',
+        tags,
+        body: body({ email: Email, code: Type.String({ pattern: '^[0-9]{6}$', description: 'The 6 digits from the email' }) }),
+        response: { 200: SignedIn },
+      },
+    },
+    async (request) => flows.verifyEmailCode(environmentOf(request), request.body, requestContext(request)),
+  );
+
+  app.post(
+    '/v1/auth/password-reset',
+    {
+      config: publishable,
+      schema: {
+        summary: 'Email a one-time password-reset link',
+        description: IDENTICAL,
+        tags,
+        body: body({ email: Email, redirectUrl: RedirectUrl }),
+        response: { 202: Sent },
+      },
+    },
+    async (request, reply) => {
+      await flows.startPasswordReset(environmentOf(request), request.body);
+      return reply.code(202).send({ status: 'sent' });
+    },
+  );
+
+  app.post(
+    '/v1/auth/password-reset/complete',
+    {
+      config: publishable,
+      schema: {
+        summary: 'Set a new password with a reset token; revokes every session of the user',
+        tags,
+        body: body({ token: Token, newPassword: Password }),
+        response: { 200: Type.Object({ reset: Type.Literal(true), sessionsRevoked: Type.Integer() }) },
+      },
+    },
+    async (request) => flows.completePasswordReset(environmentOf(request), request.body),
+  );
+};

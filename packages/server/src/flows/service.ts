@@ -1,0 +1,263 @@
+import { createHmac, randomInt } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { Store } from '../db/index.js';
+import type { FlowTokensTable } from '../db/schema.js';
+import { ApiError, apiError } from '../http/errors.js';
+import { normalizeEmail } from '../identity/email.js';
+import { assertAcceptablePassword } from '../identity/password-policy.js';
+import { hashPassword } from '../identity/passwords.js';
+import * as users from '../identity/queries.js';
+import type { IdentityService } from '../identity/service.js';
+import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
+import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
+import type { TenancyService } from '../tenancy/service.js';
+import type { Environment, EnvironmentSettings } from '../tenancy/settings.js';
+import { enqueueEmail } from './outbox.js';
+import * as q from './queries.js';
+import { linkWithToken, validateRedirectUrl } from './redirect.js';
+import { renderEmail, type EmailKind } from './templates.js';
+
+export const FLOW_TTL_MS = 10 * 60_000;
+export const MAX_CODE_ATTEMPTS = 5;
+
+type FlowToken = Selectable<FlowTokensTable>;
+
+export interface SignedIn {
+  user: { id: string; email: string };
+  session: SessionTokens;
+}
+
+export interface FlowServiceOptions {
+  store: Store;
+  identity: IdentityService;
+  sessions: SessionService;
+  tenancy: TenancyService;
+  now: () => number;
+  /** HMAC key for stored email codes. */
+  codeKey: Buffer;
+  /** Called after a message was committed, so the worker sends it soon. */
+  wake: () => void;
+}
+
+const METHOD_NAMES: Record<keyof EnvironmentSettings['authMethods'], string> = {
+  password: 'Password authentication (and so password reset)',
+  magicLink: 'Magic-link sign-in',
+  emailCode: 'Email-code sign-in',
+  sso: 'Single sign-on',
+};
+
+function requireMethod(environment: Environment, method: keyof EnvironmentSettings['authMethods']): void {
+  if (!environment.settings.authMethods[method]) {
+    throw apiError(
+      'method_disabled',
+      `${METHOD_NAMES[method]} is disabled for this environment. Enable it in the environment settings, or use another method.`,
+    );
+  }
+}
+
+function passwordFingerprint(passwordHash: string | null): string {
+  return sha256Hex(passwordHash ?? 'no-password');
+}
+
+const INVALID_LINK = 'This link is invalid, expired or already used. Request a new one.';
+
+/**
+ * Magic links, email codes and password resets. Starting a flow answers the same whatever the
+ * address: every path writes one token and one outbox row in one transaction, and only the row's
+ * status differs (sent, captured, or suppressed when there is no account and no sign-up).
+ */
+export class FlowService {
+  constructor(private readonly options: FlowServiceOptions) {}
+
+  private get db() {
+    return this.options.store.db;
+  }
+
+  private codeHash(tokenId: string, code: string): string {
+    return createHmac('sha256', this.options.codeKey).update(`${tokenId}:${code}`).digest('hex');
+  }
+
+  private async branding(environment: Environment) {
+    const { project } = await this.options.tenancy.getProject(environment.projectId);
+    return { projectName: project.name, logoUrl: null };
+  }
+
+  /** Writes the token and its email in one transaction; sends nothing itself. */
+  private async issue(
+    environment: Environment,
+    input: {
+      purpose: FlowTokensTable['purpose'];
+      email: string;
+      secret: string;
+      secretHash: (tokenId: string) => string;
+      kinds: { known: EmailKind; unknown: EmailKind };
+      content: { link?: string; code?: string };
+    },
+  ): Promise<void> {
+    const now = this.options.now();
+    const branding = await this.branding(environment);
+    await this.db.transaction().execute(async (tx) => {
+      const user = await users.findUserByEmail(tx, environment.id, input.email);
+      if (input.purpose === 'email_code') await q.voidLiveCodes(tx, environment.id, input.email, now);
+      const id = newId('flow');
+      await q.insertFlowToken(tx, environment.id, {
+        id,
+        purpose: input.purpose,
+        email: input.email,
+        user_id: user?.id ?? null,
+        secret_hash: input.secretHash(id),
+        password_fingerprint: user && input.purpose === 'password_reset' ? passwordFingerprint(user.password_hash) : null,
+        created_at: now,
+        expires_at: now + FLOW_TTL_MS,
+        consumed_at: null,
+      });
+      const kind = user ? input.kinds.known : input.kinds.unknown;
+      const rendered = renderEmail({ kind, ...branding, ...input.content, expiresInMinutes: FLOW_TTL_MS / 60_000 });
+      await enqueueEmail(
+        tx,
+        { environment, kind, to: user?.email ?? input.email, rendered, deliver: user !== undefined || environment.settings.signUp },
+        now,
+      );
+    });
+    this.options.wake();
+  }
+
+  async startMagicLink(environment: Environment, input: { email: string; redirectUrl: string }): Promise<void> {
+    requireMethod(environment, 'magicLink');
+    const email = normalizeEmail(input.email);
+    const redirect = validateRedirectUrl(environment, input.redirectUrl);
+    const secret = newSecret('', 32);
+    await this.issue(environment, {
+      purpose: 'magic_link',
+      email,
+      secret,
+      secretHash: () => sha256Hex(secret),
+      kinds: { known: 'magic_link', unknown: 'sign_up_link' },
+      content: { link: linkWithToken(redirect, secret) },
+    });
+  }
+
+  async verifyMagicLink(environment: Environment, token: string, context: RequestContext): Promise<SignedIn> {
+    requireMethod(environment, 'magicLink');
+    const row = await q.consumeBySecret(this.db, environment.id, 'magic_link', sha256Hex(token), this.options.now());
+    if (!row) throw apiError('invalid_credentials', INVALID_LINK);
+    return this.signInOrSignUp(environment, row, context);
+  }
+
+  async startEmailCode(environment: Environment, input: { email: string }): Promise<void> {
+    requireMethod(environment, 'emailCode');
+    const email = normalizeEmail(input.email);
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    await this.issue(environment, {
+      purpose: 'email_code',
+      email,
+      secret: code,
+      secretHash: (id) => this.codeHash(id, code),
+      kinds: { known: 'email_code', unknown: 'sign_up_code' },
+      content: { code },
+    });
+  }
+
+  async verifyEmailCode(environment: Environment, input: { email: string; code: string }, context: RequestContext): Promise<SignedIn> {
+    requireMethod(environment, 'emailCode');
+    const email = normalizeEmail(input.email);
+    const now = this.options.now();
+    const row = await q.findLiveCode(this.db, environment.id, email, now);
+    if (!row)
+      throw apiError(
+        'invalid_credentials',
+        'No valid code for this address: it expired, was used, or was replaced by a newer one. Request a new code.',
+      );
+    if (!constantTimeEqual(row.secret_hash, this.codeHash(row.id, input.code))) {
+      const attempts = await q.recordWrongCode(this.db, environment.id, row.id, MAX_CODE_ATTEMPTS, now);
+      const left = MAX_CODE_ATTEMPTS - (attempts ?? MAX_CODE_ATTEMPTS);
+      throw apiError(
+        'invalid_credentials',
+        left > 0
+          ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
+          : 'The code is incorrect and is now void after too many tries. Request a new code.',
+      );
+    }
+    if (!(await q.consumeCode(this.db, environment.id, row.id, MAX_CODE_ATTEMPTS, now))) {
+      throw apiError('invalid_credentials', 'This code is no longer valid. Request a new code.');
+    }
+    return this.signInOrSignUp(environment, row, context);
+  }
+
+  async startPasswordReset(environment: Environment, input: { email: string; redirectUrl: string }): Promise<void> {
+    requireMethod(environment, 'password');
+    const email = normalizeEmail(input.email);
+    const redirect = validateRedirectUrl(environment, input.redirectUrl);
+    const secret = newSecret('', 32);
+    await this.issue(environment, {
+      purpose: 'password_reset',
+      email,
+      secret,
+      secretHash: () => sha256Hex(secret),
+      kinds: { known: 'password_reset', unknown: 'sign_up_link' },
+      content: { link: linkWithToken(redirect, secret) },
+    });
+  }
+
+  /** Sets the new password and revokes every session of the user. */
+  async completePasswordReset(
+    environment: Environment,
+    input: { token: string; newPassword: string },
+  ): Promise<{ reset: true; sessionsRevoked: number }> {
+    requireMethod(environment, 'password');
+    assertAcceptablePassword(input.newPassword, 'newPassword');
+    const row = await q.consumeBySecret(this.db, environment.id, 'password_reset', sha256Hex(input.token), this.options.now());
+    if (!row) throw apiError('invalid_credentials', INVALID_LINK);
+
+    if (row.user_id === null) {
+      this.requireSignUp(environment);
+      await this.createOrFind(environment, row.email, input.newPassword);
+      return { reset: true, sessionsRevoked: 0 };
+    }
+    const passwordHash = await hashPassword(input.newPassword);
+    const userId = row.user_id;
+    const sessionsRevoked = await this.db.transaction().execute(async (tx) => {
+      const user = await users.findUser(tx, environment.id, userId);
+      if (!user) throw apiError('invalid_credentials', INVALID_LINK);
+      if (!constantTimeEqual(passwordFingerprint(user.password_hash), row.password_fingerprint ?? '')) {
+        throw apiError('invalid_credentials', 'This reset link is void because the password changed after it was sent. Request a new one.');
+      }
+      await users.updateUser(tx, environment.id, userId, { password_hash: passwordHash, updated_at: this.options.now() });
+      return this.options.sessions.revokeAllForUser(environment, userId, undefined, tx);
+    });
+    return { reset: true, sessionsRevoked };
+  }
+
+  private requireSignUp(environment: Environment): void {
+    if (!environment.settings.signUp) {
+      throw apiError('method_disabled', 'Sign-up is disabled for this environment, so this link cannot create an account.');
+    }
+  }
+
+  /** The account for a verified address: created now if it is new, or the one a race created first. */
+  private async createOrFind(environment: Environment, email: string, password?: string): Promise<{ id: string; email: string }> {
+    try {
+      const user = await this.options.identity.createUser(environment, { email, ...(password === undefined ? {} : { password }) });
+      return { id: user.id, email: user.email };
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== 'conflict') throw error;
+      const existing = await users.findUserByEmail(this.db, environment.id, email);
+      if (!existing) throw error;
+      return { id: existing.id, email: existing.email };
+    }
+  }
+
+  private async signInOrSignUp(environment: Environment, row: FlowToken, context: RequestContext): Promise<SignedIn> {
+    let user: { id: string; email: string };
+    if (row.user_id !== null) {
+      const found = await users.findUser(this.db, environment.id, row.user_id);
+      if (!found) throw apiError('invalid_credentials', INVALID_LINK);
+      user = { id: found.id, email: found.email };
+    } else {
+      this.requireSignUp(environment);
+      user = await this.createOrFind(environment, row.email);
+    }
+    const session = await this.options.sessions.create(environment, user.id, context);
+    return { user, session };
+  }
+}

@@ -1,0 +1,60 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** Everything the process printed so far. */
+  output: string;
+  /** Set when the process exited before it was ready. */
+  exitCode: number | null;
+}
+
+/** Starts `main.ts` as a real process; resolves once it prints its banner, or when it exits. */
+export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: serverDir,
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const started: ServerProcess = { child, output: '', exitCode: null };
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${started.output}`)), 20_000);
+    const onData = (chunk: Buffer) => {
+      started.output += chunk.toString();
+      if (started.output.includes('Gatehouse is running.') && /\n\n$/.test(started.output)) {
+        clearTimeout(timer);
+        resolve(started);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      started.exitCode = code;
+      resolve(started);
+    });
+  });
+}
+
+export async function stopServerProcess(started: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (started.child.exitCode !== null || started.child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    started.child.once('exit', () => resolve());
+    started.child.kill(signal);
+  });
+}
