@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { buildApp } from './app.js';
+import { describeObjectStore, openObjectStore } from './assets/stores.js';
 import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, openStore } from './db/index.js';
@@ -11,12 +12,14 @@ async function main(): Promise<void> {
   await migrate(store);
   await checkInstanceSecret(store, secrets.instanceSecret);
   const created = await ensureDefaultProject(store);
+  const objectStore = await openObjectStore(config, secrets.instanceSecret);
 
   const app = await buildApp({
     config,
     store,
     platformKey: secrets.platformKey,
     instanceSecret: secrets.instanceSecret,
+    objectStore,
     logger: { level: config.logLevel },
   });
   await app.listen({ port: config.port, host: config.host });
@@ -26,6 +29,7 @@ async function main(): Promise<void> {
     'Gatehouse is running.',
     `  Base URL:      ${config.baseUrl}`,
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : 'PostgreSQL (DATABASE_URL)'}`,
+    `  Object store:  ${describeObjectStore(config)}`,
   ];
   if (secrets.platformKeyGenerated) {
     lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);
@@ -46,6 +50,7 @@ async function main(): Promise<void> {
 
   const shutdown = async () => {
     await app.close();
+    await objectStore.close();
     await store.close();
     process.exit(0);
   };

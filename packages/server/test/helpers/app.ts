@@ -1,5 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppOptions } from '../../src/app.js';
+import { FilesystemObjectStore } from '../../src/assets/filesystem-store.js';
+import type { ObjectStore } from '../../src/assets/object-store.js';
+import { deriveSubkey } from '../../src/lib/cursor.js';
 import { newSecret } from '../../src/lib/crypto.js';
 import { TenancyService } from '../../src/tenancy/service.js';
 import type { Environment } from '../../src/tenancy/settings.js';
@@ -25,6 +31,7 @@ export interface TestApp {
   tenancy: TenancyService;
   platformKey: string;
   instanceSecret: string;
+  objectStore: ObjectStore;
   /** A project created for the test, with both environments' keys. */
   project: TestProject;
   createProject(name?: string, domain?: string): Promise<TestProject>;
@@ -34,11 +41,45 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(): Promise<TestApp> {
+export interface TestAppOptions {
+  /** Builds the object store; by default a filesystem store in a temporary directory, removed on close. */
+  objectStore?: (context: { instanceSecret: string; baseUrl: string }) => Promise<ObjectStore>;
+  authorizeUpload?: AppOptions['authorizeUpload'];
+}
+
+/** A filesystem object store in a fresh temporary directory; `root` is removed by the caller. */
+export async function temporaryFilesystemStore(instanceSecret: string, options: { baseUrl?: string; now?: () => number } = {}) {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'gatehouse-objects-'));
+  const objects = await FilesystemObjectStore.open({
+    root,
+    baseUrl: options.baseUrl ?? BASE_URL,
+    signingKey: deriveSubkey(instanceSecret, 'uploads'),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return { root, objects };
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const store = await openTestStore();
   const platformKey = newSecret('plk_');
   const instanceSecret = newSecret('', 48);
-  const app = await buildApp({ config: { baseUrl: BASE_URL }, store, platformKey, instanceSecret });
+  let objectsRoot: string | undefined;
+  let objectStore: ObjectStore;
+  if (options.objectStore) {
+    objectStore = await options.objectStore({ instanceSecret, baseUrl: BASE_URL });
+  } else {
+    const created = await temporaryFilesystemStore(instanceSecret);
+    objectsRoot = created.root;
+    objectStore = created.objects;
+  }
+  const app = await buildApp({
+    config: { baseUrl: BASE_URL },
+    store,
+    platformKey,
+    instanceSecret,
+    objectStore,
+    ...(options.authorizeUpload ? { authorizeUpload: options.authorizeUpload } : {}),
+  });
   await app.ready();
   const tenancy = new TenancyService(store);
 
@@ -57,6 +98,7 @@ export async function startTestApp(): Promise<TestApp> {
     tenancy,
     platformKey,
     instanceSecret,
+    objectStore,
     project: await createProject(),
     createProject,
     call({ credential, headers, ...rest }) {
@@ -68,7 +110,9 @@ export async function startTestApp(): Promise<TestApp> {
     setSettings: (environmentId, patch) => tenancy.updateSettings(environmentId, patch),
     async close() {
       await app.close();
+      await objectStore.close();
       await store.close();
+      if (objectsRoot) await rm(objectsRoot, { recursive: true, force: true });
     },
   };
 }

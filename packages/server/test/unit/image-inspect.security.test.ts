@@ -69,7 +69,7 @@ describe('image inspection', () => {
     huge.writeUInt32BE(0x7ffffff0, 33); // IDAT length
     expect(problem(inspectImage(huge))).toBe('truncated');
     const badCrc = Buffer.from(png);
-    badCrc[badCrc.length - 20] ^= 0xff; // inside IDAT
+    badCrc[badCrc.length - 20] = badCrc[badCrc.length - 20]! ^ 0xff; // inside IDAT
     expect(problem(inspectImage(badCrc))).toBe('malformed');
   });
 
@@ -116,7 +116,7 @@ describe('image inspection', () => {
     longer.writeUInt32LE(webp.readUInt32LE(4) + 100, 4);
     expect(problem(inspectImage(longer))).toBe('truncated');
     const animated = Buffer.from(fixtures.extendedWebp());
-    animated[20]! |= 0x02;
+    animated[20] = animated[20]! | 0x02;
     expect(problem(inspectImage(animated))).toBe('unsupported');
   });
 

@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import { tenancy } from './0001_tenancy.js';
+import { assets } from './0003_assets.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -7,4 +8,5 @@ import { tenancy } from './0001_tenancy.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001_tenancy': tenancy,
+  '0003_assets': assets,
 };
