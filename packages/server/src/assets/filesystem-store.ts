@@ -3,7 +3,7 @@ import { link, mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises
 import path from 'node:path';
 import { ApiError } from '../http/errors.js';
 import { constantTimeEqual } from '../lib/crypto.js';
-import { detectImageType, isImageType, MAX_IMAGE_BYTES, type ImageType } from './image.js';
+import { detectImageType, inspectImage, isImageType, MAX_IMAGE_BYTES, type ImageType } from './image.js';
 import {
   objectKeyPath,
   UPLOAD_TTL_SECONDS,
@@ -13,7 +13,6 @@ import {
   type UploadBinding,
   type UploadTarget,
 } from './object-store.js';
-import { inspectImage } from './image.js';
 
 export interface FilesystemStoreOptions {
   /** Objects live in `{root}/{namespace}/{sha256}`; temporary files in `{root}/.tmp`. */
@@ -63,6 +62,11 @@ export class FilesystemObjectStore implements ObjectStore {
       const info = await stat(file).catch(() => null);
       if (info && info.mtimeMs < cutoff) await rm(file, { force: true });
     }
+  }
+
+  /** The directory objects are stored under. */
+  get root(): string {
+    return this.options.root;
   }
 
   private pathOf(key: ObjectKey): string {

@@ -16,7 +16,7 @@ let root: string;
 beforeAll(async () => {
   t = await startTestApp();
   kit = await uploadKit(t);
-  root = (t.objectStore as unknown as { options: { root: string } }).options.root;
+  root = (t.objectStore as FilesystemObjectStore).root;
 });
 afterAll(() => t.close());
 

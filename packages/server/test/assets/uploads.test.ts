@@ -128,7 +128,7 @@ describe('the filesystem store: ticket, PUT, GET', () => {
     expect(second).toEqual({ publicUrl: first.publicUrl, alreadyExists: true });
     // A second PUT of the first ticket is accepted and changes nothing.
     expect((await kit.put(first, png)).statusCode).toBe(200);
-    const root = (t.objectStore as unknown as { options: { root: string } }).options.root;
+    const root = (t.objectStore as FilesystemObjectStore).root;
     const files = (await readdir(path.join(root, t.project.development.id))).filter((f) => f === sha256(png));
     expect(files).toHaveLength(1);
   });
@@ -153,7 +153,7 @@ describe('the filesystem store: ticket, PUT, GET', () => {
     expect((await refusal(kit.assets.acceptImageUrl(kit.environment, ticket.publicUrl))).message).toMatch(/https/);
 
     // The same objects, seen by an instance running on localhost.
-    const root = (t.objectStore as unknown as { options: { root: string } }).options.root;
+    const root = (t.objectStore as FilesystemObjectStore).root;
     const local = new AssetService(
       t.store,
       await FilesystemObjectStore.open({ root, baseUrl: 'http://localhost:4000', signingKey: deriveSubkey(t.instanceSecret, 'uploads') }),
@@ -189,7 +189,7 @@ describe('the filesystem store: ticket, PUT, GET', () => {
   });
 
   it('removes temporary files left by a process that died mid-write, and never shows them as objects', async () => {
-    const root = (t.objectStore as unknown as { options: { root: string } }).options.root;
+    const root = (t.objectStore as FilesystemObjectStore).root;
     const { utimes, writeFile } = await import('node:fs/promises');
     const orphan = path.join(root, '.tmp', `${'b'.repeat(64)}.deadbeef`);
     await writeFile(orphan, 'half an image');
