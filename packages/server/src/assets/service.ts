@@ -61,22 +61,23 @@ export class AssetService {
     }
     const contentType = acceptedImageType(request.contentType);
     const { contentLength, width, height } = request;
+    if (contentLength > MAX_IMAGE_BYTES) throw imageTooLarge(contentLength);
     if (!Number.isSafeInteger(contentLength) || contentLength < 1) {
       throw invalid('contentLength', 'contentLength must be the size of the file in bytes, a positive integer.');
     }
-    if (contentLength > MAX_IMAGE_BYTES) throw imageTooLarge(contentLength);
     for (const [field, value] of [
       ['width', width],
       ['height', height],
     ] as const) {
-      if (!Number.isSafeInteger(value) || value < 1)
-        throw invalid(field, `${field} must be the image's ${field} in pixels, a positive integer.`);
       if (value > MAX_IMAGE_DIMENSION) {
         throw new ApiError(
           'image_too_large',
           `The image's ${field} is ${value} pixels; at most ${MAX_IMAGE_DIMENSION}×${MAX_IMAGE_DIMENSION} is accepted. Resize it and try again.`,
           { fields: [field] },
         );
+      }
+      if (!Number.isSafeInteger(value) || value < 1) {
+        throw invalid(field, `${field} must be the image's ${field} in pixels, a positive integer.`);
       }
     }
     if (!/^[0-9a-fA-F]{64}$/.test(request.sha256)) {

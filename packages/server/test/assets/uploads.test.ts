@@ -72,6 +72,8 @@ describe('upload tickets', () => {
     expect((await refusal(kit.ticket({ ...base, width: 0 }))).code).toBe('invalid_request');
     expect((await refusal(kit.ticket({ ...base, height: -3 }))).code).toBe('invalid_request');
     expect((await refusal(kit.ticket({ ...base, contentLength: 0 }))).code).toBe('invalid_request');
+    expect((await refusal(kit.ticket({ ...base, contentLength: 1e20 }))).code).toBe('image_too_large');
+    expect((await refusal(kit.ticket({ ...base, width: 1.5 }))).code).toBe('invalid_request');
   });
 
   it.each([
