@@ -1,6 +1,9 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { assetRoutes, brandingRoutes, refuseOrganizationImages, type UploadAuthorizer } from './assets/routes.js';
+import type { ObjectStore } from './assets/object-store.js';
+import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
 import type { Store } from './db/index.js';
 import { installCors } from './http/cors.js';
@@ -49,6 +52,13 @@ export interface AppOptions {
   store: Store;
   platformKey: string;
   instanceSecret: string;
+  /** Where images live: openObjectStore(config, instanceSecret) in production. */
+  objectStore: ObjectStore;
+  /**
+   * Who may request an upload ticket for which purpose. The default refuses organization images;
+   * the Organizations issue replaces it with the live-membership org:manage check.
+   */
+  authorizeUpload?: UploadAuthorizer;
   logger?: FastifyServerOptions['logger'];
   mail: {
     /** Delivery for production environments; development mail is captured, never sent. */
@@ -207,6 +217,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   await app.register(tenancyRoutes);
   await app.register(platformRoutes, { tenancy, cursors });
+  const assets = new AssetService(options.store, options.objectStore);
+  await app.register(assetRoutes, { assets, authorizeUpload: options.authorizeUpload ?? refuseOrganizationImages });
+  await app.register(brandingRoutes, { assets });
   await app.register(sessionRoutes, { sessions, keys, tokens, tenancy });
   await app.register(identityRoutes, { identity, cursors });
   await app.register(usageRoutes, { usage, now });

@@ -22,6 +22,18 @@ export interface Config {
   /** False for API-only nodes: they write the outbox, and other nodes deliver it. */
   emailWorker: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Unset means the filesystem object store under the data directory. */
+  s3: S3Config | undefined;
+}
+
+export interface S3Config {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Where stored objects are publicly readable; object keys are appended to it. */
+  publicBaseUrl: string;
 }
 
 /** A bad configuration value. The message is one line that names the variable. */
@@ -156,6 +168,70 @@ function parseLogLevel(raw: string | undefined): Config['logLevel'] {
   return raw as Config['logLevel'];
 }
 
+const S3_VARIABLES = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_PUBLIC_BASE_URL'] as const;
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+function parseHttpUrl(variable: string, raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(variable, `"${raw}" is not a URL.`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(variable, `"${raw}" must start with https://.`);
+  if (url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(variable, `"${raw}" must not carry credentials, a query or a fragment.`);
+  }
+  return url;
+}
+
+// All or nothing: a partial S3 configuration would otherwise fall back to the filesystem store
+// without anyone noticing, and uploads would land on one node's disk.
+function parseS3(env: Env): S3Config | undefined {
+  const values = Object.fromEntries(S3_VARIABLES.map((name) => [name, optional(env, name)])) as Record<
+    (typeof S3_VARIABLES)[number],
+    string | undefined
+  >;
+  const set = S3_VARIABLES.filter((name) => values[name] !== undefined);
+  if (set.length === 0) return undefined;
+  const missing = S3_VARIABLES.find((name) => values[name] === undefined);
+  if (missing) {
+    throw new ConfigError(
+      missing,
+      `is required because ${set[0]} is set; the S3 object store needs all of ${S3_VARIABLES.join(', ')} (or none of them, for the filesystem store).`,
+    );
+  }
+  const v = values as Record<(typeof S3_VARIABLES)[number], string>;
+  const endpoint = parseHttpUrl('S3_ENDPOINT', v.S3_ENDPOINT);
+  if (endpoint.pathname !== '/')
+    throw new ConfigError('S3_ENDPOINT', `"${v.S3_ENDPOINT}" must be an origin with no path, e.g. https://s3.eu-west-1.amazonaws.com.`);
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(v.S3_BUCKET) || v.S3_BUCKET.includes('..')) {
+    throw new ConfigError(
+      'S3_BUCKET',
+      `"${v.S3_BUCKET}" is not a valid bucket name (3 to 63 lowercase letters, digits, dots and hyphens).`,
+    );
+  }
+  if (!/^[a-z0-9-]{1,64}$/.test(v.S3_REGION)) {
+    throw new ConfigError('S3_REGION', `"${v.S3_REGION}" is not a region name such as us-east-1 (MinIO and others accept us-east-1).`);
+  }
+  const publicBase = parseHttpUrl('S3_PUBLIC_BASE_URL', v.S3_PUBLIC_BASE_URL);
+  // Saved image URLs must be https; plain http is only usable on a loopback host, for local development.
+  if (publicBase.protocol === 'http:' && !LOOPBACK.has(publicBase.hostname)) {
+    throw new ConfigError(
+      'S3_PUBLIC_BASE_URL',
+      `"${v.S3_PUBLIC_BASE_URL}" must be https:// (plain http only on localhost, 127.0.0.1 or [::1]).`,
+    );
+  }
+  return {
+    endpoint: endpoint.origin,
+    bucket: v.S3_BUCKET,
+    region: v.S3_REGION,
+    accessKeyId: v.S3_ACCESS_KEY_ID,
+    secretAccessKey: v.S3_SECRET_ACCESS_KEY,
+    publicBaseUrl: `${publicBase.origin}${publicBase.pathname.replace(/\/+$/, '')}`,
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(optional(env, 'PORT'));
   const databaseUrl = parseDatabaseUrl(optional(env, 'DATABASE_URL'));
@@ -175,5 +251,6 @@ export function loadConfig(env: Env = process.env): Config {
     smtpFrom: parseSmtpFrom(optional(env, 'SMTP_FROM'), baseUrl),
     emailWorker: parseOnOff('GATEHOUSE_EMAIL_WORKER', optional(env, 'GATEHOUSE_EMAIL_WORKER'), true),
     logLevel: parseLogLevel(optional(env, 'LOG_LEVEL')),
+    s3: parseS3(env),
   };
 }

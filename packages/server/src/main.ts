@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { buildApp } from './app.js';
+import { describeObjectStore, openObjectStore } from './assets/stores.js';
 import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, openStore } from './db/index.js';
@@ -16,12 +17,14 @@ async function main(): Promise<void> {
   await migrate(store, config.databaseSchema);
   await checkInstanceSecret(store, secrets.instanceSecret);
   const created = await ensureDefaultProject(store);
+  const objectStore = await openObjectStore(config, secrets.instanceSecret);
 
   const app = await buildApp({
     config,
     store,
     platformKey: secrets.platformKey,
     instanceSecret: secrets.instanceSecret,
+    objectStore,
     logger: { level: config.logLevel },
     mail: {
       transport: config.smtpUrl ? new SmtpTransport(config.smtpUrl, config.smtpFrom) : new UnconfiguredTransport(),
@@ -37,6 +40,7 @@ async function main(): Promise<void> {
     `  Base URL:      ${config.baseUrl}`,
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
     `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
+    `  Object store:  ${describeObjectStore(config)}`,
   ];
   if (secrets.platformKeyGenerated) {
     lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);
@@ -64,6 +68,7 @@ async function main(): Promise<void> {
 
   const shutdown = async () => {
     await app.close();
+    await objectStore.close();
     await store.close();
     process.exit(0);
   };

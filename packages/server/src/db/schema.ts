@@ -14,6 +14,8 @@ export interface ProjectsTable {
   id: string;
   name: string;
   created_at: number;
+  /** The project logo (branding), a public URL of the object store. */
+  logo_url: string | null;
 }
 
 export interface EnvironmentsTable {

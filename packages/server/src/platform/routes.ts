@@ -29,6 +29,7 @@ const ProjectView = Type.Object({
   id: Type.String(),
   name: Type.String(),
   createdAt: Type.Integer(),
+  logoUrl: Type.Union([Type.String(), Type.Null()], { description: 'Set with PUT /v1/platform/projects/{id}/logo.' }),
   environments: Type.Array(EnvironmentView),
 });
 
@@ -95,8 +96,14 @@ export function environmentView(environment: Environment) {
   };
 }
 
-function projectView(project: { id: string; name: string; created_at: number }, environments: Environment[]) {
-  return { id: project.id, name: project.name, createdAt: project.created_at, environments: environments.map(environmentView) };
+function projectView(project: { id: string; name: string; created_at: number; logo_url: string | null }, environments: Environment[]) {
+  return {
+    id: project.id,
+    name: project.name,
+    createdAt: project.created_at,
+    logoUrl: project.logo_url,
+    environments: environments.map(environmentView),
+  };
 }
 
 export interface PlatformRouteOptions {

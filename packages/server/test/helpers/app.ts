@@ -1,6 +1,12 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import type { MailTransport, OutgoingMessage } from '../../src/flows/transport.js';
+import { FilesystemObjectStore } from '../../src/assets/filesystem-store.js';
+import type { ObjectStore } from '../../src/assets/object-store.js';
+import { deriveSubkey } from '../../src/lib/cursor.js';
 import { newSecret } from '../../src/lib/crypto.js';
 import { TenancyService } from '../../src/tenancy/service.js';
 import type { Environment } from '../../src/tenancy/settings.js';
@@ -26,6 +32,7 @@ export interface TestApp {
   tenancy: TenancyService;
   platformKey: string;
   instanceSecret: string;
+  objectStore: ObjectStore;
   /** A project created for the test, with both environments' keys. */
   project: TestProject;
   createProject(name?: string, domain?: string): Promise<TestProject>;
@@ -57,6 +64,8 @@ export interface TestAppOptions extends Pick<AppOptions, 'redis' | 'rateLimit' |
   mail?: Partial<AppOptions['mail']>;
   /** The app's clock; see `testClock()`. */
   now?: () => number;
+  /** Builds the object store; by default a filesystem store in a temporary directory, removed on close. */
+  objectStore?: (context: { instanceSecret: string; baseUrl: string }) => Promise<ObjectStore>;
 }
 
 /** A clock tests move by hand, for time-dependent rules, instead of sleeping. */
@@ -73,16 +82,46 @@ export function testClock(start = Date.now()) {
   };
 }
 
+/** A filesystem object store in a fresh temporary directory; `root` is removed by the caller. */
+export async function temporaryFilesystemStore(instanceSecret: string, options: { baseUrl?: string; now?: () => number } = {}) {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'gatehouse-objects-'));
+  const objects = await FilesystemObjectStore.open({
+    root,
+    baseUrl: options.baseUrl ?? BASE_URL,
+    signingKey: deriveSubkey(instanceSecret, 'uploads'),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return { root, objects };
+}
+
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const { store: givenStore, platformKey: givenPlatformKey, instanceSecret: givenSecret, routes, mail, ...appOptions } = options;
+  const {
+    store: givenStore,
+    platformKey: givenPlatformKey,
+    instanceSecret: givenSecret,
+    routes,
+    mail,
+    objectStore: makeObjectStore,
+    ...appOptions
+  } = options;
   const store = givenStore ?? (await openTestStore());
   const platformKey = givenPlatformKey ?? newSecret('plk_');
   const instanceSecret = givenSecret ?? newSecret('', 48);
+  let objectsRoot: string | undefined;
+  let objectStore: ObjectStore;
+  if (makeObjectStore) {
+    objectStore = await makeObjectStore({ instanceSecret, baseUrl: BASE_URL });
+  } else {
+    const created = await temporaryFilesystemStore(instanceSecret);
+    objectsRoot = created.root;
+    objectStore = created.objects;
+  }
   const app = await buildApp({
     config: { baseUrl: BASE_URL },
     store,
     platformKey,
     instanceSecret,
+    objectStore,
     ...appOptions,
     mail: { transport: new RecordingTransport(), startWorker: false, ...mail },
   });
@@ -106,6 +145,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     tenancy,
     platformKey,
     instanceSecret,
+    objectStore,
     project: await createProject(),
     createProject,
     call({ credential, headers, ...rest }) {
@@ -117,7 +157,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     setSettings: (environmentId, patch) => tenancy.updateSettings(environmentId, patch),
     async close() {
       await app.close();
+      await objectStore.close();
       await store.close();
+      if (objectsRoot) await rm(objectsRoot, { recursive: true, force: true });
     },
   };
 }

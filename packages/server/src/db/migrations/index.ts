@@ -1,7 +1,8 @@
 import type { Migration } from 'kysely';
-import { flows } from './0004_flows.js';
 import { tenancy } from './0001_tenancy.js';
 import { identity } from './0002_identity.js';
+import { assets } from './0003_assets.js';
+import { flows } from './0004_flows.js';
 import { flowTokens } from './0006_flow_tokens.js';
 
 /**
@@ -11,6 +12,7 @@ import { flowTokens } from './0006_flow_tokens.js';
 export const migrations: Record<string, Migration> = {
   '0001_tenancy': tenancy,
   '0002_identity': identity,
+  '0003_assets': assets,
   '0004_flows': flows,
   '0006_flow_tokens': flowTokens,
 };

@@ -1,0 +1,56 @@
+import { ApiError } from '../http/errors.js';
+
+export const MAX_IMAGE_URL_LENGTH = 2048;
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const OWN_ASSET_PATH = /^[a-z0-9_]+\/[0-9a-f]{64}$/;
+
+function refuse(detail: string): ApiError {
+  return new ApiError(
+    'invalid_request',
+    `imageUrl ${detail}. Use an https:// URL, such as the publicUrl of an upload ticket, or null to remove the image.`,
+    { fields: ['imageUrl'] },
+  );
+}
+
+/**
+ * The rule for an `imageUrl` being saved (SPEC part 4, rules 5 and 6; DESIGN "Uploads"): https
+ * only. The one exception is an asset URL this instance issued itself (under `ownAssetPrefix`,
+ * the object store's public URL prefix) on a loopback host, which is plain http during local
+ * development. Returns the parsed URL; its `href` is the form to store.
+ *
+ * The exception is matched on the parsed URL, not on the text, so look-alikes such as
+ * `http://localhost.evil.test/…` or `http://127.0.0.1.evil.test/…` and dot-segments that walk out of
+ * the asset path do not pass.
+ */
+export function assertAcceptableImageUrl(raw: string, options: { ownAssetPrefix: string }): URL {
+  if (raw.length > MAX_IMAGE_URL_LENGTH) throw refuse(`is longer than ${MAX_IMAGE_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse('is not an absolute URL');
+  }
+  if (url.username || url.password) throw refuse('must not carry a user name or password');
+  if (url.protocol === 'https:') {
+    if (!url.hostname) throw refuse('has no host');
+    return url;
+  }
+  if (url.protocol === 'http:' && isOwnLoopbackAsset(url, options.ownAssetPrefix)) return url;
+  if (url.protocol === 'http:') throw refuse('must use https (plain http is accepted only for this instance’s own uploads on localhost)');
+  throw refuse(`must use https, not ${url.protocol.replace(/:$/, '')}`);
+}
+
+function isOwnLoopbackAsset(url: URL, ownAssetPrefix: string): boolean {
+  const own = new URL(ownAssetPrefix);
+  if (!LOOPBACK_HOSTS.has(url.hostname) || url.origin !== own.origin) return false;
+  if (url.search || url.hash || !url.pathname.startsWith(own.pathname)) return false;
+  return OWN_ASSET_PATH.test(url.pathname.slice(own.pathname.length));
+}
+
+/** The part of an own asset URL after the prefix (`{namespace}/{sha256}`), or null. */
+export function ownAssetPath(url: URL, ownAssetPrefix: string): string | null {
+  const own = new URL(ownAssetPrefix);
+  if (url.origin !== own.origin || !url.pathname.startsWith(own.pathname)) return null;
+  return url.pathname.slice(own.pathname.length);
+}

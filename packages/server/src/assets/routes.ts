@@ -1,0 +1,231 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { sessionOf, type SessionIdentity } from '../http/credentials.js';
+import { ApiError } from '../http/errors.js';
+import { IdParams } from '../http/schemas.js';
+import { sha256Hex } from '../lib/crypto.js';
+import type { Environment } from '../tenancy/settings.js';
+import { acceptedImageType, checkImageBytes, imageTooLarge, mediaTypeOf } from './checks.js';
+import { FilesystemObjectStore } from './filesystem-store.js';
+import { MAX_IMAGE_BYTES } from './image.js';
+import { isValidObjectKey, type ObjectKey, type UploadBinding } from './object-store.js';
+import type { AssetService, UploadPurpose } from './service.js';
+
+/**
+ * Decides whether a session may upload for a purpose; throws `403 forbidden` when not. The
+ * Organizations issue supplies the real one (org:manage on the live membership).
+ */
+export type UploadAuthorizer = (caller: { environment: Environment; session: SessionIdentity }, purpose: UploadPurpose) => Promise<void>;
+
+/**
+ * The authorizer until organizations exist: avatars for anyone signed in; organization images
+ * for nobody, because org:manage cannot be checked against a live membership yet. Fails closed.
+ */
+export const refuseOrganizationImages: UploadAuthorizer = async (_caller, purpose) => {
+  if (purpose === 'organization_image') {
+    throw new ApiError(
+      'forbidden',
+      'Uploading an organization image needs the org:manage permission in your current organization. Ask an admin or owner of the organization.',
+    );
+  }
+};
+
+const TicketBody = Type.Object(
+  {
+    purpose: Type.String({ maxLength: 64, description: 'user_avatar or organization_image' }),
+    contentType: Type.String({ maxLength: 255, description: 'image/png, image/jpeg or image/webp' }),
+    contentLength: Type.Integer({ description: 'Size of the file in bytes; at most 1,048,576.' }),
+    sha256: Type.String({ maxLength: 128, description: 'Hex SHA-256 digest of the file; it becomes the object key.' }),
+    width: Type.Integer({ description: 'Width in pixels; at most 4096.' }),
+    height: Type.Integer({ description: 'Height in pixels; at most 4096.' }),
+  },
+  { additionalProperties: false },
+);
+
+const TicketResponse = Type.Object({
+  uploadUrl: Type.Optional(Type.String({ description: 'PUT the bytes here within 5 minutes. Absent when alreadyExists is true.' })),
+  uploadHeaders: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Headers the PUT must carry, exactly as given.' })),
+  publicUrl: Type.String({ description: 'Save this with PATCH /v1/me or PATCH /v1/me/organization.' }),
+  alreadyExists: Type.Boolean(),
+});
+
+export interface AssetRouteOptions {
+  assets: AssetService;
+  authorizeUpload: UploadAuthorizer;
+}
+
+/** `POST /v1/me/assets/upload-url`, and for the filesystem store its signed PUT and public GET. */
+export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (app, { assets, authorizeUpload }) => {
+  app.post(
+    '/v1/me/assets/upload-url',
+    {
+      config: { credentials: ['session'] },
+      schema: {
+        summary: 'Request a signed upload ticket for a profile or organization image',
+        description:
+          'PNG, JPEG or WebP, at most 1 MB and 4096×4096. When alreadyExists is true, save publicUrl directly; otherwise PUT the bytes to uploadUrl with uploadHeaders, then save publicUrl.',
+        tags: ['me'],
+        body: TicketBody,
+        response: { 200: TicketResponse },
+      },
+    },
+    async (request) => {
+      const caller = sessionOf(request);
+      return assets.createUploadTicket(caller.environment, request.body, (purpose) => authorizeUpload(caller, purpose));
+    },
+  );
+
+  if (assets.objects instanceof FilesystemObjectStore) {
+    await app.register(filesystemObjectRoutes, { objects: assets.objects });
+  }
+};
+
+/**
+ * Image bodies are read raw, only on the routes of the plugin that calls this, with a 1 MiB
+ * limit. Every content type is read, so the route's own checks (which run first, in onRequest)
+ * produce the refusal rather than a generic 415.
+ */
+function acceptRawBodies(app: FastifyInstance): void {
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_IMAGE_BYTES }, (_request, body, done) => done(null, body));
+}
+
+function declaredLength(request: FastifyRequest): number | undefined {
+  const raw = request.headers['content-length'];
+  return raw === undefined || !/^\d+$/.test(raw) ? undefined : Number(raw);
+}
+
+function bodyBytes(request: FastifyRequest): Buffer {
+  return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+}
+
+const ObjectParams = Type.Object(
+  { namespace: Type.String({ maxLength: 80 }), sha256: Type.String({ maxLength: 80 }) },
+  { additionalProperties: false },
+);
+
+const filesystemObjectRoutes: FastifyPluginAsyncTypebox<{ objects: FilesystemObjectStore }> = async (app, { objects }) => {
+  acceptRawBodies(app);
+  const bindings = new WeakMap<FastifyRequest, UploadBinding>();
+  const keyOf = (params: unknown): ObjectKey | null => {
+    const { namespace, sha256 } = params as { namespace: string; sha256: string };
+    const key = { namespace, sha256 };
+    return isValidObjectKey(key) ? key : null;
+  };
+  const noObject = () => new ApiError('not_found', 'No image is stored at this URL.');
+
+  app.put(
+    '/v1/assets/:namespace/:sha256',
+    {
+      schema: {
+        summary: 'Upload the bytes of an upload ticket (filesystem store); the URL is the credential',
+        tags: ['assets'],
+        params: ObjectParams,
+        response: { 200: Type.Object({ publicUrl: Type.String() }) },
+      },
+      // Everything that can be judged from the URL and headers is judged before the body is read.
+      onRequest: async (request) => {
+        const key = keyOf(request.params);
+        if (!key) throw noObject();
+        const binding = objects.verifyUploadUrl(key, request.query as Record<string, unknown>);
+        const sent = mediaTypeOf(request.headers['content-type']);
+        if (sent !== binding.contentType) {
+          throw new ApiError(
+            'unsupported_media_type',
+            `This upload URL is for ${binding.contentType}, but the request has Content-Type ${JSON.stringify(sent || '(none)')}. Send "Content-Type: ${binding.contentType}".`,
+          );
+        }
+        const length = declaredLength(request);
+        if (length !== undefined && length !== binding.contentLength) throw lengthMismatch(binding.contentLength, length);
+        bindings.set(request, binding);
+      },
+    },
+    async (request) => {
+      const binding = bindings.get(request)!;
+      const bytes = bodyBytes(request);
+      if (bytes.length !== binding.contentLength) throw lengthMismatch(binding.contentLength, bytes.length);
+      if (sha256Hex(bytes) !== binding.key.sha256) {
+        throw new ApiError(
+          'invalid_request',
+          'The SHA-256 digest of the uploaded bytes differs from the sha256 of the ticket. Request a new ticket with the digest of this exact file.',
+        );
+      }
+      checkImageBytes(bytes, binding);
+      await objects.put(binding.key, bytes);
+      return { publicUrl: objects.publicUrl(binding.key) };
+    },
+  );
+
+  app.get(
+    '/v1/assets/:namespace/:sha256',
+    { schema: { summary: 'Read a stored image (filesystem store)', tags: ['assets'], params: ObjectParams } },
+    async (request, reply) => {
+      const key = keyOf(request.params);
+      const stored = key && (await objects.read(key));
+      if (!key || !stored) throw noObject();
+      // Content-addressed, so the digest is a perfect validator and the bytes never change.
+      const etag = `"${key.sha256}"`;
+      void reply.headers({
+        'content-type': stored.contentType,
+        'x-content-type-options': 'nosniff',
+        'content-security-policy': "default-src 'none'",
+        'cache-control': 'public, max-age=31536000, immutable',
+        'cross-origin-resource-policy': 'cross-origin',
+        etag,
+      });
+      const match = request.headers['if-none-match'];
+      if (match !== undefined && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
+      return reply.send(stored.bytes);
+    },
+  );
+};
+
+function lengthMismatch(expected: number, actual: number): ApiError {
+  return new ApiError(
+    'invalid_request',
+    `This upload URL is for exactly ${expected} bytes, but ${actual} were sent. Request a new ticket with the file's exact size.`,
+  );
+}
+
+/** `PUT /v1/platform/projects/{id}/logo`: project branding, uploaded by the operator. */
+export const brandingRoutes: FastifyPluginAsyncTypebox<{ assets: AssetService }> = async (app, { assets }) => {
+  acceptRawBodies(app);
+  const platform = { credentials: ['platform'] } as const;
+
+  app.put(
+    '/v1/platform/projects/:projectId/logo',
+    {
+      config: platform,
+      schema: {
+        summary: 'Upload the project logo used in emails and hosted pages (raw PNG, JPEG or WebP bytes, at most 1 MB)',
+        tags: ['platform'],
+        params: IdParams('projectId'),
+        response: { 200: Type.Object({ logoUrl: Type.String() }) },
+      },
+      onRequest: async (request) => {
+        const type = request.headers['content-type'];
+        if (type === undefined || type.trim() === '') {
+          throw new ApiError('unsupported_media_type', 'Send the logo bytes with a Content-Type of image/png, image/jpeg or image/webp.');
+        }
+        acceptedImageType(type);
+        const length = declaredLength(request);
+        if (length !== undefined && length > MAX_IMAGE_BYTES) throw imageTooLarge(length);
+      },
+    },
+    async (request) => ({
+      logoUrl: await assets.setProjectLogo(request.params.projectId, bodyBytes(request), request.headers['content-type']!),
+    }),
+  );
+
+  app.delete(
+    '/v1/platform/projects/:projectId/logo',
+    {
+      config: platform,
+      schema: { summary: 'Remove the project logo', tags: ['platform'], params: IdParams('projectId'), response: { 204: Type.Null() } },
+    },
+    async (request, reply) => {
+      await assets.removeProjectLogo(request.params.projectId);
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,145 @@
+import type { Store } from '../db/index.js';
+import { ApiError, notFound } from '../http/errors.js';
+import { sha256Hex } from '../lib/crypto.js';
+import type { Environment } from '../tenancy/settings.js';
+import { acceptedImageType, checkImageBytes, imageTooLarge } from './checks.js';
+import { MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION } from './image.js';
+import { assertAcceptableImageUrl, ownAssetPath } from './image-url.js';
+import { parseObjectKeyPath, type ObjectStore, type StoredObject } from './object-store.js';
+
+export const UPLOAD_PURPOSES = ['user_avatar', 'organization_image'] as const;
+export type UploadPurpose = (typeof UPLOAD_PURPOSES)[number];
+
+/** The upload ticket request of SPEC part 2, as received. */
+export interface TicketRequest {
+  purpose: string;
+  contentType: string;
+  contentLength: number;
+  sha256: string;
+  width: number;
+  height: number;
+}
+
+export interface UploadTicket {
+  /** Absent when the object is already stored. */
+  uploadUrl?: string;
+  /** Headers the PUT to uploadUrl must carry. */
+  uploadHeaders?: Record<string, string>;
+  publicUrl: string;
+  alreadyExists: boolean;
+}
+
+/**
+ * Decides whether the caller may upload for a purpose; throws `403 forbidden` when not. For
+ * `organization_image` it must check `org:manage` against the live membership of the session's
+ * current organization, never the token's claims (SPEC part 4, rule 2).
+ */
+export type AuthorizePurpose = (purpose: UploadPurpose) => Promise<void>;
+
+function invalid(field: string, message: string): ApiError {
+  return new ApiError('invalid_request', message, { fields: [field] });
+}
+
+export class AssetService {
+  constructor(
+    private readonly store: Store,
+    readonly objects: ObjectStore,
+  ) {}
+
+  /**
+   * Issues an upload ticket for the environment (SPEC part 2 and part 4, rules 2 and 3). Every
+   * field is checked before `authorize`, and `authorize` runs before the existence check, so a
+   * caller who may not upload learns nothing about what is stored.
+   */
+  async createUploadTicket(environment: Environment, request: TicketRequest, authorize: AuthorizePurpose): Promise<UploadTicket> {
+    const purpose = request.purpose as UploadPurpose;
+    if (!UPLOAD_PURPOSES.includes(purpose)) {
+      throw invalid(
+        'purpose',
+        `purpose must be one of ${UPLOAD_PURPOSES.join(', ')}. Project logos are uploaded through the platform API.`,
+      );
+    }
+    const contentType = acceptedImageType(request.contentType);
+    const { contentLength, width, height } = request;
+    if (contentLength > MAX_IMAGE_BYTES) throw imageTooLarge(contentLength);
+    if (!Number.isSafeInteger(contentLength) || contentLength < 1) {
+      throw invalid('contentLength', 'contentLength must be the size of the file in bytes, a positive integer.');
+    }
+    for (const [field, value] of [
+      ['width', width],
+      ['height', height],
+    ] as const) {
+      if (value > MAX_IMAGE_DIMENSION) {
+        throw new ApiError(
+          'image_too_large',
+          `The image's ${field} is ${value} pixels; at most ${MAX_IMAGE_DIMENSION}×${MAX_IMAGE_DIMENSION} is accepted. Resize it and try again.`,
+          { fields: [field] },
+        );
+      }
+      if (!Number.isSafeInteger(value) || value < 1) {
+        throw invalid(field, `${field} must be the image's ${field} in pixels, a positive integer.`);
+      }
+    }
+    if (!/^[0-9a-fA-F]{64}$/.test(request.sha256)) {
+      throw invalid('sha256', 'sha256 must be the hex SHA-256 digest of the file: 64 characters 0-9 and a-f.');
+    }
+    await authorize(purpose);
+
+    const key = { namespace: environment.id, sha256: request.sha256.toLowerCase() };
+    const publicUrl = this.objects.publicUrl(key);
+    if (await this.objects.exists(key)) return { publicUrl, alreadyExists: true };
+    const target = await this.objects.createUploadTarget({ key, contentType, contentLength, width, height });
+    return { uploadUrl: target.url, uploadHeaders: target.headers, publicUrl, alreadyExists: false };
+  }
+
+  /**
+   * Checks an `imageUrl` that a PATCH is about to save, and returns the form to store. Any https
+   * URL passes the URL rule; a URL of this instance's object store must also name an object of
+   * the same environment that is stored and verified (for S3: `verifyStoredObject`).
+   */
+  async acceptImageUrl(environment: Environment, raw: string): Promise<string> {
+    const url = assertAcceptableImageUrl(raw, { ownAssetPrefix: this.objects.publicUrlPrefix });
+    const path = ownAssetPath(url, this.objects.publicUrlPrefix);
+    if (path !== null) {
+      const key = parseObjectKeyPath(path);
+      if (!key || key.namespace !== environment.id || url.search || url.hash) {
+        throw invalid(
+          'imageUrl',
+          'imageUrl is not an upload of this environment. Request an upload ticket and save the publicUrl it returns.',
+        );
+      }
+      await this.objects.verify(key);
+    }
+    return url.href;
+  }
+
+  /** The S3 post-upload check (HEAD plus a ranged GET), exposed for the PATCH endpoints. */
+  async verifyStoredObject(environmentId: string, sha256: string): Promise<StoredObject> {
+    const key = { namespace: environmentId, sha256: sha256.toLowerCase() };
+    const parsed = parseObjectKeyPath(`${key.namespace}/${key.sha256}`);
+    if (!parsed) throw invalid('sha256', 'sha256 must be 64 hex characters.');
+    return this.objects.verify(parsed);
+  }
+
+  /**
+   * Stores a project logo (branding: emails and hosted pages) under the project's own namespace,
+   * `{projectId}/{sha256}`, since a logo belongs to the project rather than to either environment.
+   */
+  async setProjectLogo(projectId: string, bytes: Uint8Array, contentTypeHeader: string): Promise<string> {
+    const contentType = acceptedImageType(contentTypeHeader);
+    if (bytes.length === 0) throw invalid('body', 'The request body is empty; send the image bytes.');
+    checkImageBytes(bytes, { contentType });
+    const project = await this.store.db.selectFrom('projects').select('id').where('id', '=', projectId).executeTakeFirst();
+    if (!project) throw notFound(`Project ${projectId}`);
+    const key = { namespace: project.id, sha256: sha256Hex(bytes) };
+    await this.objects.put(key, bytes, contentType);
+    const logoUrl = this.objects.publicUrl(key);
+    await this.store.db.updateTable('projects').set({ logo_url: logoUrl }).where('id', '=', project.id).execute();
+    return logoUrl;
+  }
+
+  async removeProjectLogo(projectId: string): Promise<void> {
+    const result = await this.store.db.updateTable('projects').set({ logo_url: null }).where('id', '=', projectId).executeTakeFirst();
+    if (result.numUpdatedRows === 0n) throw notFound(`Project ${projectId}`);
+  }
+}
