@@ -13,6 +13,8 @@ import { warmUpPasswordHashing } from './identity/passwords.js';
 import { validatorCompiler } from './http/validation.js';
 import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
+import { organizationRoutes } from './organizations/routes.js';
+import { OrganizationService } from './organizations/service.js';
 import { platformRoutes } from './platform/routes.js';
 import { RefreshTokens } from './sessions/refresh-token.js';
 import { sessionRoutes } from './sessions/routes.js';
@@ -102,14 +104,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const usage = new UsageService(options.store, tenancy, now);
   const keys = new SigningKeys(options.store, options.instanceSecret, now);
   const tokens = new AccessTokens(keys, options.config.baseUrl, now);
+  const organizations = new OrganizationService({ store: options.store, baseUrl: options.config.baseUrl, now });
   const sessions = new SessionService({
     store: options.store,
     tokens,
     refreshTokens: new RefreshTokens(options.instanceSecret),
     usage,
     now,
+    extraClaims: (context) => organizations.claimsFor(context),
   });
-  const identity = new IdentityService({ store: options.store, sessions, baseUrl: options.config.baseUrl, now });
+  const identity = new IdentityService({
+    store: options.store,
+    sessions,
+    baseUrl: options.config.baseUrl,
+    now,
+    deletionGuard: (environment, userId) => organizations.assertUserDeletable(environment, userId),
+  });
   const verifyAccessToken: AccessTokenVerifier = (token) => sessions.verifyAccessToken(token);
   void warmUpPasswordHashing();
 
@@ -118,7 +128,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(tenancyRoutes);
   await app.register(platformRoutes, { tenancy, cursors });
   await app.register(sessionRoutes, { sessions, keys, tokens, tenancy });
-  await app.register(identityRoutes, { identity, cursors });
+  await app.register(identityRoutes, {
+    identity,
+    cursors,
+    meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
+  });
+  await app.register(organizationRoutes, { organizations, sessions, tenancy, cursors });
   await app.register(usageRoutes, { usage, now });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -87,6 +87,37 @@ export interface MonthlyActiveUsersTable {
   first_seen_at: number;
 }
 
+export interface OrganizationsTable {
+  environment_id: string;
+  id: string;
+  name: string;
+  slug: string;
+  image_url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OrganizationMembersTable {
+  environment_id: string;
+  organization_id: string;
+  user_id: string;
+  /** A system role or the key of a custom role of the environment. */
+  role: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OrganizationRolesTable {
+  environment_id: string;
+  key: string;
+  name: string;
+  description: string | null;
+  /** JSON array of permission keys. */
+  permissions: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   instance_meta: InstanceMetaTable;
   projects: ProjectsTable;
@@ -96,6 +127,9 @@ export interface Database {
   sessions: SessionsTable;
   signing_keys: SigningKeysTable;
   monthly_active_users: MonthlyActiveUsersTable;
+  organizations: OrganizationsTable;
+  organization_members: OrganizationMembersTable;
+  organization_roles: OrganizationRolesTable;
 }
 
 export type Counter = Generated<number>;

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import { tenancy } from './0001_tenancy.js';
 import { identity } from './0002_identity.js';
+import { organizations } from './0005_organizations.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -9,4 +10,5 @@ import { identity } from './0002_identity.js';
 export const migrations: Record<string, Migration> = {
   '0001_tenancy': tenancy,
   '0002_identity': identity,
+  '0005_organizations': organizations,
 };
