@@ -5,13 +5,13 @@ import { actAs, addMember, createOrg, person, plainUser, switchTo, type Person }
 
 const ORG_CLAIMS = ['org_id', 'org_slug', 'org_role', 'org_permissions'];
 
-describe('POST /v1/auth/switch-organization', () => {
+describe('POST /v1/auth/switch-organization', { timeout: 30_000 }, () => {
   let t: TestApp;
   let alice: Person;
   beforeAll(async () => {
     t = await startTestApp();
     alice = await person(t, undefined, 'alice');
-  });
+  }, 60_000); // signing people up hashes passwords: slow on a busy machine
   afterAll(() => t.close());
 
   const claims = (who: Person) => decodeJwt(who.accessToken).payload;

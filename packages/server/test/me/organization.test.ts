@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json, me } from '../helpers/identity.js';
 import { actAs, addMember, createOrg, person, plainUser, rolesOf, type Person } from '../helpers/organizations.js';
 
-describe('/v1/me/organizations and /v1/me/organization (session)', () => {
+describe('/v1/me/organizations and /v1/me/organization (session)', { timeout: 30_000 }, () => {
   let t: TestApp;
   let owner: Person;
   let admin: Person;
@@ -15,10 +15,10 @@ describe('/v1/me/organizations and /v1/me/organization (session)', () => {
       await person(t, undefined, 'admin'),
       await person(t, undefined, 'member'),
     ];
-  });
+  }, 60_000); // signing people up hashes passwords: slow on a busy machine
   afterAll(() => t.close());
 
-  const as = (who: Person, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
+  const as = (who: Person, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: Record<string, unknown>) =>
     t.call({ method, url, credential: who.accessToken, ...(payload === undefined ? {} : { payload }) });
 
   /** A fresh organization with owner, admin and member, each acting as it. */

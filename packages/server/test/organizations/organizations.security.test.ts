@@ -4,7 +4,7 @@ import { decodeJwt, json } from '../helpers/identity.js';
 import { actAs, addMember, createOrg, person, plainUser, rolesOf, type Person } from '../helpers/organizations.js';
 
 /** Attacks on organizations: escalation, stale claims, wrong-tenant ids. */
-describe('organizations security', () => {
+describe('organizations security', { timeout: 30_000 }, () => {
   let t: TestApp;
   let owner: Person;
   let admin: Person;
@@ -16,10 +16,10 @@ describe('organizations security', () => {
     admin = await person(t, undefined, 'admin');
     member = await person(t, undefined, 'member');
     other = await person(t, undefined, 'other');
-  });
+  }, 60_000); // signing people up hashes passwords: slow on a busy machine
   afterAll(() => t.close());
 
-  const as = (who: Person, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
+  const as = (who: Person, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: Record<string, unknown>) =>
     t.call({ method, url, credential: who.accessToken, ...(payload === undefined ? {} : { payload }) });
 
   async function team() {

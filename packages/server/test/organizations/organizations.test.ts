@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json } from '../helpers/identity.js';
 import { addMember, createOrg, plainUser, rolesOf } from '../helpers/organizations.js';
 
-describe('/v1/organizations (secret key)', () => {
+describe('/v1/organizations (secret key)', { timeout: 30_000 }, () => {
   let t: TestApp;
   let sk: string;
   beforeAll(async () => {
@@ -12,7 +12,7 @@ describe('/v1/organizations (secret key)', () => {
   });
   afterAll(() => t.close());
 
-  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, key = sk) =>
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: Record<string, unknown>, key = sk) =>
     t.call({ method, url, credential: key, ...(payload === undefined ? {} : { payload }) });
 
   it('creates an organization (201, bare object) whose ownerId becomes owner', async () => {
@@ -182,9 +182,8 @@ describe('/v1/organizations (secret key)', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const body = json(
-        await call('GET', `/v1/organizations/${org.id}/members?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
-      );
+      const url: string = `/v1/organizations/${org.id}/members?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const body = json(await call('GET', url));
       seen.push(...body.data.map((m: { userId: string }) => m.userId));
       cursor = body.nextCursor;
     } while (cursor && seen.length < 20);

@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { decodeJwt, json, refresh } from '../helpers/identity.js';
 import { actAs, addMember, createOrg, person, plainUser, rolesOf, type Person } from '../helpers/organizations.js';
 
-describe('/v1/platform/environments/{id}/roles and custom roles', () => {
+describe('/v1/platform/environments/{id}/roles and custom roles', { timeout: 30_000 }, () => {
   let t: TestApp;
   let env: string;
   let owner: Person;
@@ -13,11 +13,15 @@ describe('/v1/platform/environments/{id}/roles and custom roles', () => {
     env = t.project.development.id;
     owner = await person(t, undefined, 'owner');
     manager = await person(t, undefined, 'manager');
-  });
+  }, 60_000); // signing people up hashes passwords: slow on a busy machine
   afterAll(() => t.close());
 
-  const platform = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, credential = t.platformKey) =>
-    t.call({ method, url, credential, ...(payload === undefined ? {} : { payload }) });
+  const platform = (
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    url: string,
+    payload?: Record<string, unknown>,
+    credential = t.platformKey,
+  ) => t.call({ method, url, credential, ...(payload === undefined ? {} : { payload }) });
 
   it('lists the system roles with their permissions', async () => {
     const response = await platform('GET', `/v1/platform/environments/${env}/roles`);
