@@ -39,6 +39,11 @@ export const ROLE_KEY = /^[a-z][a-z0-9_-]{0,62}[a-z0-9]$/;
 const PERMISSION_KEY = /^org:[a-z][a-z0-9_-]{0,62}:[a-z][a-z0-9_-]{0,62}$/;
 const SYSTEM_PERMISSIONS = new Set<string>(Object.values(PERMISSIONS));
 
+/** The system permissions in `permissions` that `held` lacks: what granting that role would escalate. */
+export function escalation(permissions: readonly string[], held: readonly string[]): string[] {
+  return permissions.filter((p) => SYSTEM_PERMISSIONS.has(p) && !held.includes(p));
+}
+
 export function validRoleKey(key: string): string {
   if (!ROLE_KEY.test(key)) {
     throw apiError(

@@ -11,7 +11,7 @@ import { clearActiveOrganization } from '../sessions/queries.js';
 import type { ClaimsContext } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as q from './queries.js';
-import { isSystemRole, parsePermissions, PERMISSIONS, SYSTEM_ROLES, validPermissions, validRoleKey } from './roles.js';
+import { escalation, isSystemRole, parsePermissions, PERMISSIONS, SYSTEM_ROLES, validPermissions, validRoleKey } from './roles.js';
 import { slugFromName, suffixedSlug, validSlug } from './slugs.js';
 
 type Tx = Transaction<Database>;
@@ -122,6 +122,13 @@ function onlyOwners(): ApiError {
   );
 }
 
+function beyondOwnRights(role: string, lacking: string[]): ApiError {
+  return apiError(
+    'forbidden',
+    `Role "${role}" carries ${lacking.join(', ')}, which your own role lacks; only an owner can grant it, change it, or remove someone who holds it.`,
+  );
+}
+
 function missingPermission(role: string, permission: string, action: string): ApiError {
   return apiError(
     'forbidden',
@@ -184,6 +191,17 @@ export class OrganizationService {
     if (isSystemRole(role)) return [...SYSTEM_ROLES[role].permissions];
     const row = await q.findRole(db, environmentId, role);
     return row ? parsePermissions(row.permissions) : [];
+  }
+
+  /**
+   * A non-owner may not grant a role carrying system permissions they lack (an admin handing out a
+   * custom role with org:delete), nor change or remove someone who holds one.
+   */
+  private async assertWithinOwnRights(tx: Tx, environmentId: string, membership: ActorMembership, role: string): Promise<void> {
+    if (membership.role === 'owner') return;
+    if (role === 'owner') throw onlyOwners();
+    const lacking = escalation(await this.permissionsOf(tx, environmentId, role), membership.permissions);
+    if (lacking.length > 0) throw beyondOwnRights(role, lacking);
   }
 
   /** Checks that `role` exists in the environment (locking a custom role against deletion); 400 otherwise. */
@@ -476,7 +494,7 @@ export class OrganizationService {
         if (!membership.permissions.includes(PERMISSIONS.membersManage)) {
           throw missingPermission(membership.role, PERMISSIONS.membersManage, 'Adding members');
         }
-        if (role === 'owner' && membership.role !== 'owner') throw onlyOwners();
+        await this.assertWithinOwnRights(tx, environment.id, membership, role);
       }
       // Looked up only after the permission check, so that without it nobody can probe which emails have accounts.
       const user =
@@ -523,7 +541,8 @@ export class OrganizationService {
         if (!membership.permissions.includes(PERMISSIONS.membersManage)) {
           throw missingPermission(membership.role, PERMISSIONS.membersManage, 'Changing member roles');
         }
-        if ((next === 'owner' || target.role === 'owner') && membership.role !== 'owner') throw onlyOwners();
+        await this.assertWithinOwnRights(tx, environment.id, membership, target.role);
+        await this.assertWithinOwnRights(tx, environment.id, membership, next);
       }
       if (target.role === 'owner' && next !== 'owner' && (await q.countOwners(tx, environment.id, organizationId)) <= 1) {
         throw lastOwner(organizationId);
@@ -548,7 +567,7 @@ export class OrganizationService {
         if (!membership.permissions.includes(PERMISSIONS.membersManage)) {
           throw missingPermission(membership.role, PERMISSIONS.membersManage, 'Removing another member');
         }
-        if (target.role === 'owner' && membership.role !== 'owner') throw onlyOwners();
+        await this.assertWithinOwnRights(tx, environment.id, membership, target.role);
       }
       if (target.role === 'owner' && (await q.countOwners(tx, environment.id, organizationId)) <= 1) throw lastOwner(organizationId);
       await q.deleteMembership(tx, environment.id, organizationId, userId);

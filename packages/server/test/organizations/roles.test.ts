@@ -160,4 +160,34 @@ describe('/v1/platform/environments/{id}/roles and custom roles', { timeout: 30_
     expect(json(foreign).error.message).toMatch(/Unknown role "prod_only"[\s\S]*people_ops/);
     expect((await rolesOf(t, org.id))[recruit.id]).toBe('people_ops');
   });
+  it('a non-owner cannot hand out, change or remove a custom role carrying system permissions they lack', async () => {
+    await platform('POST', `/v1/platform/environments/${env}/roles`, {
+      key: 'closer',
+      name: 'Closer',
+      permissions: ['org:delete'],
+    });
+    const org = await createOrg(t, owner.userId, { name: 'Escalation' });
+    const admin = await person(t, undefined, 'admin');
+    await addMember(t, org.id, admin.userId, 'admin');
+    const target = await plainUser(t);
+    await addMember(t, org.id, target.id, 'member');
+    await actAs(t, owner, org.id);
+    await actAs(t, admin, org.id);
+    const as = (who: Person, method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: Record<string, unknown>) =>
+      t.call({ method, url, credential: who.accessToken, ...(payload === undefined ? {} : { payload }) });
+
+    for (const response of [
+      await as(admin, 'PATCH', `/v1/me/organization/members/${target.id}`, { role: 'closer' }),
+      await as(admin, 'PATCH', `/v1/me/organization/members/${admin.userId}`, { role: 'closer' }),
+      await as(admin, 'POST', '/v1/me/organization/members', { email: (await plainUser(t)).email, role: 'closer' }),
+    ]) {
+      expect(response.statusCode, response.body).toBe(403);
+      expect(json(response).error.message).toMatch(/org:delete/);
+    }
+    expect((await as(owner, 'PATCH', `/v1/me/organization/members/${target.id}`, { role: 'closer' })).statusCode).toBe(200);
+    expect((await as(admin, 'PATCH', `/v1/me/organization/members/${target.id}`, { role: 'member' })).statusCode).toBe(403);
+    expect((await as(admin, 'DELETE', `/v1/me/organization/members/${target.id}`)).statusCode).toBe(403);
+    expect((await rolesOf(t, org.id))[target.id]).toBe('closer');
+    expect((await as(owner, 'DELETE', `/v1/me/organization/members/${target.id}`)).statusCode).toBe(200);
+  });
 });
