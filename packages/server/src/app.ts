@@ -23,6 +23,8 @@ import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { RedisLink } from './lib/redis.js';
+import { organizationRoutes } from './organizations/routes.js';
+import { OrganizationService } from './organizations/service.js';
 import { platformRoutes } from './platform/routes.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { rateLimitPlugin } from './ratelimit/plugin.js';
@@ -191,14 +193,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const usage = new UsageService(options.store, tenancy, now);
   const keys = new SigningKeys(options.store, options.instanceSecret, now);
   const tokens = new AccessTokens(keys, options.config.baseUrl, now);
+  const organizations = new OrganizationService({ store: options.store, baseUrl: options.config.baseUrl, now });
   const sessions = new SessionService({
     store: options.store,
     tokens,
     refreshTokens: new RefreshTokens(options.instanceSecret),
     usage,
     now,
+    extraClaims: (context) => organizations.claimsFor(context),
   });
-  const identity = new IdentityService({ store: options.store, sessions, baseUrl: options.config.baseUrl, now });
+  const identity = new IdentityService({
+    store: options.store,
+    sessions,
+    baseUrl: options.config.baseUrl,
+    now,
+    deletionGuard: (environment, userId) => organizations.assertUserDeletable(environment, userId),
+  });
   const verifyAccessToken: AccessTokenVerifier = (token) => sessions.verifyAccessToken(token);
   warmUpPasswordHashing().catch(() => undefined);
 
@@ -221,7 +231,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(assetRoutes, { assets, authorizeUpload: options.authorizeUpload ?? refuseOrganizationImages });
   await app.register(brandingRoutes, { assets });
   await app.register(sessionRoutes, { sessions, keys, tokens, tenancy });
-  await app.register(identityRoutes, { identity, cursors });
+  await app.register(identityRoutes, {
+    identity,
+    cursors,
+    meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
+  });
+  await app.register(organizationRoutes, { organizations, sessions, tenancy, cursors });
   await app.register(usageRoutes, { usage, now });
   await app.register(outboxRoutes, { store: options.store, tenancy });
 

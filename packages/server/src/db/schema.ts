@@ -124,6 +124,37 @@ export interface FlowTokensTable {
   consumed_at: number | null;
 }
 
+export interface OrganizationsTable {
+  environment_id: string;
+  id: string;
+  name: string;
+  slug: string;
+  image_url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OrganizationMembersTable {
+  environment_id: string;
+  organization_id: string;
+  user_id: string;
+  /** A system role or the key of a custom role of the environment. */
+  role: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OrganizationRolesTable {
+  environment_id: string;
+  key: string;
+  name: string;
+  description: string | null;
+  /** JSON array of permission keys. */
+  permissions: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   flow_tokens: FlowTokensTable;
   email_outbox: EmailOutboxTable;
@@ -135,6 +166,9 @@ export interface Database {
   sessions: SessionsTable;
   signing_keys: SigningKeysTable;
   monthly_active_users: MonthlyActiveUsersTable;
+  organizations: OrganizationsTable;
+  organization_members: OrganizationMembersTable;
+  organization_roles: OrganizationRolesTable;
 }
 
 export type Counter = Generated<number>;

@@ -11,6 +11,8 @@ export type CredentialKind = 'publishable' | 'secret' | 'session' | 'platform';
 export interface SessionIdentity {
   userId: string;
   sessionId: string;
+  /** The organization the session acts as, read from the session row with the request (not from claims). */
+  activeOrganizationId: string | null;
   /** The verified access-token claims; a snapshot that authorizes nothing by itself. */
   claims: Record<string, unknown>;
 }

@@ -23,6 +23,7 @@ const EnvironmentView = Type.Object({
   rateLimit: Type.Object({ requestsPerMinute: Type.Integer({ description: 'The limit in force.' }) }),
   sessionLifetimeSeconds: Type.Integer(),
   sessionInactivitySeconds: Type.Integer(),
+  usersCanCreateOrganizations: Type.Boolean({ description: 'Whether signed-in users may create organizations' }),
 });
 
 const ProjectView = Type.Object({
@@ -72,6 +73,9 @@ const SettingsPatch = Type.Object(
     sessionInactivitySeconds: Type.Optional(
       Type.Integer({ minimum: SESSION_LIFETIME.min, maximum: SESSION_LIFETIME.max, description: 'Inactivity timeout (no refresh)' }),
     ),
+    usersCanCreateOrganizations: Type.Optional(
+      Type.Boolean({ description: 'Whether signed-in users may create organizations with POST /v1/me/organizations (default true)' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -93,6 +97,7 @@ export function environmentView(environment: Environment) {
     rateLimit: { requestsPerMinute: effectiveRateLimit(environment) },
     sessionLifetimeSeconds: s.sessionLifetimeSeconds,
     sessionInactivitySeconds: s.sessionInactivitySeconds,
+    usersCanCreateOrganizations: s.usersCanCreateOrganizations,
   };
 }
 

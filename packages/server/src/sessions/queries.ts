@@ -110,7 +110,14 @@ export async function rotateRefreshToken(
   db: Db,
   environmentId: string,
   sessionId: string,
-  rotation: { presentedHash: string; successorHash: string; generation: number; now: number },
+  rotation: {
+    presentedHash: string;
+    successorHash: string;
+    generation: number;
+    now: number;
+    /** Switches the active organization in the same write, when given. */
+    activeOrganizationId?: string | null;
+  },
 ): Promise<boolean> {
   const result = await db
     .updateTable('sessions')
@@ -120,6 +127,7 @@ export async function rotateRefreshToken(
       generation: rotation.generation,
       rotated_at: rotation.now,
       last_active_at: rotation.now,
+      ...(rotation.activeOrganizationId !== undefined ? { active_organization_id: rotation.activeOrganizationId } : {}),
     })
     .where('environment_id', '=', environmentId)
     .where('id', '=', sessionId)
@@ -127,6 +135,26 @@ export async function rotateRefreshToken(
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+export async function setActiveOrganization(db: Db, environmentId: string, sessionId: string, organizationId: string | null) {
+  await db
+    .updateTable('sessions')
+    .set({ active_organization_id: organizationId })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', sessionId)
+    .execute();
+}
+
+/** Clears the active organization only if it is still `organizationId` (a concurrent switch wins). */
+export async function clearActiveOrganization(db: Db, environmentId: string, sessionId: string, organizationId: string) {
+  await db
+    .updateTable('sessions')
+    .set({ active_organization_id: null })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', sessionId)
+    .where('active_organization_id', '=', organizationId)
+    .execute();
 }
 
 /** Revokes one session: a single write. Returns whether a live session was revoked. */

@@ -42,6 +42,16 @@ export interface RequestContext {
   userAgent?: string | undefined;
 }
 
+/**
+ * Switches the session's active organization as part of a refresh (POST /v1/auth/switch-organization).
+ * `authorize` runs after the refresh token is judged genuine and current, before it is rotated, and
+ * throws when the session's user may not act as that organization.
+ */
+export interface OrganizationSwitch {
+  organizationId: string | null;
+  authorize: (userId: string) => Promise<void>;
+}
+
 export interface SessionView {
   id: string;
   createdAt: number;
@@ -153,7 +163,7 @@ export class SessionService {
    * hash). Presented again within REFRESH_GRACE_MS of its rotation, it yields the same successor;
    * later, or when it is older than the previous generation, it is reuse: the session is revoked.
    */
-  async refresh(environment: Environment, token: string, context: RequestContext): Promise<SessionTokens> {
+  async refresh(environment: Environment, token: string, context: RequestContext, switchTo?: OrganizationSwitch): Promise<SessionTokens> {
     const parsed = this.refreshTokens.parse(environment.id, token);
     if (!parsed) throw new ApiError('unauthenticated', UNKNOWN_REFRESH_MESSAGE);
     const presentedHash = sha256Hex(token);
@@ -168,19 +178,29 @@ export class SessionService {
       if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
       if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
 
-      const current = { id: session.id, userId: session.user_id, activeOrganizationId: session.active_organization_id };
+      const current = {
+        id: session.id,
+        userId: session.user_id,
+        activeOrganizationId: switchTo ? switchTo.organizationId : session.active_organization_id,
+      };
       if (session.refresh_hash === presentedHash) {
+        if (switchTo) await switchTo.authorize(session.user_id);
         const rotated = await q.rotateRefreshToken(this.db, environment.id, session.id, {
           presentedHash,
           successorHash,
           generation: parsed.generation + 1,
           now,
+          ...(switchTo ? { activeOrganizationId: switchTo.organizationId } : {}),
         });
         if (!rotated) continue; // a concurrent refresh rotated it first: judge again as a reuse
         return this.issuePair(environment, current, successor, context);
       }
       if (session.previous_hash === presentedHash && session.refresh_hash === successorHash) {
         if (session.rotated_at !== null && now - session.rotated_at <= REFRESH_GRACE_MS) {
+          if (switchTo) {
+            await switchTo.authorize(session.user_id);
+            await q.setActiveOrganization(this.db, environment.id, session.id, switchTo.organizationId);
+          }
           return this.issuePair(environment, current, successor, context);
         }
         await this.revokeForReuse(environment, session.id);
@@ -244,7 +264,12 @@ export class SessionService {
     );
     if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
     if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
-    const session: SessionIdentity = { userId: claims.sub, sessionId: claims.sid, claims };
+    const session: SessionIdentity = {
+      userId: claims.sub,
+      sessionId: claims.sid,
+      activeOrganizationId: row.session_active_organization_id,
+      claims,
+    };
     this.usersReadWithSession.set(session, {
       environment_id: environmentId,
       id: row.session_user_id,

@@ -26,6 +26,7 @@ export interface SettingsPatch {
   rateLimitPerMinute?: number | null;
   sessionLifetimeSeconds?: number;
   sessionInactivitySeconds?: number;
+  usersCanCreateOrganizations?: boolean;
 }
 
 export function secretKeyHint(secretKey: string): string {
@@ -225,5 +226,6 @@ function applySettingsPatch(current: EnvironmentSettings, patch: SettingsPatch):
   if (patch.accessTokenTtlSeconds !== undefined) next.accessTokenTtlSeconds = patch.accessTokenTtlSeconds;
   if (patch.sessionLifetimeSeconds !== undefined) next.sessionLifetimeSeconds = patch.sessionLifetimeSeconds;
   if (patch.sessionInactivitySeconds !== undefined) next.sessionInactivitySeconds = patch.sessionInactivitySeconds;
+  if (patch.usersCanCreateOrganizations !== undefined) next.usersCanCreateOrganizations = patch.usersCanCreateOrganizations;
   return next;
 }

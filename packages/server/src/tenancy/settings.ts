@@ -27,6 +27,8 @@ export interface EnvironmentSettings {
   rateLimitPerMinute: number | null;
   sessionLifetimeSeconds: number;
   sessionInactivitySeconds: number;
+  /** Whether signed-in users may create organizations (POST /v1/me/organizations). */
+  usersCanCreateOrganizations: boolean;
 }
 
 export const DEFAULT_RATE_LIMIT: Record<EnvironmentType, number> = { development: 1000, production: 6000 };
@@ -47,6 +49,7 @@ export function defaultSettings(): EnvironmentSettings {
     rateLimitPerMinute: null,
     sessionLifetimeSeconds: 30 * DAY,
     sessionInactivitySeconds: 7 * DAY,
+    usersCanCreateOrganizations: true,
   };
 }
 

@@ -243,7 +243,12 @@ describe('organization images', () => {
     const request = kit.describe(png, 'image/png', FIXTURE_SIZE, { purpose: 'organization_image' });
     const staleAdmin = {
       environment: kit.environment,
-      session: { userId: 'user_x', sessionId: 'sess_x', claims: { org_id: 'org_x', org_role: 'admin', org_permissions: ['org:manage'] } },
+      session: {
+        userId: 'user_x',
+        sessionId: 'sess_x',
+        activeOrganizationId: 'org_x',
+        claims: { org_id: 'org_x', org_role: 'admin', org_permissions: ['org:manage'] },
+      },
     };
     const error = await kit.assets
       .createUploadTicket(kit.environment, request, (purpose) => refuseOrganizationImages(staleAdmin, purpose))

@@ -3,6 +3,7 @@ import { tenancy } from './0001_tenancy.js';
 import { identity } from './0002_identity.js';
 import { assets } from './0003_assets.js';
 import { flows } from './0004_flows.js';
+import { organizations } from './0005_organizations.js';
 import { flowTokens } from './0006_flow_tokens.js';
 
 /**
@@ -14,5 +15,6 @@ export const migrations: Record<string, Migration> = {
   '0002_identity': identity,
   '0003_assets': assets,
   '0004_flows': flows,
+  '0005_organizations': organizations,
   '0006_flow_tokens': flowTokens,
 };

@@ -1,0 +1,336 @@
+import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { lockForUpdate, type Store } from '../db/index.js';
+import type { Database, OrganizationMembersTable, OrganizationRolesTable, OrganizationsTable } from '../db/schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export type OrganizationRow = OrganizationsTable;
+export type MembershipRow = OrganizationMembersTable;
+export type RoleRow = OrganizationRolesTable;
+
+/** A membership with the user's profile: what a member object shows. */
+export interface MemberRow {
+  user_id: string;
+  role: string;
+  created_at: number;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  image_url: string | null;
+}
+
+/** A membership with its organization: what "my organizations" shows. */
+export interface UserOrganizationRow extends OrganizationRow {
+  role: string;
+  joined_at: number;
+}
+
+function likePattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+// ---- organizations
+
+export async function insertOrganization(db: Db, environmentId: string, org: Omit<OrganizationRow, 'environment_id'>) {
+  await db
+    .insertInto('organizations')
+    .values({ ...org, environment_id: environmentId })
+    .execute();
+}
+
+export async function findOrganization(db: Db, environmentId: string, organizationId: string) {
+  return db
+    .selectFrom('organizations')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', organizationId)
+    .executeTakeFirst();
+}
+
+/**
+ * Reads the organization and, on PostgreSQL, locks its row until the transaction ends. Every
+ * membership change takes this lock first, so changes to one organization's members run one at a
+ * time and each sees the previous one's result (owner counts, the actor's own membership).
+ */
+export async function lockOrganization(store: Store, tx: Transaction<Database>, environmentId: string, organizationId: string) {
+  return lockForUpdate(
+    store,
+    tx.selectFrom('organizations').selectAll().where('environment_id', '=', environmentId).where('id', '=', organizationId),
+  ).executeTakeFirst();
+}
+
+export async function updateOrganization(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  patch: Updateable<Omit<OrganizationRow, 'environment_id' | 'id' | 'created_at'>>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('organizations')
+    .set(patch)
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', organizationId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Deletes the organization; its memberships go with it (foreign key, on delete cascade). */
+export async function deleteOrganization(db: Db, environmentId: string, organizationId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('organizations')
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', organizationId)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Newest first; `beforeId` continues a listing (ids sort by creation time). */
+export async function listOrganizations(
+  db: Db,
+  environmentId: string,
+  options: { limit: number; beforeId?: string | undefined; query?: string | undefined },
+) {
+  let query = db
+    .selectFrom('organizations')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .orderBy('id', 'desc')
+    .limit(options.limit);
+  if (options.beforeId !== undefined) query = query.where('id', '<', options.beforeId);
+  if (options.query !== undefined) {
+    const pattern = likePattern(options.query);
+    query = query.where((eb) =>
+      eb.or([sql<boolean>`lower(name) like ${pattern} escape '\\'`, sql<boolean>`slug like ${pattern} escape '\\'`]),
+    );
+  }
+  return query.execute();
+}
+
+// ---- memberships
+
+export async function findMembership(db: Db, environmentId: string, organizationId: string, userId: string) {
+  return db
+    .selectFrom('organization_members')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+function memberQuery(db: Db, environmentId: string, organizationId: string) {
+  return db
+    .selectFrom('organization_members as m')
+    .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 'm.environment_id').onRef('u.id', '=', 'm.user_id'))
+    .select(['m.user_id', 'm.role', 'm.created_at', 'u.email', 'u.first_name', 'u.last_name', 'u.image_url'])
+    .where('m.environment_id', '=', environmentId)
+    .where('m.organization_id', '=', organizationId);
+}
+
+export async function findMember(db: Db, environmentId: string, organizationId: string, userId: string): Promise<MemberRow | undefined> {
+  return memberQuery(db, environmentId, organizationId).where('m.user_id', '=', userId).executeTakeFirst();
+}
+
+/** Oldest membership first; `after` continues a listing. */
+export async function listMembers(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  options: { limit: number; after?: { createdAt: number; userId: string } | undefined },
+): Promise<MemberRow[]> {
+  let query = memberQuery(db, environmentId, organizationId).orderBy('m.created_at').orderBy('m.user_id').limit(options.limit);
+  const after = options.after;
+  if (after !== undefined) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('m.created_at', '>', after.createdAt),
+        eb.and([eb('m.created_at', '=', after.createdAt), eb('m.user_id', '>', after.userId)]),
+      ]),
+    );
+  }
+  return query.execute();
+}
+
+export async function insertMembership(db: Db, environmentId: string, membership: Omit<MembershipRow, 'environment_id'>) {
+  await db
+    .insertInto('organization_members')
+    .values({ ...membership, environment_id: environmentId })
+    .execute();
+}
+
+export async function updateMembershipRole(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+  role: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('organization_members')
+    .set({ role, updated_at: now })
+    .where('environment_id', '=', environmentId)
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteMembership(db: Db, environmentId: string, organizationId: string, userId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('organization_members')
+    .where('environment_id', '=', environmentId)
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export async function countOwners(db: Db, environmentId: string, organizationId: string): Promise<number> {
+  const row = await db
+    .selectFrom('organization_members')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('environment_id', '=', environmentId)
+    .where('organization_id', '=', organizationId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+function userOrganizationQuery(db: Db, environmentId: string, userId: string) {
+  return db
+    .selectFrom('organization_members as m')
+    .innerJoin('organizations as o', (join) =>
+      join.onRef('o.environment_id', '=', 'm.environment_id').onRef('o.id', '=', 'm.organization_id'),
+    )
+    .selectAll('o')
+    .select(['m.role', 'm.created_at as joined_at'])
+    .where('m.environment_id', '=', environmentId)
+    .where('m.user_id', '=', userId);
+}
+
+/** The user's membership of one organization, with the organization. */
+export async function findUserOrganization(
+  db: Db,
+  environmentId: string,
+  userId: string,
+  organizationId: string,
+): Promise<UserOrganizationRow | undefined> {
+  return userOrganizationQuery(db, environmentId, userId).where('m.organization_id', '=', organizationId).executeTakeFirst();
+}
+
+/** The user's organizations, in the order they joined; `after` continues a listing. */
+export async function listUserOrganizations(
+  db: Db,
+  environmentId: string,
+  userId: string,
+  options: { limit: number; after?: { joinedAt: number; organizationId: string } | undefined },
+): Promise<UserOrganizationRow[]> {
+  let query = userOrganizationQuery(db, environmentId, userId).orderBy('m.created_at').orderBy('m.organization_id').limit(options.limit);
+  const after = options.after;
+  if (after !== undefined) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('m.created_at', '>', after.joinedAt),
+        eb.and([eb('m.created_at', '=', after.joinedAt), eb('m.organization_id', '>', after.organizationId)]),
+      ]),
+    );
+  }
+  return query.execute();
+}
+
+/** Organizations whose only owner is this user. */
+export async function organizationsSolelyOwnedBy(db: Db, environmentId: string, userId: string) {
+  return db
+    .selectFrom('organization_members as m')
+    .innerJoin('organizations as o', (join) =>
+      join.onRef('o.environment_id', '=', 'm.environment_id').onRef('o.id', '=', 'm.organization_id'),
+    )
+    .select(['o.id', 'o.name'])
+    .where('m.environment_id', '=', environmentId)
+    .where('m.user_id', '=', userId)
+    .where('m.role', '=', 'owner')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('organization_members as other')
+            .select('other.user_id')
+            .where('other.environment_id', '=', environmentId)
+            .whereRef('other.organization_id', '=', 'm.organization_id')
+            .where('other.role', '=', 'owner')
+            .where('other.user_id', '!=', userId),
+        ),
+      ),
+    )
+    .orderBy('o.id')
+    .limit(50)
+    .execute();
+}
+
+// ---- custom roles
+
+export async function listRoles(db: Db, environmentId: string) {
+  return db.selectFrom('organization_roles').selectAll().where('environment_id', '=', environmentId).orderBy('key').execute();
+}
+
+export async function findRole(db: Db, environmentId: string, key: string) {
+  return db
+    .selectFrom('organization_roles')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('key', '=', key)
+    .executeTakeFirst();
+}
+
+/**
+ * Reads a custom role and, on PostgreSQL, locks it until the transaction ends: assigning a role and
+ * deleting it then cannot interleave, so no membership is left holding a deleted role.
+ */
+export async function lockRole(store: Store, tx: Transaction<Database>, environmentId: string, key: string) {
+  return lockForUpdate(
+    store,
+    tx.selectFrom('organization_roles').selectAll().where('environment_id', '=', environmentId).where('key', '=', key),
+  ).executeTakeFirst();
+}
+
+export async function insertRole(db: Db, environmentId: string, role: Omit<RoleRow, 'environment_id'>) {
+  await db
+    .insertInto('organization_roles')
+    .values({ ...role, environment_id: environmentId })
+    .execute();
+}
+
+export async function updateRole(
+  db: Db,
+  environmentId: string,
+  key: string,
+  patch: Updateable<Omit<RoleRow, 'environment_id' | 'key' | 'created_at'>>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('organization_roles')
+    .set(patch)
+    .where('environment_id', '=', environmentId)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteRole(db: Db, environmentId: string, key: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('organization_roles')
+    .where('environment_id', '=', environmentId)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export async function countMembershipsWithRole(db: Db, environmentId: string, role: string): Promise<number> {
+  const row = await db
+    .selectFrom('organization_members')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('environment_id', '=', environmentId)
+    .where('role', '=', role)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
