@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, startServerProcess, stopServerProcess } from './helpers/process.js';
-import { testDb } from './helpers/store.js';
+import { dropPostgresSchema, testDb } from './helpers/store.js';
 
 describe(`npm start (${testDb()})`, () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));
@@ -15,12 +14,7 @@ describe(`npm start (${testDb()})`, () => {
 
   afterAll(async () => {
     rmSync(dataDir, { recursive: true, force: true });
-    if (testDb() === 'postgres') {
-      const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-      await client.connect();
-      await client.query(`drop schema if exists ${schema} cascade`);
-      await client.end();
-    }
+    await dropPostgresSchema(schema);
   });
 
   it('on first start creates the Default project, prints the keys, and serves them', async () => {

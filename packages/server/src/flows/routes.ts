@@ -2,10 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Store } from '../db/index.js';
 import { environmentOf } from '../http/credentials.js';
-import { notFound } from '../http/errors.js';
+import { ApiError } from '../http/errors.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
 import { listEmails } from './outbox.js';
+
+type OutboxRow = Awaited<ReturnType<typeof listEmails>>[number];
 
 const CapturedEmail = Type.Object({
   id: Type.String(),
@@ -39,6 +41,18 @@ const EmailQuery = Type.Object(
   { additionalProperties: false },
 );
 
+function capturedView(row: OutboxRow) {
+  return {
+    id: row.id,
+    to: row.to_address,
+    subject: row.subject,
+    text: row.text_body,
+    html: row.html_body,
+    kind: row.kind,
+    createdAt: row.created_at,
+  };
+}
+
 /** Addresses are stored canonical (domain lowercased), so a filter is compared the same way. */
 function canonicalFilter(to: string | undefined): string | undefined {
   if (to === undefined) return undefined;
@@ -62,24 +76,17 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: Te
     async (request) => {
       const environment = environmentOf(request);
       if (environment.type !== 'development') {
-        throw notFound('The email outbox exists only in development environments; production email is delivered, and it');
+        throw new ApiError(
+          'not_found',
+          "The email outbox exists only in development environments: production email is delivered, not captured. Use the development environment's secret key.",
+        );
       }
       const rows = await listEmails(store.db, environment.id, {
         to: canonicalFilter(request.query.to),
         statuses: ['captured'],
         limit: request.query.limit ?? 20,
       });
-      return {
-        data: rows.map((r) => ({
-          id: r.id,
-          to: r.to_address,
-          subject: r.subject,
-          text: r.text_body,
-          html: r.html_body,
-          kind: r.kind,
-          createdAt: r.created_at,
-        })),
-      };
+      return { data: rows.map(capturedView) };
     },
   );
 
@@ -99,19 +106,7 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: Te
       const environment = await tenancy.getEnvironment(request.params.environmentId);
       const rows = await listEmails(store.db, environment.id, { to: canonicalFilter(request.query.to), limit: request.query.limit ?? 20 });
       return {
-        data: rows.map((r) => ({
-          id: r.id,
-          to: r.to_address,
-          subject: r.subject,
-          text: r.text_body,
-          html: r.html_body,
-          kind: r.kind,
-          createdAt: r.created_at,
-          status: r.status,
-          attempts: r.attempts,
-          lastError: r.last_error,
-          sentAt: r.sent_at,
-        })),
+        data: rows.map((r) => ({ ...capturedView(r), status: r.status, attempts: r.attempts, lastError: r.last_error, sentAt: r.sent_at })),
       };
     },
   );

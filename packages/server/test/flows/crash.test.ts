@@ -2,11 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/process.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
-import { testDb } from '../helpers/store.js';
+import { dropPostgresSchema, testDb } from '../helpers/store.js';
 
 async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -27,12 +26,7 @@ describe(`a crash between the API answer and the send (${testDb()})`, () => {
     if (server) await stopServerProcess(server, 'SIGKILL');
     await smtp?.close();
     rmSync(dataDir, { recursive: true, force: true });
-    if (testDb() === 'postgres') {
-      const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-      await client.connect();
-      await client.query(`drop schema if exists ${schema} cascade`);
-      await client.end();
-    }
+    await dropPostgresSchema(schema);
   });
 
   it('still delivers the email, exactly once, after a restart', async () => {

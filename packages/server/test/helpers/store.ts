@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { migrate, openStore, type Store } from '../../src/db/index.js';
 
 export type TestDb = 'sqlite' | 'postgres';
@@ -70,4 +71,16 @@ export async function openSharedTestStores(count = 2): Promise<TestStore[]> {
     schema: first.schema,
   }));
   return [first, ...others];
+}
+
+/** Drops a schema a spawned server process created (DATABASE_SCHEMA); a no-op on SQLite runs. */
+export async function dropPostgresSchema(schema: string): Promise<void> {
+  if (testDb() !== 'postgres') return;
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
 }
