@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { Database, OutboxStatus } from '../db/schema.js';
 import { newId } from '../lib/crypto.js';
+import { parseEmail } from '../identity/email.js';
 import type { Environment } from '../tenancy/settings.js';
 import type { EmailKind, RenderedEmail } from './templates.js';
 
@@ -10,8 +11,6 @@ type Db = Kysely<Database> | Transaction<Database>;
 export const THROTTLE = { perAddress: 5, windowMs: 10 * 60_000 } as const;
 export const CAPTURE_RETENTION = { maxAgeMs: 7 * 86_400_000, maxPerEnvironment: 1000 } as const;
 
-const PLAIN_ADDRESS = /^[^\s@",<>;:()[\]\\]+@[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/;
-
 export interface EnqueueInput {
   environment: Environment;
   kind: EmailKind;
@@ -19,6 +18,8 @@ export interface EnqueueInput {
   rendered: RenderedEmail;
   /** False when the flow must look as if it sent something but send nothing (no account, no sign-up). */
   deliver: boolean;
+  /** From isThrottled(), read by the caller in the same transaction. */
+  throttled: boolean;
 }
 
 /**
@@ -26,21 +27,16 @@ export interface EnqueueInput {
  * so a known and an unknown address cost the same work; what differs is only the row's status.
  */
 export async function enqueueEmail(db: Db, input: EnqueueInput, now: number): Promise<OutboxStatus> {
-  if (!PLAIN_ADDRESS.test(input.to)) throw new Error('enqueueEmail: recipient must be one canonical address');
+  // Callers pass addresses that went through parseEmail; anything else is a programming error.
+  const parsed = parseEmail(input.to);
+  if (!('email' in parsed) || parsed.email !== input.to) throw new Error('enqueueEmail: recipient must be one canonical address');
   const environmentId = input.environment.id;
 
-  const recent = await db
-    .selectFrom('email_outbox')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('environment_id', '=', environmentId)
-    .where('to_address', '=', input.to)
-    .where('created_at', '>', now - THROTTLE.windowMs)
-    .where('status', '!=', 'suppressed')
-    .executeTakeFirstOrThrow();
-  const throttled = Number(recent.n) >= THROTTLE.perAddress;
-
+  const { throttled } = input;
   const status: OutboxStatus =
     !input.deliver || throttled ? 'suppressed' : input.environment.type === 'development' ? 'captured' : 'pending';
+  // A body carries a one-time secret in clear; keep it only while someone needs to read it.
+  const keepBody = status !== 'suppressed';
 
   await db
     .insertInto('email_outbox')
@@ -50,8 +46,8 @@ export async function enqueueEmail(db: Db, input: EnqueueInput, now: number): Pr
       kind: input.kind,
       to_address: input.to,
       subject: input.rendered.subject,
-      text_body: input.rendered.text,
-      html_body: input.rendered.html,
+      text_body: keepBody ? input.rendered.text : '',
+      html_body: keepBody ? input.rendered.html : '',
       status,
       next_attempt_at: now,
       locked_until: null,
@@ -63,6 +59,19 @@ export async function enqueueEmail(db: Db, input: EnqueueInput, now: number): Pr
 
   await pruneCaptured(db, environmentId, now);
   return status;
+}
+
+/** Whether the address already had its share of email in the throttle window. */
+export async function isThrottled(db: Db, environmentId: string, to: string, now: number): Promise<boolean> {
+  const recent = await db
+    .selectFrom('email_outbox')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('environment_id', '=', environmentId)
+    .where('to_address', '=', to)
+    .where('created_at', '>', now - THROTTLE.windowMs)
+    .where('status', '!=', 'suppressed')
+    .executeTakeFirstOrThrow();
+  return Number(recent.n) >= THROTTLE.perAddress;
 }
 
 /** Captured development mail is kept for 7 days, and at most the last 1,000 per environment. */
@@ -123,7 +132,8 @@ export async function claimDue(db: Db, options: ClaimOptions) {
 export async function markSent(db: Db, environmentId: string, id: string, now: number) {
   await db
     .updateTable('email_outbox')
-    .set({ status: 'sent', sent_at: now, locked_until: null, last_error: null })
+    // Delivered: the body (and the secret in it) is no longer needed.
+    .set({ status: 'sent', sent_at: now, locked_until: null, last_error: null, text_body: '', html_body: '' })
     .where('environment_id', '=', environmentId)
     .where('id', '=', id)
     .execute();
@@ -142,6 +152,7 @@ export async function markFailedAttempt(
       next_attempt_at: update.nextAttemptAt,
       locked_until: null,
       last_error: update.error.slice(0, 1000),
+      ...(update.giveUp ? { text_body: '', html_body: '' } : {}),
     })
     .where('environment_id', '=', environmentId)
     .where('id', '=', id)

@@ -106,7 +106,15 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: Te
       const environment = await tenancy.getEnvironment(request.params.environmentId);
       const rows = await listEmails(store.db, environment.id, { to: canonicalFilter(request.query.to), limit: request.query.limit ?? 20 });
       return {
-        data: rows.map((r) => ({ ...capturedView(r), status: r.status, attempts: r.attempts, lastError: r.last_error, sentAt: r.sent_at })),
+        data: rows.map((r) => ({
+          ...capturedView(r),
+          // Production bodies hold live one-time secrets until sent; operators see the delivery, not the secret.
+          ...(environment.type === 'production' ? { text: '', html: '' } : {}),
+          status: r.status,
+          attempts: r.attempts,
+          lastError: r.last_error,
+          sentAt: r.sent_at,
+        })),
       };
     },
   );

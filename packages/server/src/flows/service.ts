@@ -12,7 +12,7 @@ import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment, EnvironmentSettings } from '../tenancy/settings.js';
-import { enqueueEmail } from './outbox.js';
+import { enqueueEmail, isThrottled } from './outbox.js';
 import * as q from './queries.js';
 import { linkWithToken, validateRedirectUrl } from './redirect.js';
 import { renderEmail, type EmailKind } from './templates.js';
@@ -98,7 +98,10 @@ export class FlowService {
     const branding = await this.branding(environment);
     await this.db.transaction().execute(async (tx) => {
       const user = await users.findUserByEmail(tx, environment.id, input.email);
-      if (input.purpose === 'email_code') await q.voidLiveCodes(tx, environment.id, input.email, now);
+      const throttled = await isThrottled(tx, environment.id, user?.email ?? input.email, now);
+      // A throttled request sends nothing, so it must not void the code the person already has:
+      // otherwise anyone could keep a victim's emailed code dead. Its own token is born consumed.
+      if (input.purpose === 'email_code' && !throttled) await q.voidLiveCodes(tx, environment.id, input.email, now);
       const id = newId('flow');
       await q.insertFlowToken(tx, environment.id, {
         id,
@@ -109,13 +112,20 @@ export class FlowService {
         password_fingerprint: user && input.purpose === 'password_reset' ? passwordFingerprint(user.password_hash) : null,
         created_at: now,
         expires_at: now + FLOW_TTL_MS,
-        consumed_at: null,
+        consumed_at: throttled ? now : null,
       });
       const kind = user ? input.kinds.known : input.kinds.unknown;
       const rendered = renderEmail({ kind, ...branding, ...input.content, expiresInMinutes: FLOW_TTL_MS / 60_000 });
       await enqueueEmail(
         tx,
-        { environment, kind, to: user?.email ?? input.email, rendered, deliver: user !== undefined || environment.settings.signUp },
+        {
+          environment,
+          kind,
+          to: user?.email ?? input.email,
+          rendered,
+          deliver: user !== undefined || environment.settings.signUp,
+          throttled,
+        },
         now,
       );
     });
@@ -209,21 +219,25 @@ export class FlowService {
     const row = await q.consumeBySecret(this.db, environment.id, 'password_reset', sha256Hex(input.token), this.options.now());
     if (!row) throw apiError('invalid_credentials', INVALID_LINK);
 
-    if (row.user_id === null) {
+    // A link sent to an address without an account creates it; if the account appeared meanwhile
+    // (another flow, the admin API), the link still proves the mailbox, so it resets that account.
+    let userId = row.user_id ?? (await users.findUserByEmail(this.db, environment.id, row.email))?.id;
+    if (userId === undefined) {
       this.requireSignUp(environment);
-      await this.createOrFind(environment, row.email, input.newPassword);
-      return { reset: true, sessionsRevoked: 0 };
+      const created = await this.createOrFind(environment, row.email, input.newPassword);
+      if (created.created) return { reset: true, sessionsRevoked: 0 };
+      userId = created.id;
     }
     const passwordHash = await hashPassword(input.newPassword);
-    const userId = row.user_id;
+    const resetUserId = userId;
     const sessionsRevoked = await this.db.transaction().execute(async (tx) => {
-      const user = await users.findUser(tx, environment.id, userId);
+      const user = await users.findUser(tx, environment.id, resetUserId);
       if (!user) throw apiError('invalid_credentials', INVALID_LINK);
-      if (!constantTimeEqual(passwordFingerprint(user.password_hash), row.password_fingerprint ?? '')) {
+      if (row.password_fingerprint !== null && !constantTimeEqual(passwordFingerprint(user.password_hash), row.password_fingerprint)) {
         throw apiError('invalid_credentials', 'This reset link is void because the password changed after it was sent. Request a new one.');
       }
-      await users.updateUser(tx, environment.id, userId, { password_hash: passwordHash, updated_at: this.options.now() });
-      return this.options.sessions.revokeAllForUser(environment, userId, undefined, tx);
+      await users.updateUser(tx, environment.id, resetUserId, { password_hash: passwordHash, updated_at: this.options.now() });
+      return this.options.sessions.revokeAllForUser(environment, resetUserId, undefined, tx);
     });
     return { reset: true, sessionsRevoked };
   }
@@ -235,15 +249,19 @@ export class FlowService {
   }
 
   /** The account for a verified address: created now if it is new, or the one a race created first. */
-  private async createOrFind(environment: Environment, email: string, password?: string): Promise<{ id: string; email: string }> {
+  private async createOrFind(
+    environment: Environment,
+    email: string,
+    password?: string,
+  ): Promise<{ id: string; email: string; created: boolean }> {
     try {
       const user = await this.options.identity.createUser(environment, { email, ...(password === undefined ? {} : { password }) });
-      return { id: user.id, email: user.email };
+      return { id: user.id, email: user.email, created: true };
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 'conflict') throw error;
       const existing = await users.findUserByEmail(this.db, environment.id, email);
       if (!existing) throw error;
-      return { id: existing.id, email: existing.email };
+      return { id: existing.id, email: existing.email, created: false };
     }
   }
 

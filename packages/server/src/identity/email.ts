@@ -10,7 +10,8 @@ import { apiError } from '../http/errors.js';
 
 // RFC 5322 atext, plus any non-ASCII letter or digit (RFC 6531).
 const ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\p{L}\p{N}-]+$/u;
-const LABEL = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?|xn--[a-z0-9-]{1,59})$/;
+// Punycode labels (xn--…) are ordinary LDH labels, so one pattern covers them.
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const FORBIDDEN = /[\s\p{Cc}\p{Cf}<>()[\]\\,;:"]/u;
 
 export const EMAIL_MAX_LENGTH = 254;

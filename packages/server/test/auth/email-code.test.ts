@@ -63,6 +63,16 @@ describe('email codes', () => {
     expect((await verify(user.email, second)).statusCode).toBe(200);
   });
 
+  it('keeps the live code when a throttled request sends nothing, so others cannot void it', async () => {
+    const user = await signUp(t);
+    for (let i = 0; i < 5; i++) expect((await start(t, 'email-code', { email: user.email })).statusCode).toBe(202);
+    const [latest] = await outbox(t, user.email);
+    // Past the throttle: answered the same, nothing sent, and the emailed code stays valid.
+    expect((await start(t, 'email-code', { email: user.email })).statusCode).toBe(202);
+    expect(await outbox(t, user.email)).toHaveLength(5);
+    expect((await verify(user.email, codeFrom(latest!))).statusCode).toBe(200);
+  });
+
   it('expires after 10 minutes', async () => {
     const user = await signUp(t);
     await start(t, 'email-code', { email: user.email });

@@ -72,6 +72,20 @@ describe('password reset', () => {
     expect((await signIn(t, address, NEW_PASSWORD)).statusCode).toBe(200);
   });
 
+  it('resets the account that appeared after a sign-up link was sent, instead of claiming success', async () => {
+    const address = uniqueEmail('late');
+    const token = await resetToken(address);
+    const created = await t.call({
+      method: 'POST',
+      url: '/v1/users',
+      credential: t.project.development.secretKey,
+      payload: { email: address },
+    });
+    expect(created.statusCode).toBe(201);
+    expect((await complete(token)).json()).toEqual({ reset: true, sessionsRevoked: 0 });
+    expect((await signIn(t, address, NEW_PASSWORD)).statusCode).toBe(200);
+  });
+
   it('is 403 method_disabled when password authentication is off', async () => {
     const other = await t.createProject('No passwords');
     await t.setSettings(other.development.id, { authMethods: { password: false } });

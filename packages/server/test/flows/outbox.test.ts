@@ -1,11 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueueEmail, claimDue, THROTTLE } from '../../src/flows/outbox.js';
+import { claimDue, enqueueEmail, isThrottled, THROTTLE, type EnqueueInput } from '../../src/flows/outbox.js';
 import { renderEmail } from '../../src/flows/templates.js';
 import { SmtpTransport, UnconfiguredTransport } from '../../src/flows/transport.js';
 import { OutboxWorker } from '../../src/flows/worker.js';
 import type { Environment } from '../../src/tenancy/settings.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
+
+/** Enqueues as a flow does: the throttle is read in the same transaction. */
+function enqueueIn(t: TestApp, input: Omit<EnqueueInput, 'throttled'>, now: number) {
+  return t.store.db
+    .transaction()
+    .execute(async (tx) => enqueueEmail(tx, { ...input, throttled: await isThrottled(tx, input.environment.id, input.to, now) }, now));
+}
 
 function message(link: string) {
   return renderEmail({ kind: 'magic_link', projectName: 'Test project', logoUrl: null, link, expiresInMinutes: 10 });
@@ -28,11 +35,7 @@ describe('email outbox', () => {
   });
 
   const enqueue = (environment: Environment, to: string, now = Date.now(), deliver = true) =>
-    t.store.db
-      .transaction()
-      .execute((tx) =>
-        enqueueEmail(tx, { environment, kind: 'magic_link', to, rendered: message(`https://example.test/cb?token=${to}`), deliver }, now),
-      );
+    enqueueIn(t, { environment, kind: 'magic_link', to, rendered: message(`https://example.test/cb?token=${to}`), deliver }, now);
 
   it('captures development mail and shows it at GET /v1/dev/emails, newest first, filterable by recipient', async () => {
     expect(await enqueue(dev, 'ada@example.test')).toBe('captured');
@@ -87,7 +90,21 @@ describe('email outbox', () => {
       url: `/v1/platform/environments/${prod.id}/emails?to=carol@example.test`,
       credential: t.platformKey,
     });
-    expect(view.json().data[0]).toMatchObject({ status: 'sent', attempts: 1, lastError: null, sentAt: expect.any(Number) });
+    expect(view.json().data[0]).toMatchObject({
+      status: 'sent',
+      attempts: 1,
+      lastError: null,
+      sentAt: expect.any(Number),
+      text: '',
+      html: '',
+    });
+    // The body held a one-time link; once delivered it is gone from the database too.
+    const row = await t.store.db
+      .selectFrom('email_outbox')
+      .selectAll()
+      .where('to_address', '=', 'carol@example.test')
+      .executeTakeFirstOrThrow();
+    expect([row.text_body, row.html_body]).toEqual(['', '']);
   });
 
   it('refuses to enqueue anything but one canonical address', async () => {
@@ -106,6 +123,12 @@ describe('email outbox', () => {
 
   it('writes a suppressed row when the flow must send nothing, so both paths do the same work', async () => {
     expect(await enqueue(prod, 'nobody@example.test', Date.now(), false)).toBe('suppressed');
+    const row = await t.store.db
+      .selectFrom('email_outbox')
+      .selectAll()
+      .where('to_address', '=', 'nobody@example.test')
+      .executeTakeFirstOrThrow();
+    expect([row.text_body, row.html_body]).toEqual(['', '']);
     await t.app.outbox.drain();
     expect(smtp.received.filter((m) => m.rcptTo.includes('nobody@example.test'))).toHaveLength(0);
   });
@@ -139,9 +162,7 @@ describe('outbox retention', () => {
           .values(rows.slice(i, i + 200))
           .execute();
     });
-    await t.store.db
-      .transaction()
-      .execute((tx) => enqueueEmail(tx, { environment: dev, kind: 'magic_link', to: 'last@example.test', rendered, deliver: true }, now));
+    await enqueueIn(t, { environment: dev, kind: 'magic_link', to: 'last@example.test', rendered, deliver: true }, now);
     const left = await t.store.db.selectFrom('email_outbox').select(['id', 'to_address']).where('environment_id', '=', dev.id).execute();
     expect(left).toHaveLength(1000);
     expect(left.map((r) => r.to_address)).toContain('last@example.test');
@@ -166,18 +187,16 @@ describe('outbox delivery failures and concurrency', () => {
 
   const enqueueMany = async (prefix: string, count: number, now = Date.now()) => {
     for (let i = 0; i < count; i++) {
-      await t.store.db.transaction().execute((tx) =>
-        enqueueEmail(
-          tx,
-          {
-            environment: prod,
-            kind: 'magic_link',
-            to: `${prefix}${i}@example.test`,
-            rendered: message('https://example.test/cb'),
-            deliver: true,
-          },
-          now,
-        ),
+      await enqueueIn(
+        t,
+        {
+          environment: prod,
+          kind: 'magic_link',
+          to: `${prefix}${i}@example.test`,
+          rendered: message('https://example.test/cb'),
+          deliver: true,
+        },
+        now,
       );
     }
   };
