@@ -87,6 +87,13 @@ export interface RegisteredRoute {
 
 export const DEFAULT_REDIS_PREFIX = 'gh:';
 
+// A \u0000 escape that is not itself escaped (an odd run of backslashes before it).
+const JSON_NUL_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u0000/;
+
+function nulRefused(where: string): ApiError {
+  return new ApiError('invalid_request', `${where} contains a NUL character (\\u0000), which no field accepts. Remove it and send again.`);
+}
+
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
 const SECURITY_SCHEME: Record<CredentialKind, string> = {
@@ -116,6 +123,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
+    if (JSON_NUL_ESCAPE.test(text)) return done(nulRefused('The request body'), undefined);
     try {
       done(null, JSON.parse(text));
     } catch {
@@ -124,6 +132,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         undefined,
       );
     }
+  });
+
+  // PostgreSQL cannot store NUL in text (SQLite can), so refuse it everywhere, before routing.
+  app.addHook('onRequest', async (request) => {
+    if (/%00/i.test(request.url)) throw nulRefused('The URL');
   });
 
   // Each route's security requirement in the OpenAPI document comes from its credential config.

@@ -43,13 +43,22 @@ function toApiError(error: FastifyError): ApiError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('invalid_request', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('unsupported_media_type', 'Send the body as JSON with "Content-Type: application/json".');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_request', 'The Content-Length header does not match the body. Send the body with its real length.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(
         'payload_too_large',
         'The request body is larger than this endpoint accepts (1 MiB for JSON). Send a smaller body.',
       );
+  }
+  // Backstop for text PostgreSQL cannot store (NUL, invalid encodings): the input is at fault.
+  const sqlState = (error as { code?: unknown }).code;
+  if (sqlState === '22021' || sqlState === '22P05') {
+    return new ApiError(
+      'invalid_request',
+      'A text field or parameter contains a character that cannot be stored (such as NUL). Remove it and send again.',
+    );
   }
   if (error instanceof SyntaxError) {
     return new ApiError('invalid_request', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.');

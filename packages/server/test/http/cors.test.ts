@@ -49,6 +49,35 @@ describe('CORS on the browser surfaces', () => {
     expect(res.headers['access-control-allow-origin']).toBe('https://app.example.test');
   });
 
+  it('lets a page PUT to a signed upload URL and read public assets', async () => {
+    const url = `/v1/assets/${t.project.development.id}/${'a'.repeat(64)}`;
+    const res = await t.call({
+      method: 'OPTIONS',
+      url: `${url}?sig=x`,
+      headers: {
+        origin: 'http://localhost:3000',
+        'access-control-request-method': 'PUT',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-methods']).toContain('PUT');
+    expect(res.headers['access-control-allow-headers']).toContain('Content-Type');
+    expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+
+  it('exposes the rate-limit headers and Retry-After to pages', async () => {
+    const res = await t.call({
+      method: 'GET',
+      url: '/v1/environment',
+      credential: t.project.development.publishableKey,
+      headers: { origin: 'http://localhost:3000' },
+    });
+    expect(res.headers['access-control-expose-headers']).toContain('X-RateLimit-Remaining');
+    expect(res.headers['access-control-expose-headers']).toContain('Retry-After');
+    expect(res.headers['x-ratelimit-remaining']).toBeDefined();
+  });
+
   it('offers no CORS on server-only surfaces', async () => {
     const res = await preflight('/v1/platform/projects', 'https://app.example.test');
     expect(res.headers['access-control-allow-origin']).toBeUndefined();

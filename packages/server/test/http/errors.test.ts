@@ -104,6 +104,33 @@ describe('errors', () => {
     expect(res.json().error.message).toContain('/v1/openapi.json');
   });
 
+  it('refuses NUL characters in paths, queries and bodies with 400, on every database', async () => {
+    const inPath = await t.call({ method: 'GET', url: '/v1/platform/projects/proj_%00x', credential: t.platformKey });
+    const inQuery = await t.call({ method: 'GET', url: '/v1/platform/projects?cursor=a%00b', credential: t.platformKey });
+    const inBody = await t.call({
+      method: 'POST',
+      url: '/v1/platform/projects',
+      credential: t.platformKey,
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name":"evil\\u0000name"}',
+    });
+    for (const res of [inPath, inQuery, inBody]) {
+      expect(res.statusCode).toBe(400);
+      expectErrorShape(res.json(), 'invalid_request');
+      expect(res.json().error.message).toContain('NUL');
+    }
+    // An escaped backslash followed by "u0000" is ordinary text.
+    const literal = await t.call({
+      method: 'POST',
+      url: '/v1/platform/projects',
+      credential: t.platformKey,
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name":"literal \\\\u0000"}',
+    });
+    expect(literal.statusCode).toBe(201);
+    expect(literal.json().name).toBe('literal \\u0000');
+  });
+
   it('answers a bad query value with 400', async () => {
     const res = await t.call({ method: 'GET', url: '/v1/platform/projects?limit=1000', credential: t.platformKey });
     expect(res.statusCode).toBe(400);
