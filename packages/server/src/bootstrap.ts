@@ -71,6 +71,14 @@ export interface DefaultProject {
 export async function ensureDefaultProject(store: Store): Promise<DefaultProject | null> {
   const tenancy = new TenancyService(store);
   if ((await tenancy.countProjects()) > 0) return null;
+  // Several nodes may start on one empty database at once: only the one that claims the marker
+  // creates the project.
+  const claimed = await store.db
+    .insertInto('instance_meta')
+    .values({ key: 'default_project', value: String(Date.now()) })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .executeTakeFirst();
+  if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) return null;
   const { project, environments } = await tenancy.createProject({ name: 'Default project' });
   const development = environments.find((e) => e.environment.type === 'development')!;
   return { projectId: project.id, publishableKey: development.environment.publishableKey, secretKey: development.secretKey };

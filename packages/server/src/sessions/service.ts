@@ -3,7 +3,7 @@ import type { Store } from '../db/index.js';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, notFound } from '../http/errors.js';
-import { newId, sha256Hex } from '../lib/crypto.js';
+import { constantTimeEqual, newId, sha256Hex } from '../lib/crypto.js';
 import { toEnvironment } from '../tenancy/queries.js';
 import type { Environment } from '../tenancy/settings.js';
 import type { UsageService } from '../usage/service.js';
@@ -183,7 +183,7 @@ export class SessionService {
         userId: session.user_id,
         activeOrganizationId: switchTo ? switchTo.organizationId : session.active_organization_id,
       };
-      if (session.refresh_hash === presentedHash) {
+      if (constantTimeEqual(session.refresh_hash, presentedHash)) {
         if (switchTo) await switchTo.authorize(session.user_id);
         const rotated = await q.rotateRefreshToken(this.db, environment.id, session.id, {
           presentedHash,
@@ -195,7 +195,11 @@ export class SessionService {
         if (!rotated) continue; // a concurrent refresh rotated it first: judge again as a reuse
         return this.issuePair(environment, current, successor, context);
       }
-      if (session.previous_hash === presentedHash && session.refresh_hash === successorHash) {
+      if (
+        session.previous_hash !== null &&
+        constantTimeEqual(session.previous_hash, presentedHash) &&
+        constantTimeEqual(session.refresh_hash, successorHash)
+      ) {
         if (session.rotated_at !== null && now - session.rotated_at <= REFRESH_GRACE_MS) {
           if (switchTo) {
             await switchTo.authorize(session.user_id);
