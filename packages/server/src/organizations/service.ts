@@ -489,13 +489,12 @@ export class OrganizationService {
     }
     const email = input.email === undefined ? undefined : normalizeEmail(input.email);
     return this.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
-      const role = await this.assignableRole(tx, environment.id, input.role);
-      if (membership) {
-        if (!membership.permissions.includes(PERMISSIONS.membersManage)) {
-          throw missingPermission(membership.role, PERMISSIONS.membersManage, 'Adding members');
-        }
-        await this.assertWithinOwnRights(tx, environment.id, membership, role);
+      // Permission first: without it, a caller learns nothing, not even which roles exist.
+      if (membership && !membership.permissions.includes(PERMISSIONS.membersManage)) {
+        throw missingPermission(membership.role, PERMISSIONS.membersManage, 'Adding members');
       }
+      const role = await this.assignableRole(tx, environment.id, input.role);
+      if (membership) await this.assertWithinOwnRights(tx, environment.id, membership, role);
       // Looked up only after the permission check, so that without it nobody can probe which emails have accounts.
       const user =
         email !== undefined ? await findUserByEmail(tx, environment.id, email) : await findUser(tx, environment.id, input.userId!);
@@ -534,13 +533,13 @@ export class OrganizationService {
     role: string,
   ): Promise<MemberView> {
     return this.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
+      if (membership && !membership.permissions.includes(PERMISSIONS.membersManage)) {
+        throw missingPermission(membership.role, PERMISSIONS.membersManage, 'Changing member roles');
+      }
       const target = await q.findMembership(tx, environment.id, organizationId, userId);
       if (!target) throw memberNotFound(organizationId, userId);
       const next = await this.assignableRole(tx, environment.id, role);
       if (membership) {
-        if (!membership.permissions.includes(PERMISSIONS.membersManage)) {
-          throw missingPermission(membership.role, PERMISSIONS.membersManage, 'Changing member roles');
-        }
         await this.assertWithinOwnRights(tx, environment.id, membership, target.role);
         await this.assertWithinOwnRights(tx, environment.id, membership, next);
       }

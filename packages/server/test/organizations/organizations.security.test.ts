@@ -66,6 +66,15 @@ describe('organizations security', { timeout: 30_000 }, () => {
     expectForbidden(await as(member, 'POST', '/v1/me/organization/members', { email: outsider.email }), /org:members:manage/);
     // Without the permission, an unknown email is the same 403: no probing which accounts exist.
     expectForbidden(await as(member, 'POST', '/v1/me/organization/members', { email: 'nobody@example.test' }), /org:members:manage/);
+    // Nor which roles exist: an unknown role is the same 403, not a 400 listing the roles.
+    expectForbidden(
+      await as(member, 'POST', '/v1/me/organization/members', { email: outsider.email, role: 'no-such-role' }),
+      /org:members:manage/,
+    );
+    expectForbidden(
+      await as(member, 'PATCH', `/v1/me/organization/members/${other.userId}`, { role: 'no-such-role' }),
+      /org:members:manage/,
+    );
     expect((await rolesOf(t, org.id))[member.userId]).toBe('member');
   });
 
