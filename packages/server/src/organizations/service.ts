@@ -662,9 +662,16 @@ export class OrganizationService {
     return { org_id: view!.id, org_slug: view!.slug, org_role: view!.role, org_permissions: view!.permissions };
   }
 
-  /** The UserDeletionGuard: a user who is the last owner of an organization cannot be deleted. */
-  async assertUserDeletable(environment: Environment, userId: string): Promise<void> {
-    const owned = await q.organizationsSolelyOwnedBy(this.db, environment.id, userId);
+  /**
+   * The UserDeletionGuard, run inside identity's delete transaction with the user row locked: a user
+   * who is the last owner of an organization cannot be deleted. It locks every organization the user
+   * belongs to (in id order, so two deletions cannot deadlock) before counting owners, as membership
+   * changes do, so a co-owner leaving at the same moment is ordered before or after it, never beside.
+   */
+  async assertUserDeletable(tx: Tx, environment: Environment, userId: string): Promise<void> {
+    // Every membership, not only owned ones: one could be promoted to owner while we decide.
+    await q.lockOrganizationsOfMember(this.store, tx, environment.id, userId);
+    const owned = await q.organizationsSolelyOwnedBy(tx, environment.id, userId);
     if (owned.length === 0) return;
     const names = owned.map((o) => `${JSON.stringify(o.name)} (${o.id})`).join(', ');
     throw apiError(
