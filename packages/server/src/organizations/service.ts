@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import { isUniqueViolation, type Store } from '../db/index.js';
+import { isForeignKeyViolation, isUniqueViolation, type Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../http/errors.js';
@@ -317,11 +317,7 @@ export class OrganizationService {
       };
       try {
         await this.db.transaction().execute(async (tx) => {
-          if (!(await findUser(tx, environment.id, ownerId))) {
-            throw apiError('user_not_found', `No user ${ownerId} exists in this environment; create the user first.`, {
-              fields: ['ownerId'],
-            });
-          }
+          if (!(await findUser(tx, environment.id, ownerId))) throw ownerNotFound(ownerId);
           await q.insertOrganization(tx, environment.id, row);
           await q.insertMembership(tx, environment.id, {
             organization_id: row.id,
@@ -333,6 +329,7 @@ export class OrganizationService {
         });
         return organizationView(row);
       } catch (error) {
+        if (isForeignKeyViolation(error)) throw ownerNotFound(ownerId);
         if (!isUniqueViolation(error)) throw error;
         if (explicit) throw slugTaken(row.slug);
       }
@@ -499,15 +496,15 @@ export class OrganizationService {
       // Looked up only after the permission check, so that without it nobody can probe which emails have accounts.
       const user =
         email !== undefined ? await findUserByEmail(tx, environment.id, email) : await findUser(tx, environment.id, input.userId!);
-      if (!user) {
-        throw email !== undefined
+      const noSuchUser = () =>
+        email !== undefined
           ? apiError('user_not_found', `No account with email ${email} exists in this environment; they must sign up first.`, {
               fields: ['email'],
             })
           : apiError('user_not_found', `No user ${input.userId} exists in this environment; create the user first.`, {
               fields: ['userId'],
             });
-      }
+      if (!user) throw noSuchUser();
       if (await q.findMembership(tx, environment.id, organizationId, user.id)) throw alreadyMember(user.email);
       const now = this.now();
       try {
@@ -520,6 +517,8 @@ export class OrganizationService {
         });
       } catch (error) {
         if (isUniqueViolation(error)) throw alreadyMember(user.email);
+        // Deleted after we read it: the deletion held the user row, so the insert waited and failed.
+        if (isForeignKeyViolation(error)) throw noSuchUser();
         throw error;
       }
       return memberView({ ...user, user_id: user.id, role, created_at: now });
@@ -680,6 +679,10 @@ export class OrganizationService {
       { organizations: owned.map((o) => ({ id: o.id, name: o.name })) },
     );
   }
+}
+
+function ownerNotFound(ownerId: string): ApiError {
+  return apiError('user_not_found', `No user ${ownerId} exists in this environment; create the user first.`, { fields: ['ownerId'] });
 }
 
 function slugTaken(slug: string): ApiError {

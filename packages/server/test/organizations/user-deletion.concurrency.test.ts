@@ -73,4 +73,30 @@ describe(`user deletion racing membership changes (${testDb()})`, () => {
     },
     ROUNDS_TIMEOUT,
   );
+
+  it(
+    'adding a user while they are being deleted: the deletion succeeds and the add is 201 or 422, never a 500, 20 times over',
+    async () => {
+      const org = await createOrg(t, b.userId, { name: 'Add while deleting' });
+      for (let round = 0; round < 20; round++) {
+        const user = await plainUser(t, undefined, 'vanishing');
+        const [deletion, add] = await Promise.all([
+          sk('DELETE', `/v1/users/${user.id}`),
+          t.call({
+            method: 'POST',
+            url: `/v1/organizations/${org.id}/members`,
+            credential: t.project.development.secretKey,
+            payload: { userId: user.id },
+          }),
+        ]);
+        const label = `round ${round}: ${deletion.statusCode} ${deletion.body} / ${add.statusCode} ${add.body}`;
+        expect(deletion.statusCode, label).toBe(200);
+        expect([201, 422], label).toContain(add.statusCode);
+        if (add.statusCode === 422) expect(json(add).error.code, label).toBe('user_not_found');
+        // Either way the deleted user is no member.
+        expect(Object.keys(await rolesOf(t, org.id)), label).not.toContain(user.id);
+      }
+    },
+    ROUNDS_TIMEOUT,
+  );
 });
