@@ -220,7 +220,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessions,
     baseUrl: options.config.baseUrl,
     now,
-    deletionGuard: (environment, userId) => organizations.assertUserDeletable(environment, userId),
+    deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
   });
   const verifyAccessToken: AccessTokenVerifier = (token) => sessions.verifyAccessToken(token);
   warmUpPasswordHashing().catch(() => undefined);

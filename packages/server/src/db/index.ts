@@ -111,6 +111,13 @@ export function lockForUpdate<DB, TB extends keyof DB, O>(
   return store.dialect === 'postgres' ? query.forUpdate() : query;
 }
 
+/** A referenced row is gone, e.g. a user deleted while a membership for them was being added. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
 export function isUniqueViolation(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const code = (error as { code?: unknown }).code;

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { lockForUpdate, type Store } from '../db/index.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, UsersTable } from '../db/schema.js';
 
@@ -23,6 +24,14 @@ export async function findUser(db: Db, environmentId: string, userId: string) {
     return db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId).executeTakeFirst();
   }
   return (await userById(db, { environmentId, userId }))[0];
+}
+
+/** Reads the user and, on PostgreSQL, locks the row until the transaction ends. */
+export async function lockUser(store: Store, tx: Transaction<Database>, environmentId: string, userId: string) {
+  return lockForUpdate(
+    store,
+    tx.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('id', '=', userId),
+  ).executeTakeFirst();
 }
 
 export async function findUserByEmail(db: Db, environmentId: string, email: string) {

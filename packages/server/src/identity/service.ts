@@ -1,4 +1,6 @@
+import type { Transaction } from 'kysely';
 import { isUniqueViolation, type Store } from '../db/index.js';
+import type { Database } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../http/errors.js';
 import { newId } from '../lib/crypto.js';
@@ -49,11 +51,12 @@ export interface AdminUserInput extends ProfileInput {
 }
 
 /**
- * Called before a user is deleted; throws (403 forbidden, naming the organizations) when the user
- * is the last owner of an organization. The Organizations feature supplies it; until then every
- * user may be deleted.
+ * Called inside the delete transaction, after the user row is locked and before anything is
+ * changed; throws (403 forbidden, naming the organizations) when the user is the last owner of an
+ * organization. It takes the same organization locks as membership changes, so its verdict still
+ * holds when the delete commits. The Organizations feature supplies it.
  */
-export type UserDeletionGuard = (environment: Environment, userId: string) => Promise<void>;
+export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environment, userId: string) => Promise<void>;
 
 const USERNAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{1,62}[A-Za-z0-9])$/;
 const INVALID_CREDENTIALS = 'The email or password is incorrect.';
@@ -256,9 +259,10 @@ export class IdentityService {
 
   /** Revokes the user's sessions and deletes the user, unless the deletion guard refuses. */
   async deleteUser(environment: Environment, userId: string): Promise<void> {
-    await this.getUserRow(environment, userId);
-    if (this.deletionGuard) await this.deletionGuard(environment, userId);
     await this.db.transaction().execute(async (tx) => {
+      // Locked first: a membership insert needs this row (foreign key), so none can appear under the guard.
+      if (!(await q.lockUser(this.store, tx, environment.id, userId))) throw notFound(`User ${userId}`);
+      if (this.deletionGuard) await this.deletionGuard(tx, environment, userId);
       await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
       if (!(await q.deleteUser(tx, environment.id, userId))) throw notFound(`User ${userId}`);
     });

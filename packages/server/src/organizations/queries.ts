@@ -59,6 +59,28 @@ export async function lockOrganization(store: Store, tx: Transaction<Database>, 
   ).executeTakeFirst();
 }
 
+/**
+ * Locks (PostgreSQL) every organization the user is a member of, in id order so that concurrent
+ * callers take them in the same order. The caller holds the user row, so no membership can be added.
+ */
+export async function lockOrganizationsOfMember(store: Store, tx: Transaction<Database>, environmentId: string, userId: string) {
+  if (store.dialect !== 'postgres') return;
+  await tx
+    .selectFrom('organizations')
+    .select('id')
+    .where('environment_id', '=', environmentId)
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('organization_members')
+        .select('organization_id')
+        .where('environment_id', '=', environmentId)
+        .where('user_id', '=', userId),
+    )
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
 export async function updateOrganization(
   db: Db,
   environmentId: string,

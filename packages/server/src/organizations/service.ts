@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import { isUniqueViolation, type Store } from '../db/index.js';
+import { isForeignKeyViolation, isUniqueViolation, type Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../http/errors.js';
@@ -317,11 +317,7 @@ export class OrganizationService {
       };
       try {
         await this.db.transaction().execute(async (tx) => {
-          if (!(await findUser(tx, environment.id, ownerId))) {
-            throw apiError('user_not_found', `No user ${ownerId} exists in this environment; create the user first.`, {
-              fields: ['ownerId'],
-            });
-          }
+          if (!(await findUser(tx, environment.id, ownerId))) throw ownerNotFound(ownerId);
           await q.insertOrganization(tx, environment.id, row);
           await q.insertMembership(tx, environment.id, {
             organization_id: row.id,
@@ -333,6 +329,7 @@ export class OrganizationService {
         });
         return organizationView(row);
       } catch (error) {
+        if (isForeignKeyViolation(error)) throw ownerNotFound(ownerId);
         if (!isUniqueViolation(error)) throw error;
         if (explicit) throw slugTaken(row.slug);
       }
@@ -498,15 +495,15 @@ export class OrganizationService {
       // Looked up only after the permission check, so that without it nobody can probe which emails have accounts.
       const user =
         email !== undefined ? await findUserByEmail(tx, environment.id, email) : await findUser(tx, environment.id, input.userId!);
-      if (!user) {
-        throw email !== undefined
+      const noSuchUser = () =>
+        email !== undefined
           ? apiError('user_not_found', `No account with email ${email} exists in this environment; they must sign up first.`, {
               fields: ['email'],
             })
           : apiError('user_not_found', `No user ${input.userId} exists in this environment; create the user first.`, {
               fields: ['userId'],
             });
-      }
+      if (!user) throw noSuchUser();
       if (await q.findMembership(tx, environment.id, organizationId, user.id)) throw alreadyMember(user.email);
       const now = this.now();
       try {
@@ -519,6 +516,8 @@ export class OrganizationService {
         });
       } catch (error) {
         if (isUniqueViolation(error)) throw alreadyMember(user.email);
+        // Deleted after we read it: the deletion held the user row, so the insert waited and failed.
+        if (isForeignKeyViolation(error)) throw noSuchUser();
         throw error;
       }
       return memberView({ ...user, user_id: user.id, role, created_at: now });
@@ -661,9 +660,16 @@ export class OrganizationService {
     return { org_id: view!.id, org_slug: view!.slug, org_role: view!.role, org_permissions: view!.permissions };
   }
 
-  /** The UserDeletionGuard: a user who is the last owner of an organization cannot be deleted. */
-  async assertUserDeletable(environment: Environment, userId: string): Promise<void> {
-    const owned = await q.organizationsSolelyOwnedBy(this.db, environment.id, userId);
+  /**
+   * The UserDeletionGuard, run inside identity's delete transaction with the user row locked: a user
+   * who is the last owner of an organization cannot be deleted. It locks every organization the user
+   * belongs to (in id order, so two deletions cannot deadlock) before counting owners, as membership
+   * changes do, so a co-owner leaving at the same moment is ordered before or after it, never beside.
+   */
+  async assertUserDeletable(tx: Tx, environment: Environment, userId: string): Promise<void> {
+    // Every membership, not only owned ones: one could be promoted to owner while we decide.
+    await q.lockOrganizationsOfMember(this.store, tx, environment.id, userId);
+    const owned = await q.organizationsSolelyOwnedBy(tx, environment.id, userId);
     if (owned.length === 0) return;
     const names = owned.map((o) => `${JSON.stringify(o.name)} (${o.id})`).join(', ');
     throw apiError(
@@ -672,6 +678,10 @@ export class OrganizationService {
       { organizations: owned.map((o) => ({ id: o.id, name: o.name })) },
     );
   }
+}
+
+function ownerNotFound(ownerId: string): ApiError {
+  return apiError('user_not_found', `No user ${ownerId} exists in this environment; create the user first.`, { fields: ['ownerId'] });
 }
 
 function slugTaken(slug: string): ApiError {

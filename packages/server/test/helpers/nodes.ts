@@ -27,7 +27,7 @@ export class ServerNode {
 
   async start(timeoutMs = 30_000): Promise<void> {
     const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-      env: { ...process.env, ...this.env, PORT: String(this.port), HOST: '127.0.0.1', GATEHOUSE_BASE_URL: this.url },
+      env: { ...process.env, GATEHOUSE_BASE_URL: this.url, ...this.env, PORT: String(this.port), HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
@@ -69,13 +69,15 @@ export class ServerNode {
 }
 
 /**
- * N server processes sharing one PostgreSQL schema (fresh per cluster, dropped on stop) and one
+ * N server processes behind one public URL, sharing one PostgreSQL schema (fresh per cluster, dropped on stop) and one
  * Redis under a fresh key prefix, with the same instance secret and platform key.
  */
 export class Cluster {
   readonly schema = `gh_nodes_${randomBytes(5).toString('hex')}`;
   readonly redisPrefix = `ghtest:${randomBytes(5).toString('hex')}:`;
   readonly platformKey = newSecret('plk_');
+  /** The load balancer's public URL, shared by every node as in production: it roots every token's `iss`. */
+  readonly baseUrl = 'http://gatehouse.nodes.test';
   readonly nodes: ServerNode[] = [];
   private readonly dirs: string[] = [];
   private store: Store | undefined;
@@ -97,6 +99,7 @@ export class Cluster {
         GATEHOUSE_REDIS_PREFIX: this.redisPrefix,
         GATEHOUSE_SECRET: secret,
         GATEHOUSE_PLATFORM_KEY: this.platformKey,
+        GATEHOUSE_BASE_URL: this.baseUrl,
         GATEHOUSE_DATA_DIR: dir,
         LOG_LEVEL: 'warn',
       });
