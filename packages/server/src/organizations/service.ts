@@ -420,9 +420,18 @@ export class OrganizationService {
    * For checks outside a change, such as who may upload an organization image.
    */
   async assertCurrentPermission(environment: Environment, session: SessionIdentity, permission: Permission, action: string): Promise<void> {
-    const organizationId = this.currentOrganizationId(session);
+    await this.assertLivePermission(environment, this.currentOrganizationId(session), session.userId, permission, action);
+  }
+
+  private async assertLivePermission(
+    environment: Environment,
+    organizationId: string,
+    userId: string,
+    permission: Permission,
+    action: string,
+  ): Promise<void> {
     if (!(await q.findOrganization(this.db, environment.id, organizationId))) throw currentOrganizationGone(organizationId);
-    requirePermission(await this.liveMembership(this.db, environment.id, organizationId, session.userId), permission, action);
+    requirePermission(await this.liveMembership(this.db, environment.id, organizationId, userId), permission, action);
   }
 
   /** PATCH /v1/organizations/{id}. */
@@ -442,9 +451,17 @@ export class OrganizationService {
   }
 
   private async changeOrganization(environment: Environment, actor: Actor, organizationId: string, patch: OrganizationPatch) {
-    // Checked before the transaction: verifying an own upload may read the object store, which
-    // must not happen while the organization row is locked.
-    const imageUrl = patch.imageUrl == null ? patch.imageUrl : await this.acceptImageUrl(environment, patch.imageUrl);
+    // The image URL is checked before the transaction: verifying an own upload may read the object
+    // store, which must not happen while the organization row is locked. A member is first asked
+    // for org:manage, so that without it they get the 403 and cannot have uploads verified (a
+    // failing S3 object is deleted); the transaction checks the permission again.
+    let imageUrl = patch.imageUrl;
+    if (imageUrl != null) {
+      if (actor.kind === 'member') {
+        await this.assertLivePermission(environment, organizationId, actor.userId, PERMISSIONS.manage, 'Changing the organization');
+      }
+      imageUrl = await this.acceptImageUrl(environment, imageUrl);
+    }
     return this.withOrganization(environment, actor, organizationId, async (tx, org, membership) => {
       if (membership) requirePermission(membership, PERMISSIONS.manage, 'Changing the organization');
       const columns: Parameters<typeof q.updateOrganization>[3] = { updated_at: this.now() };
