@@ -1,19 +1,20 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { AssetService, type TicketRequest, type UploadTicket } from '../../src/assets/service.js';
+import { ApiError, type ErrorCode } from '../../src/http/errors.js';
 import type { Environment } from '../../src/tenancy/settings.js';
 import type { TestApp } from './app.js';
+import { signUp } from './identity.js';
 import { sha256 } from './images.js';
-
-/** The service-level tests' authorizer: avatars only (organization images are tested through HTTP). */
-export const allowAvatars = async (purpose: string) => {
-  if (purpose !== 'user_avatar') throw new Error(`unexpected purpose ${purpose}`);
-};
 
 export interface UploadKit {
   assets: AssetService;
   environment: Environment;
   /** A ticket request describing these bytes truthfully, with overrides. */
   describe(bytes: Buffer, type: string, size: { width: number; height: number }, overrides?: Partial<TicketRequest>): TicketRequest;
+  /**
+   * POST /v1/me/assets/upload-url as a signed-up user of the environment (one per environment);
+   * a refusal is thrown as the ApiError the API answered with.
+   */
   ticket(request: TicketRequest, environment?: Environment): Promise<UploadTicket>;
   /**
    * PUTs bytes to a ticket's uploadUrl with its uploadHeaders (or to a bare URL), to the injected
@@ -87,11 +88,25 @@ export async function uploadThroughApi(
 export async function uploadKit(t: TestApp, environmentId = t.project.development.id): Promise<UploadKit> {
   const assets = new AssetService(t.store, t.objectStore);
   const environment = await t.tenancy.getEnvironment(environmentId);
+  const tokens = new Map<string, Promise<string>>();
+  const tokenFor = (env: Environment): Promise<string> => {
+    let token = tokens.get(env.id);
+    if (!token) {
+      token = signUp(t, { environment: { id: env.id, publishableKey: env.publishableKey, secretKey: '' } }).then((s) => s.accessToken);
+      tokens.set(env.id, token);
+    }
+    return token;
+  };
   return {
     assets,
     environment,
     describe: describeImage,
-    ticket: (request, env = environment) => assets.createUploadTicket(env, request, allowAvatars),
+    ticket: async (request, env = environment) => {
+      const response = await requestTicket(t, await tokenFor(env), request);
+      if (response.statusCode === 200) return response.json() as UploadTicket;
+      const { error } = response.json() as { error: { code: ErrorCode; message: string; details?: unknown } };
+      throw new ApiError(error.code, error.message, error.details);
+    },
     put: (target, bytes, overrides = {}) => putToApp(t, target, bytes, overrides),
     get: (publicUrl, headers = {}) => t.app.inject({ method: 'GET', url: local(publicUrl), headers }),
   };
