@@ -69,7 +69,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
       schema: {
         summary: 'Request a signed upload ticket for a profile or organization image',
         description:
-          'PNG, JPEG or WebP, at most 1 MB and 4096×4096. When alreadyExists is true, save publicUrl directly; otherwise PUT the bytes to uploadUrl with uploadHeaders, then save publicUrl.',
+          'PNG, JPEG or WebP, at most 1 MB and 4096×4096. organization_image needs org:manage in the current organization (read live, not from the token). When alreadyExists is true, save publicUrl directly; otherwise PUT the bytes to uploadUrl with uploadHeaders, then save publicUrl as imageUrl.',
         tags: ['me'],
         body: TicketBody,
         response: { 200: TicketResponse },
