@@ -287,7 +287,10 @@ async function verificationBenchmark(store: Store) {
     usage: new UsageService(store, tenancy, now),
     now,
   });
-  const identity = new IdentityService({ store, sessions, baseUrl: 'http://bench.test', now });
+  const acceptImageUrl = async (): Promise<string> => {
+    throw new Error('the benchmark saves no image URLs');
+  };
+  const identity = new IdentityService({ store, sessions, acceptImageUrl, now });
   const { environments } = await tenancy.createProject({ name: 'verify-bench' });
   const environment = environments[0]!.environment;
   const user = await identity.createUser(environment, { email: 'verify@example.test' });

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { assetRoutes, brandingRoutes, refuseOrganizationImages, type UploadAuthorizer } from './assets/routes.js';
+import { assetRoutes, brandingRoutes, uploadAuthorizer } from './assets/routes.js';
 import type { ObjectStore } from './assets/object-store.js';
 import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
@@ -37,6 +37,7 @@ import { SigningKeys } from './sessions/signing-keys.js';
 import { AccessTokens } from './sessions/tokens.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import { TenancyService } from './tenancy/service.js';
+import type { Environment } from './tenancy/settings.js';
 import { usageRoutes } from './usage/routes.js';
 import { UsageService } from './usage/service.js';
 
@@ -56,11 +57,6 @@ export interface AppOptions {
   instanceSecret: string;
   /** Where images live: openObjectStore(config, instanceSecret) in production. */
   objectStore: ObjectStore;
-  /**
-   * Who may request an upload ticket for which purpose. The default refuses organization images;
-   * the Organizations issue replaces it with the live-membership org:manage check.
-   */
-  authorizeUpload?: UploadAuthorizer;
   logger?: FastifyServerOptions['logger'];
   mail: {
     /** Delivery for production environments; development mail is captured, never sent. */
@@ -206,7 +202,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const usage = new UsageService(options.store, tenancy, now);
   const keys = new SigningKeys(options.store, options.instanceSecret, now);
   const tokens = new AccessTokens(keys, options.config.baseUrl, now);
-  const organizations = new OrganizationService({ store: options.store, baseUrl: options.config.baseUrl, now });
+  const assets = new AssetService(options.store, options.objectStore);
+  const acceptImageUrl = (environment: Environment, url: string) => assets.acceptImageUrl(environment, url);
+  const organizations = new OrganizationService({ store: options.store, acceptImageUrl, now });
   const sessions = new SessionService({
     store: options.store,
     tokens,
@@ -218,7 +216,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const identity = new IdentityService({
     store: options.store,
     sessions,
-    baseUrl: options.config.baseUrl,
+    acceptImageUrl,
     now,
     deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
   });
@@ -240,8 +238,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   await app.register(tenancyRoutes);
   await app.register(platformRoutes, { tenancy, cursors });
-  const assets = new AssetService(options.store, options.objectStore);
-  await app.register(assetRoutes, { assets, authorizeUpload: options.authorizeUpload ?? refuseOrganizationImages });
+  await app.register(assetRoutes, {
+    assets,
+    authorizeUpload: uploadAuthorizer((environment, session, permission, action) =>
+      organizations.assertCurrentPermission(environment, session, permission, action),
+    ),
+  });
   await app.register(brandingRoutes, { assets });
   await app.register(sessionRoutes, { sessions, keys, tokens, tenancy });
   await app.register(identityRoutes, {

@@ -12,24 +12,29 @@ import { MAX_IMAGE_BYTES } from './image.js';
 import { isValidObjectKey, type ObjectKey, type UploadBinding } from './object-store.js';
 import type { AssetService, UploadPurpose } from './service.js';
 
-/**
- * Decides whether a session may upload for a purpose; throws `403 forbidden` when not. The
- * Organizations issue supplies the real one (org:manage on the live membership).
- */
+/** Decides whether a session may upload for a purpose; throws a 4xx ApiError when not. */
 export type UploadAuthorizer = (caller: { environment: Environment; session: SessionIdentity }, purpose: UploadPurpose) => Promise<void>;
 
+/** The organizations' check of a permission on the live membership of the session's current organization. */
+export type CurrentPermissionCheck = (
+  environment: Environment,
+  session: SessionIdentity,
+  permission: 'org:manage',
+  action: string,
+) => Promise<void>;
+
 /**
- * The authorizer until organizations exist: avatars for anyone signed in; organization images
- * for nobody, because org:manage cannot be checked against a live membership yet. Fails closed.
+ * Avatars for anyone signed in. Organization images need org:manage in the session's current
+ * organization, read from the live membership by the organizations' own check; the token's
+ * org_* claims are a snapshot and authorize nothing (a demoted admin's token still claims it).
  */
-export const refuseOrganizationImages: UploadAuthorizer = async (_caller, purpose) => {
-  if (purpose === 'organization_image') {
-    throw new ApiError(
-      'forbidden',
-      'Uploading an organization image needs the org:manage permission in your current organization. Ask an admin or owner of the organization.',
-    );
-  }
-};
+export function uploadAuthorizer(assertCurrentPermission: CurrentPermissionCheck): UploadAuthorizer {
+  return async ({ environment, session }, purpose) => {
+    if (purpose === 'organization_image') {
+      await assertCurrentPermission(environment, session, 'org:manage', 'Uploading an organization image');
+    }
+  };
+}
 
 const TicketBody = Type.Object(
   {
@@ -64,7 +69,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
       schema: {
         summary: 'Request a signed upload ticket for a profile or organization image',
         description:
-          'PNG, JPEG or WebP, at most 1 MB and 4096×4096. When alreadyExists is true, save publicUrl directly; otherwise PUT the bytes to uploadUrl with uploadHeaders, then save publicUrl.',
+          'PNG, JPEG or WebP, at most 1 MB and 4096×4096. organization_image needs org:manage in the current organization (read live, not from the token). When alreadyExists is true, save publicUrl directly; otherwise PUT the bytes to uploadUrl with uploadHeaders, then save publicUrl as imageUrl.',
         tags: ['me'],
         body: TicketBody,
         response: { 200: TicketResponse },

@@ -93,22 +93,31 @@ export class AssetService {
   }
 
   /**
-   * Checks an `imageUrl` that a PATCH is about to save, and returns the form to store. Any https
-   * URL passes the URL rule; a URL of this instance's object store must also name an object of
-   * the same environment that is stored and verified (for S3: `verifyStoredObject`).
+   * The one check for an `imageUrl` being saved on a user or organization of `environment` (every
+   * PATCH and create that takes one), returning the form to store. https URLs pass; plain http
+   * only for this instance's own asset URLs on a loopback host. A URL of this instance's object
+   * store, whatever its scheme, must name an object of the caller's environment (organization
+   * images live there too) that is stored and passes the store's `verify` (for S3, the HEAD and
+   * ranged GET). Every refusal is `400 invalid_request` with `fields: ['imageUrl']`.
    */
   async acceptImageUrl(environment: Environment, raw: string): Promise<string> {
-    const url = assertAcceptableImageUrl(raw, { ownAssetPrefix: this.objects.publicUrlPrefix });
-    const path = ownAssetPath(url, this.objects.publicUrlPrefix);
-    if (path !== null) {
-      const key = parseObjectKeyPath(path);
-      if (!key || key.namespace !== environment.id || url.search || url.hash) {
-        throw invalid(
-          'imageUrl',
-          'imageUrl is not an upload of this environment. Request an upload ticket and save the publicUrl it returns.',
-        );
-      }
+    const prefix = this.objects.publicUrlPrefix;
+    const url = assertAcceptableImageUrl(raw, { ownAssetPrefix: prefix });
+    const path = ownAssetPath(url, prefix);
+    if (path === null) return url.href;
+    const key = parseObjectKeyPath(path);
+    if (!key || key.namespace !== environment.id || url.search || url.hash) {
+      throw invalid(
+        'imageUrl',
+        'imageUrl is not an upload of this environment. Request an upload ticket and save the publicUrl it returns.',
+      );
+    }
+    try {
       await this.objects.verify(key);
+    } catch (error) {
+      // The store's own refusal codes (image_too_large, …) describe the object, not this field.
+      if (error instanceof ApiError && error.statusCode < 500) throw invalid('imageUrl', `imageUrl cannot be saved: ${error.message}`);
+      throw error;
     }
     return url.href;
   }

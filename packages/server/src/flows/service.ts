@@ -79,7 +79,8 @@ export class FlowService {
 
   private async branding(environment: Environment) {
     const { project } = await this.options.tenancy.getProject(environment.projectId);
-    return { projectName: project.name, logoUrl: null };
+    // Set by PUT /v1/platform/projects/{id}/logo, after the same checks as any upload.
+    return { projectName: project.name, logoUrl: project.logo_url };
   }
 
   /** Writes the token and its email in one transaction; sends nothing itself. */

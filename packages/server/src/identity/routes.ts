@@ -7,7 +7,7 @@ import type { CursorCodec } from '../lib/cursor.js';
 import { requestContext, SessionTokensSchema } from '../sessions/routes.js';
 import type { Environment } from '../tenancy/settings.js';
 import { EMAIL_MAX_LENGTH } from './email.js';
-import { IMAGE_URL_MAX_LENGTH } from './image-url.js';
+import { MAX_IMAGE_URL_LENGTH } from '../assets/image-url.js';
 import { PASSWORD_MAX_LENGTH } from './password-policy.js';
 import type { IdentityService } from './service.js';
 
@@ -31,7 +31,11 @@ const Email = Type.String({ minLength: 1, maxLength: EMAIL_MAX_LENGTH + 64, desc
 export const Password = Type.String({ maxLength: PASSWORD_MAX_LENGTH });
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
 const Username = Type.String({ minLength: 1, maxLength: 64 });
-const ImageUrl = Type.String({ minLength: 1, maxLength: IMAGE_URL_MAX_LENGTH });
+const ImageUrl = Type.String({
+  minLength: 1,
+  maxLength: MAX_IMAGE_URL_LENGTH,
+  description: 'An https URL, or the publicUrl of an upload ticket (POST /v1/me/assets/upload-url)',
+});
 
 const ProfileFields = {
   firstName: Type.Optional(Nullable(Name)),

@@ -1,13 +1,13 @@
 import type { Transaction } from 'kysely';
 import { isUniqueViolation, type Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
+import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../http/errors.js';
 import { newId } from '../lib/crypto.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { normalizeEmail, parseEmail } from './email.js';
-import { assertAcceptableImageUrl } from './image-url.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import * as q from './queries.js';
@@ -94,7 +94,8 @@ function conflictFrom(error: unknown): ApiError | undefined {
 export interface IdentityServiceOptions {
   store: Store;
   sessions: SessionService;
-  baseUrl: string;
+  /** The one imageUrl rule (`AssetService.acceptImageUrl`). */
+  acceptImageUrl: ImageUrlCheck;
   now: () => number;
   deletionGuard?: UserDeletionGuard | undefined;
 }
@@ -102,14 +103,14 @@ export interface IdentityServiceOptions {
 export class IdentityService {
   private readonly store: Store;
   private readonly sessions: SessionService;
-  private readonly baseUrl: string;
+  private readonly acceptImageUrl: ImageUrlCheck;
   private readonly now: () => number;
   private readonly deletionGuard: UserDeletionGuard | undefined;
 
   constructor(options: IdentityServiceOptions) {
     this.store = options.store;
     this.sessions = options.sessions;
-    this.baseUrl = options.baseUrl;
+    this.acceptImageUrl = options.acceptImageUrl;
     this.now = options.now;
     this.deletionGuard = options.deletionGuard;
   }
@@ -118,20 +119,20 @@ export class IdentityService {
     return this.store.db;
   }
 
-  private profileColumns(input: ProfileInput) {
+  private async profileColumns(environment: Environment, input: ProfileInput) {
     const columns: { first_name?: string | null; last_name?: string | null; username?: string | null; image_url?: string | null } = {};
     if (input.firstName !== undefined) columns.first_name = input.firstName;
     if (input.lastName !== undefined) columns.last_name = input.lastName;
     if (input.username !== undefined) columns.username = input.username === null ? null : validUsername(input.username);
     if (input.imageUrl !== undefined) {
-      columns.image_url = input.imageUrl === null ? null : assertAcceptableImageUrl(input.imageUrl, this.baseUrl);
+      columns.image_url = input.imageUrl === null ? null : await this.acceptImageUrl(environment, input.imageUrl);
     }
     return columns;
   }
 
   private async insert(environment: Environment, input: AdminUserInput & { email: string }): Promise<q.UserRow> {
     const email = normalizeEmail(input.email);
-    const profile = this.profileColumns(input);
+    const profile = await this.profileColumns(environment, input);
     if (input.password !== undefined) assertAcceptablePassword(input.password);
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     const now = this.now();
@@ -208,7 +209,7 @@ export class IdentityService {
 
   /** Changes the given fields; omitted fields are unchanged and null clears one. */
   async updateUser(environment: Environment, userId: string, input: AdminUserInput): Promise<UserView> {
-    const columns: Parameters<typeof q.updateUser>[3] = { ...this.profileColumns(input), updated_at: this.now() };
+    const columns: Parameters<typeof q.updateUser>[3] = { ...(await this.profileColumns(environment, input)), updated_at: this.now() };
     if (input.email !== undefined) columns.email = normalizeEmail(input.email);
     if (input.password !== undefined) {
       assertAcceptablePassword(input.password);

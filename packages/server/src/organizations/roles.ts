@@ -12,6 +12,8 @@ export const PERMISSIONS = {
   delete: 'org:delete',
 } as const;
 
+export type Permission = (typeof PERMISSIONS)[keyof typeof PERMISSIONS];
+
 export type SystemRole = 'owner' | 'admin' | 'member';
 
 export const SYSTEM_ROLES: Record<SystemRole, { name: string; description: string; permissions: readonly string[] }> = {

@@ -4,7 +4,7 @@ import { environmentOf, sessionOf } from '../http/credentials.js';
 import { apiError } from '../http/errors.js';
 import { IdParams, page, PaginationQuery } from '../http/schemas.js';
 import { EMAIL_MAX_LENGTH } from '../identity/email.js';
-import { IMAGE_URL_MAX_LENGTH } from '../identity/image-url.js';
+import { MAX_IMAGE_URL_LENGTH } from '../assets/image-url.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import { requestContext, SessionTokensSchema } from '../sessions/routes.js';
 import type { SessionService } from '../sessions/service.js';
@@ -17,7 +17,11 @@ const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.U
 
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
 const Slug = Type.String({ minLength: 1, maxLength: SLUG_MAX_LENGTH, description: '[a-z0-9-], unique in the environment' });
-const ImageUrl = Type.String({ minLength: 1, maxLength: IMAGE_URL_MAX_LENGTH, description: 'https URL' });
+const ImageUrl = Type.String({
+  minLength: 1,
+  maxLength: MAX_IMAGE_URL_LENGTH,
+  description: 'An https URL, or the publicUrl of an upload ticket (POST /v1/me/assets/upload-url)',
+});
 const Role = Type.String({ minLength: 1, maxLength: 64, description: 'owner, admin, member, or a custom role of the environment' });
 const Email = Type.String({ minLength: 1, maxLength: EMAIL_MAX_LENGTH + 64 });
 const Id = Type.String({ minLength: 1, maxLength: 128 });

@@ -1,17 +1,26 @@
 import type { Transaction } from 'kysely';
 import { isForeignKeyViolation, isUniqueViolation, type Store } from '../db/index.js';
+import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { Database } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../http/errors.js';
 import { normalizeEmail } from '../identity/email.js';
-import { assertAcceptableImageUrl } from '../identity/image-url.js';
 import { findUser, findUserByEmail } from '../identity/queries.js';
 import { newId } from '../lib/crypto.js';
 import { clearActiveOrganization } from '../sessions/queries.js';
 import type { ClaimsContext } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as q from './queries.js';
-import { escalation, isSystemRole, parsePermissions, PERMISSIONS, SYSTEM_ROLES, validPermissions, validRoleKey } from './roles.js';
+import {
+  escalation,
+  isSystemRole,
+  parsePermissions,
+  PERMISSIONS,
+  type Permission,
+  SYSTEM_ROLES,
+  validPermissions,
+  validRoleKey,
+} from './roles.js';
 import { slugFromName, suffixedSlug, validSlug } from './slugs.js';
 
 type Tx = Transaction<Database>;
@@ -136,6 +145,11 @@ function missingPermission(role: string, permission: string, action: string): Ap
   );
 }
 
+/** The one permission check: does the (live) membership's role carry `permission`? */
+function requirePermission(membership: ActorMembership, permission: Permission, action: string): void {
+  if (!membership.permissions.includes(permission)) throw missingPermission(membership.role, permission, action);
+}
+
 function memberNotFound(organizationId: string, userId: string): ApiError {
   return apiError('not_found', `User ${userId} is not a member of organization ${organizationId}.`);
 }
@@ -148,7 +162,8 @@ function trimmedName(name: string): string {
 
 export interface OrganizationServiceOptions {
   store: Store;
-  baseUrl: string;
+  /** The one imageUrl rule (`AssetService.acceptImageUrl`). */
+  acceptImageUrl: ImageUrlCheck;
   now: () => number;
 }
 
@@ -171,12 +186,12 @@ interface ActorMembership {
 
 export class OrganizationService {
   private readonly store: Store;
-  private readonly baseUrl: string;
+  private readonly acceptImageUrl: ImageUrlCheck;
   private readonly now: () => number;
 
   constructor(options: OrganizationServiceOptions) {
     this.store = options.store;
-    this.baseUrl = options.baseUrl;
+    this.acceptImageUrl = options.acceptImageUrl;
     this.now = options.now;
   }
 
@@ -302,7 +317,7 @@ export class OrganizationService {
     const name = trimmedName(input.name);
     const explicit = input.slug !== undefined;
     const baseSlug = explicit ? validSlug(input.slug!) : slugFromName(name);
-    const imageUrl = input.imageUrl == null ? null : assertAcceptableImageUrl(input.imageUrl, this.baseUrl);
+    const imageUrl = input.imageUrl == null ? null : await this.acceptImageUrl(environment, input.imageUrl);
 
     for (let attempt = 0; attempt < 5; attempt++) {
       const now = this.now();
@@ -383,14 +398,37 @@ export class OrganizationService {
     return this.db.transaction().execute(async (tx) => {
       const org = await q.lockOrganization(this.store, tx, environment.id, organizationId);
       if (!org) throw actor.kind === 'member' ? currentOrganizationGone(organizationId) : notFound(`Organization ${organizationId}`);
-      let membership: ActorMembership | null = null;
-      if (actor.kind === 'member') {
-        const row = await q.findMembership(tx, environment.id, organizationId, actor.userId);
-        if (!row) throw membershipGone(organizationId);
-        membership = { role: row.role, permissions: await this.permissionsOf(tx, environment.id, row.role) };
-      }
+      const membership = actor.kind === 'member' ? await this.liveMembership(tx, environment.id, organizationId, actor.userId) : null;
       return change(tx, org, membership);
     });
+  }
+
+  /** The actor's membership and what its role allows, read now; 403 when they are no longer a member. */
+  private async liveMembership(db: Tx | Store['db'], environmentId: string, organizationId: string, userId: string) {
+    const row = await q.findMembership(db, environmentId, organizationId, userId);
+    if (!row) throw membershipGone(organizationId);
+    return { role: row.role, permissions: await this.permissionsOf(db, environmentId, row.role) };
+  }
+
+  /**
+   * Throws unless the session's current organization grants `permission` to the user, read from
+   * the live membership (never from the token's org_* claims): 404 when the session has no
+   * current organization or it is gone, 403 when the membership or the permission is missing.
+   * For checks outside a change, such as who may upload an organization image.
+   */
+  async assertCurrentPermission(environment: Environment, session: SessionIdentity, permission: Permission, action: string): Promise<void> {
+    await this.assertLivePermission(environment, this.currentOrganizationId(session), session.userId, permission, action);
+  }
+
+  private async assertLivePermission(
+    environment: Environment,
+    organizationId: string,
+    userId: string,
+    permission: Permission,
+    action: string,
+  ): Promise<void> {
+    if (!(await q.findOrganization(this.db, environment.id, organizationId))) throw currentOrganizationGone(organizationId);
+    requirePermission(await this.liveMembership(this.db, environment.id, organizationId, userId), permission, action);
   }
 
   /** PATCH /v1/organizations/{id}. */
@@ -410,16 +448,23 @@ export class OrganizationService {
   }
 
   private async changeOrganization(environment: Environment, actor: Actor, organizationId: string, patch: OrganizationPatch) {
-    return this.withOrganization(environment, actor, organizationId, async (tx, org, membership) => {
-      if (membership && !membership.permissions.includes(PERMISSIONS.manage)) {
-        throw missingPermission(membership.role, PERMISSIONS.manage, 'Changing the organization');
+    // The image URL is checked before the transaction: verifying an own upload may read the object
+    // store, which must not happen while the organization row is locked. A member is first asked
+    // for org:manage, so that without it they get the 403 and cannot have uploads verified (a
+    // failing S3 object is deleted); the transaction checks the permission again.
+    let imageUrl = patch.imageUrl;
+    if (imageUrl != null) {
+      if (actor.kind === 'member') {
+        await this.assertLivePermission(environment, organizationId, actor.userId, PERMISSIONS.manage, 'Changing the organization');
       }
+      imageUrl = await this.acceptImageUrl(environment, imageUrl);
+    }
+    return this.withOrganization(environment, actor, organizationId, async (tx, org, membership) => {
+      if (membership) requirePermission(membership, PERMISSIONS.manage, 'Changing the organization');
       const columns: Parameters<typeof q.updateOrganization>[3] = { updated_at: this.now() };
       if (patch.name !== undefined) columns.name = trimmedName(patch.name);
       if (patch.slug !== undefined) columns.slug = validSlug(patch.slug);
-      if (patch.imageUrl !== undefined) {
-        columns.image_url = patch.imageUrl === null ? null : assertAcceptableImageUrl(patch.imageUrl, this.baseUrl);
-      }
+      if (imageUrl !== undefined) columns.image_url = imageUrl;
       try {
         await q.updateOrganization(tx, environment.id, organizationId, columns);
       } catch (error) {
@@ -432,9 +477,7 @@ export class OrganizationService {
 
   async deleteOrganization(environment: Environment, actor: Actor, organizationId: string): Promise<void> {
     await this.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
-      if (membership && !membership.permissions.includes(PERMISSIONS.delete)) {
-        throw missingPermission(membership.role, PERMISSIONS.delete, 'Deleting the organization');
-      }
+      if (membership) requirePermission(membership, PERMISSIONS.delete, 'Deleting the organization');
       await q.deleteOrganization(tx, environment.id, organizationId);
     });
   }
@@ -487,9 +530,7 @@ export class OrganizationService {
     const email = input.email === undefined ? undefined : normalizeEmail(input.email);
     return this.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
       // Permission first: without it, a caller learns nothing, not even which roles exist.
-      if (membership && !membership.permissions.includes(PERMISSIONS.membersManage)) {
-        throw missingPermission(membership.role, PERMISSIONS.membersManage, 'Adding members');
-      }
+      if (membership) requirePermission(membership, PERMISSIONS.membersManage, 'Adding members');
       const role = await this.assignableRole(tx, environment.id, input.role);
       if (membership) await this.assertWithinOwnRights(tx, environment.id, membership, role);
       // Looked up only after the permission check, so that without it nobody can probe which emails have accounts.
@@ -532,9 +573,7 @@ export class OrganizationService {
     role: string,
   ): Promise<MemberView> {
     return this.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
-      if (membership && !membership.permissions.includes(PERMISSIONS.membersManage)) {
-        throw missingPermission(membership.role, PERMISSIONS.membersManage, 'Changing member roles');
-      }
+      if (membership) requirePermission(membership, PERMISSIONS.membersManage, 'Changing member roles');
       const target = await q.findMembership(tx, environment.id, organizationId, userId);
       if (!target) throw memberNotFound(organizationId, userId);
       const next = await this.assignableRole(tx, environment.id, role);
@@ -562,9 +601,7 @@ export class OrganizationService {
       if (!target) throw memberNotFound(organizationId, userId);
       const self = actor.kind === 'member' && actor.userId === userId;
       if (membership && !self) {
-        if (!membership.permissions.includes(PERMISSIONS.membersManage)) {
-          throw missingPermission(membership.role, PERMISSIONS.membersManage, 'Removing another member');
-        }
+        requirePermission(membership, PERMISSIONS.membersManage, 'Removing another member');
         await this.assertWithinOwnRights(tx, environment.id, membership, target.role);
       }
       if (target.role === 'owner' && (await q.countOwners(tx, environment.id, organizationId)) <= 1) throw lastOwner(organizationId);

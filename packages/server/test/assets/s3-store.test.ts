@@ -8,7 +8,9 @@ import type { S3Config } from '../../src/config.js';
 import { ApiError } from '../../src/http/errors.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { FIXTURE_SIZE, fixtures, makePng, sha256, SVG } from '../helpers/images.js';
-import { uploadKit, type UploadKit } from '../helpers/uploads.js';
+import { json, me } from '../helpers/identity.js';
+import { actAs, createOrg, person } from '../helpers/organizations.js';
+import { describeImage, requestTicket, uploadKit, type UploadKit } from '../helpers/uploads.js';
 
 /**
  * The S3 store against s3rver, a real S3-compatible server run in the test. s3rver enforces the
@@ -174,6 +176,52 @@ describe('S3 object store (s3rver)', () => {
     });
     expect(gets).toEqual(['bytes=0-65535']);
     await probe.close();
+  });
+
+  it('through the API with a session: ticket, PUT to the bucket, PATCH /v1/me and /v1/me/organization; unverifiable bytes are refused and deleted', async () => {
+    const owner = await person(t, undefined, 's3-owner');
+    const org = await createOrg(t, owner.userId, { name: 'Bucketed' });
+    await actAs(t, owner, org.id);
+
+    const ticketFor = async (bytes: Buffer, purpose: 'user_avatar' | 'organization_image') => {
+      const response = await requestTicket(t, owner.accessToken, describeImage(bytes, 'image/png', FIXTURE_SIZE, { purpose }));
+      expect(response.statusCode, response.body).toBe(200);
+      return json(response);
+    };
+    const avatar = makePng(5, 3, { seed: seed++ });
+    const avatarTicket = await ticketFor(avatar, 'user_avatar');
+    expect((await upload(avatar, avatarTicket)).status).toBe(200);
+    const saved = await t.call({
+      method: 'PATCH',
+      url: '/v1/me',
+      credential: owner.accessToken,
+      payload: { imageUrl: avatarTicket.publicUrl },
+    });
+    expect(saved.statusCode, saved.body).toBe(200);
+    expect(json(await me(t, owner.accessToken)).user.imageUrl).toBe(avatarTicket.publicUrl);
+
+    const image = makePng(5, 3, { seed: seed++ });
+    const imageTicket = await ticketFor(image, 'organization_image');
+    expect((await upload(image, imageTicket)).status).toBe(200);
+    const patchOrg = (imageUrl: string) =>
+      t.call({ method: 'PATCH', url: '/v1/me/organization', credential: owner.accessToken, payload: { imageUrl } });
+    expect((await patchOrg(imageTicket.publicUrl)).statusCode).toBe(200);
+    const current = await t.call({ method: 'GET', url: '/v1/me/organization', credential: owner.accessToken });
+    expect(json(current).imageUrl).toBe(imageTicket.publicUrl);
+
+    // Other bytes under a ticket (s3rver keeps them; real S3 answers 400 BadDigest): the PATCH's
+    // verification refuses the URL and deletes the object.
+    const claimed = makePng(5, 3, { seed: seed++ });
+    const badTicket = await ticketFor(claimed, 'organization_image');
+    expect((await upload(makePng(5, 3, { seed: seed++ }), badTicket)).status).toBe(200);
+    const refused = await patchOrg(badTicket.publicUrl);
+    expect(refused.statusCode).toBe(400);
+    expect(json(refused).error).toMatchObject({ code: 'invalid_request', details: { fields: ['imageUrl'] } });
+    expect(json(refused).error.message).toMatch(/do not match the sha256/);
+    expect(await t.objectStore.exists({ namespace: kit.environment.id, sha256: sha256(claimed) })).toBe(false);
+    expect(json(await t.call({ method: 'GET', url: '/v1/me/organization', credential: owner.accessToken })).imageUrl).toBe(
+      imageTicket.publicUrl,
+    );
   });
 
   it('stores a project logo in the bucket under the project namespace', async () => {

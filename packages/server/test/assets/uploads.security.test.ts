@@ -2,7 +2,6 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FilesystemObjectStore } from '../../src/assets/filesystem-store.js';
-import { refuseOrganizationImages } from '../../src/assets/routes.js';
 import { ApiError } from '../../src/http/errors.js';
 import { deriveSubkey } from '../../src/lib/cursor.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -237,33 +236,7 @@ describe('namespaces and concurrency', () => {
   });
 });
 
-describe('organization images', () => {
-  it('are refused by the default authorizer, whatever the token claims (org:manage needs the live membership)', async () => {
-    const { png } = await freshUpload();
-    const request = kit.describe(png, 'image/png', FIXTURE_SIZE, { purpose: 'organization_image' });
-    const staleAdmin = {
-      environment: kit.environment,
-      session: {
-        userId: 'user_x',
-        sessionId: 'sess_x',
-        activeOrganizationId: 'org_x',
-        claims: { org_id: 'org_x', org_role: 'admin', org_permissions: ['org:manage'] },
-      },
-    };
-    const error = await kit.assets
-      .createUploadTicket(kit.environment, request, (purpose) => refuseOrganizationImages(staleAdmin, purpose))
-      .catch((e: ApiError) => e);
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).statusCode).toBe(403);
-    expect((error as ApiError).code).toBe('forbidden');
-    expect((error as ApiError).message).toMatch(/org:manage/);
-    // Avatars pass the same authorizer.
-    const avatar = await kit.assets.createUploadTicket(kit.environment, { ...request, purpose: 'user_avatar' }, (purpose) =>
-      refuseOrganizationImages(staleAdmin, purpose),
-    );
-    expect(avatar.uploadUrl).toBeDefined();
-  });
-
+describe('organization images (see test/me/assets.security.test.ts for the live-membership check)', () => {
   it('ask the authorizer before revealing whether the object exists', async () => {
     const { png, ticket } = await freshUpload();
     await kit.put(ticket, png);

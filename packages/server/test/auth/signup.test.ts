@@ -59,7 +59,7 @@ describe('POST /v1/auth/signup', () => {
     ['an address list', 'ada@example.test, bob@example.test'],
     ['a quoted local part', '"ada lovelace"@example.test'],
     ['inner whitespace', 'ada lovelace@example.test'],
-    ['a control character', 'ada\u0000@example.test'],
+    ['a control character', 'ada\u0001@example.test'],
     ['no domain', 'ada@'],
     ['two @', 'ada@b@example.test'],
     ['a leading dot', '.ada@example.test'],

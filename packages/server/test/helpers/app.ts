@@ -66,6 +66,12 @@ export interface TestAppOptions extends Pick<AppOptions, 'redis' | 'rateLimit' |
   now?: () => number;
   /** Builds the object store; by default a filesystem store in a temporary directory, removed on close. */
   objectStore?: (context: { instanceSecret: string; baseUrl: string }) => Promise<ObjectStore>;
+  /**
+   * The base URL of the default filesystem store's public URLs (default BASE_URL, which is plain
+   * http on a non-loopback host, so its own URLs cannot be saved as an imageUrl). Requests are
+   * injected, so any base reaches the app.
+   */
+  assetBaseUrl?: string;
 }
 
 /** A clock tests move by hand, for time-dependent rules, instead of sleeping. */
@@ -102,6 +108,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     routes,
     mail,
     objectStore: makeObjectStore,
+    assetBaseUrl,
     ...appOptions
   } = options;
   const store = givenStore ?? (await openTestStore());
@@ -112,7 +119,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (makeObjectStore) {
     objectStore = await makeObjectStore({ instanceSecret, baseUrl: BASE_URL });
   } else {
-    const created = await temporaryFilesystemStore(instanceSecret);
+    const created = await temporaryFilesystemStore(instanceSecret, assetBaseUrl ? { baseUrl: assetBaseUrl } : {});
     objectsRoot = created.root;
     objectStore = created.objects;
   }

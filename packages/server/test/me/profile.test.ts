@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json, me, signUp, type SignedIn } from '../helpers/identity.js';
+import { FIXTURE_SIZE, makePng } from '../helpers/images.js';
+import { uploadThroughApi } from '../helpers/uploads.js';
 
 describe('GET and PATCH /v1/me', () => {
   let t: TestApp;
@@ -67,6 +69,16 @@ describe('GET and PATCH /v1/me', () => {
     const response = await patch({ imageUrl });
     expect(response.statusCode).toBe(400);
     expect(json(response).error).toMatchObject({ code: 'invalid_request', details: { fields: ['imageUrl'] } });
+  });
+
+  it("refuses this instance's own upload over plain http when the instance is not on a loopback host", async () => {
+    // The test instance's asset URLs are http://gatehouse.test/…: only loopback hosts get the exception.
+    const { publicUrl } = await uploadThroughApi(t, user.accessToken, makePng(5, 3, { seed: 77 }), 'image/png', FIXTURE_SIZE);
+    expect(publicUrl.startsWith('http://gatehouse.test/')).toBe(true);
+    const response = await patch({ imageUrl: publicUrl });
+    expect(response.statusCode).toBe(400);
+    expect(json(response).error).toMatchObject({ code: 'invalid_request', details: { fields: ['imageUrl'] } });
+    expect(json(response).error.message).toMatch(/https/);
   });
 
   it('keeps usernames unique per environment, whatever their case: 409', async () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { parseEmail } from '../../src/identity/email.js';
-import { assertAcceptableImageUrl } from '../../src/identity/image-url.js';
 import { assertAcceptablePassword, commonPasswords } from '../../src/identity/password-policy.js';
 import { RefreshTokens } from '../../src/sessions/refresh-token.js';
 
@@ -48,15 +47,6 @@ describe('password policy', () => {
     expect(() => assertAcceptablePassword('x'.repeat(1025))).toThrow(/longer than 1024/);
     expect(() => assertAcceptablePassword('ünïcødé!')).not.toThrow();
     expect(() => assertAcceptablePassword('x'.repeat(1024))).not.toThrow();
-  });
-});
-
-describe('imageUrl check', () => {
-  it('accepts https and keeps the URL as given; refuses other schemes', () => {
-    expect(assertAcceptableImageUrl('https://CDN.example.com/a.png', 'http://localhost:4000')).toBe('https://CDN.example.com/a.png');
-    for (const url of ['http://cdn.example.com/a.png', 'ftp://x/a.png', 'https://u:p@x/a.png', 'nota url', 'https://x/a b.png']) {
-      expect(() => assertAcceptableImageUrl(url, 'http://localhost:4000'), url).toThrow();
-    }
   });
 });
 

@@ -17,6 +17,7 @@ function refusal(url: string, options = LOCAL): ApiError | null {
 describe('imageUrl rule', () => {
   it('accepts any https URL', () => {
     expect(refusal('https://cdn.example.com/me.png')).toBeNull();
+    expect(assertAcceptableImageUrl('https://CDN.example.com/a%20b.png', LOCAL).href).toBe('https://cdn.example.com/a%20b.png');
     expect(refusal(`https://gatehouse.example.com/v1/assets/env_1/${SHA}`)).toBeNull();
   });
 
@@ -45,11 +46,15 @@ describe('imageUrl rule', () => {
     ['a relative URL', '/v1/assets/env_abc/x'],
     ['credentials in an https URL', 'https://user:pass@cdn.example.com/me.png'],
     ['ftp', 'ftp://example.com/me.png'],
+    ['a space the parser would encode', 'https://example.com/a b.png'],
+    ['a newline the parser would drop', 'https://example.com/a\n.png'],
+    ['leading whitespace the parser would trim', ' https://example.com/a.png'],
     ['a very long URL', `https://example.com/${'a'.repeat(3000)}`],
   ])('refuses %s', (_what, url) => {
     const error = refusal(url);
     expect(error).toBeInstanceOf(ApiError);
     expect(error!.code).toBe('invalid_request');
+    expect(error!.details).toEqual({ fields: ['imageUrl'] });
     expect(error!.message).toMatch(/https/);
   });
 
