@@ -3,6 +3,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider, type SelectQueryBuilder } from 'kysely';
 import pg from 'pg';
+import { InlineLimitsPlugin } from './inline-limits.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -48,7 +49,10 @@ export function openStore(options: StoreOptions): Store {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(database) }),
+    plugins: [new InlineLimitsPlugin()],
+  });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

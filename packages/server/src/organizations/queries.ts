@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { lockForUpdate, type Store } from '../db/index.js';
+import { reusableQuery } from '../db/reusable.js';
 import type { Database, OrganizationMembersTable, OrganizationRolesTable, OrganizationsTable } from '../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -242,6 +243,17 @@ export async function findUserOrganization(
 }
 
 /** The user's organizations, in the order they joined; `after` continues a listing. */
+export const ME_ORGANIZATIONS_LIMIT = 100;
+
+const meOrganizationsQuery = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>
+  userOrganizationQuery(db, p.environmentId, p.userId).orderBy('m.created_at').orderBy('m.organization_id').limit(ME_ORGANIZATIONS_LIMIT),
+);
+
+/** The organizations GET /v1/me lists, read on every such request, so compiled once (db/reusable.ts). */
+export async function listMeOrganizations(db: Kysely<Database>, environmentId: string, userId: string): Promise<UserOrganizationRow[]> {
+  return (await meOrganizationsQuery(db, { environmentId, userId })) as UserOrganizationRow[];
+}
+
 export async function listUserOrganizations(
   db: Db,
   environmentId: string,

@@ -656,7 +656,7 @@ export class OrganizationService {
     environment: Environment,
     session: SessionIdentity,
   ): Promise<{ organizations: UserOrganizationView[]; organization: UserOrganizationView | null }> {
-    const rows = await q.listUserOrganizations(this.db, environment.id, session.userId, { limit: 100 });
+    const rows = await q.listMeOrganizations(this.db, environment.id, session.userId);
     const organizations = await this.withPermissions(environment.id, rows);
     let organization: UserOrganizationView | null = null;
     if (session.activeOrganizationId !== null) {
