@@ -73,3 +73,6 @@ export interface ObjectStore {
 }
 
 export const UPLOAD_TTL_SECONDS = 300;
+
+/** Objects are content-addressed, so a URL's bytes never change: cache them for a year. */
+export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';

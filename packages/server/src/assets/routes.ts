@@ -9,7 +9,7 @@ import type { Environment } from '../tenancy/settings.js';
 import { acceptedImageType, checkImageBytes, imageTooLarge, mediaTypeOf } from './checks.js';
 import { FilesystemObjectStore } from './filesystem-store.js';
 import { MAX_IMAGE_BYTES } from './image.js';
-import { isValidObjectKey, type ObjectKey, type UploadBinding } from './object-store.js';
+import { IMMUTABLE_CACHE_CONTROL, isValidObjectKey, type ObjectKey, type UploadBinding } from './object-store.js';
 import type { AssetService, UploadPurpose } from './service.js';
 
 /** Decides whether a session may upload for a purpose; throws a 4xx ApiError when not. */
@@ -174,7 +174,7 @@ const filesystemObjectRoutes: FastifyPluginAsyncTypebox<{ objects: FilesystemObj
         'content-type': stored.contentType,
         'x-content-type-options': 'nosniff',
         'content-security-policy': "default-src 'none'",
-        'cache-control': 'public, max-age=31536000, immutable',
+        'cache-control': IMMUTABLE_CACHE_CONTROL,
         'cross-origin-resource-policy': 'cross-origin',
         etag,
       });

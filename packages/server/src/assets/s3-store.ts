@@ -6,6 +6,7 @@ import { ApiError } from '../http/errors.js';
 import { checkImageBytes, imageTooLarge, mediaTypeOf, refusalFor, unsupportedImageType } from './checks.js';
 import { inspectImage, isImageType, MAX_IMAGE_BYTES, type ImageType } from './image.js';
 import {
+  IMMUTABLE_CACHE_CONTROL,
   objectKeyPath,
   UPLOAD_TTL_SECONDS,
   type ObjectKey,
@@ -95,19 +96,21 @@ export class S3ObjectStore implements ObjectStore {
       ContentType: binding.contentType,
       ContentLength: binding.contentLength,
       ChecksumSHA256: checksum,
+      CacheControl: IMMUTABLE_CACHE_CONTROL,
     });
     const signedAt = this.now();
     const url = await getSignedUrl(this.client, command, {
       expiresIn: UPLOAD_TTL_SECONDS,
       signingDate: new Date(signedAt),
       // The presigner leaves Content-Type unsigned and hoists x-amz-* headers into the query,
-      // where S3 does not enforce a checksum. Sign all three as headers instead.
-      signableHeaders: new Set(['content-type', 'content-length']),
+      // where S3 does not enforce a checksum. Sign them as headers instead; Cache-Control too, so
+      // the bucket serves every object as immutable.
+      signableHeaders: new Set(['content-type', 'content-length', 'cache-control']),
       unhoistableHeaders: new Set(['x-amz-checksum-sha256']),
     });
     return {
       url,
-      headers: { 'Content-Type': binding.contentType, 'x-amz-checksum-sha256': checksum },
+      headers: { 'Content-Type': binding.contentType, 'Cache-Control': IMMUTABLE_CACHE_CONTROL, 'x-amz-checksum-sha256': checksum },
       expiresAt: signedAt + UPLOAD_TTL_SECONDS * 1000,
     };
   }
@@ -122,6 +125,7 @@ export class S3ObjectStore implements ObjectStore {
         ContentType: contentType,
         ContentLength: bytes.length,
         ChecksumSHA256: checksumOf(key.sha256),
+        CacheControl: IMMUTABLE_CACHE_CONTROL,
       }),
     );
   }

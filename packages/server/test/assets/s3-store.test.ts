@@ -69,6 +69,7 @@ describe('S3 object store (s3rver)', () => {
     const url = new URL(ticket.uploadUrl!);
     expect(url.pathname).toBe(`/gatehouse/${kit.environment.id}/${sha256(png)}`);
     expect(url.searchParams.get('X-Amz-SignedHeaders')!.split(';').sort()).toEqual([
+      'cache-control',
       'content-length',
       'content-type',
       'host',
@@ -79,6 +80,7 @@ describe('S3 object store (s3rver)', () => {
     expect(url.searchParams.has('x-amz-checksum-sha256')).toBe(false);
     expect(ticket.uploadHeaders).toEqual({
       'Content-Type': 'image/png',
+      'Cache-Control': 'public, max-age=31536000, immutable',
       'x-amz-checksum-sha256': Buffer.from(sha256(png), 'hex').toString('base64'),
     });
     expect(ticket.publicUrl).toBe(`${config.publicBaseUrl}/${kit.environment.id}/${sha256(png)}`);
@@ -101,6 +103,7 @@ describe('S3 object store (s3rver)', () => {
     const read = await fetch(ticket.publicUrl);
     expect(read.status).toBe(200);
     expect(read.headers.get('content-type')).toBe('image/jpeg');
+    expect(read.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect(Buffer.from(await read.arrayBuffer()).equals(jpeg)).toBe(true);
 
     expect(await kit.ticket(kit.describe(jpeg, 'image/jpeg', FIXTURE_SIZE))).toEqual({ publicUrl: ticket.publicUrl, alreadyExists: true });
