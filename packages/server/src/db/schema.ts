@@ -170,5 +170,3 @@ export interface Database {
   organization_members: OrganizationMembersTable;
   organization_roles: OrganizationRolesTable;
 }
-
-export type Counter = Generated<number>;

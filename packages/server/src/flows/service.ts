@@ -89,7 +89,6 @@ export class FlowService {
     input: {
       purpose: FlowTokensTable['purpose'];
       email: string;
-      secret: string;
       secretHash: (tokenId: string) => string;
       kinds: { known: EmailKind; unknown: EmailKind };
       content: { link?: string; code?: string };
@@ -135,15 +134,24 @@ export class FlowService {
 
   async startMagicLink(environment: Environment, input: { email: string; redirectUrl: string }): Promise<void> {
     requireMethod(environment, 'magicLink');
+    await this.startLinkFlow(environment, input, 'magic_link', { known: 'magic_link', unknown: 'sign_up_link' });
+  }
+
+  /** Magic links and reset links: a 256-bit token, stored hashed, emailed inside the redirect URL. */
+  private async startLinkFlow(
+    environment: Environment,
+    input: { email: string; redirectUrl: string },
+    purpose: 'magic_link' | 'password_reset',
+    kinds: { known: EmailKind; unknown: EmailKind },
+  ): Promise<void> {
     const email = normalizeEmail(input.email);
     const redirect = validateRedirectUrl(environment, input.redirectUrl);
     const secret = newSecret('', 32);
     await this.issue(environment, {
-      purpose: 'magic_link',
+      purpose,
       email,
-      secret,
       secretHash: () => sha256Hex(secret),
-      kinds: { known: 'magic_link', unknown: 'sign_up_link' },
+      kinds,
       content: { link: linkWithToken(redirect, secret) },
     });
   }
@@ -162,7 +170,6 @@ export class FlowService {
     await this.issue(environment, {
       purpose: 'email_code',
       email,
-      secret: code,
       secretHash: (id) => this.codeHash(id, code),
       kinds: { known: 'email_code', unknown: 'sign_up_code' },
       content: { code },
@@ -197,17 +204,7 @@ export class FlowService {
 
   async startPasswordReset(environment: Environment, input: { email: string; redirectUrl: string }): Promise<void> {
     requireMethod(environment, 'password');
-    const email = normalizeEmail(input.email);
-    const redirect = validateRedirectUrl(environment, input.redirectUrl);
-    const secret = newSecret('', 32);
-    await this.issue(environment, {
-      purpose: 'password_reset',
-      email,
-      secret,
-      secretHash: () => sha256Hex(secret),
-      kinds: { known: 'password_reset', unknown: 'sign_up_link' },
-      content: { link: linkWithToken(redirect, secret) },
-    });
+    await this.startLinkFlow(environment, input, 'password_reset', { known: 'password_reset', unknown: 'sign_up_link' });
   }
 
   /** Sets the new password and revokes every session of the user. */
