@@ -6,7 +6,9 @@
  *   - refresh req/s            vs raw signatures/s of the environment's algorithm (RS256)
  *   - token verification/s     vs raw crypto.verify/s (in process, same key)
  * The server runs as a child process on a free port with a temporary data directory: on SQLite,
- * and on PostgreSQL too when DATABASE_URL is set (in a schema of its own, dropped afterwards).
+ * and on PostgreSQL too when DATABASE_URL is set (in a schema of its own, dropped afterwards), with
+ * Redis when REDIS_URL is set, as several nodes would run. Without Redis a PostgreSQL node cannot
+ * hear other nodes' changes, so it caches no sessions; that case is measured for GET /v1/me too.
  */
 import { verify as argon2Verify } from '@node-rs/argon2';
 import autocannon from 'autocannon';
@@ -21,7 +23,7 @@ import { migrate, openStore, type Store } from '../packages/server/src/db/index.
 import { hashPassword } from '../packages/server/src/identity/passwords.js';
 import { IdentityService } from '../packages/server/src/identity/service.js';
 import { RefreshTokens } from '../packages/server/src/sessions/refresh-token.js';
-import { SessionService } from '../packages/server/src/sessions/service.js';
+import { newSessionCache, SessionService } from '../packages/server/src/sessions/service.js';
 import { SigningKeys } from '../packages/server/src/sessions/signing-keys.js';
 import { AccessTokens, verifyInput } from '../packages/server/src/sessions/tokens.js';
 import { TenancyService } from '../packages/server/src/tenancy/service.js';
@@ -190,7 +192,15 @@ interface RawLimits {
   bare: () => Promise<number>;
 }
 
-async function httpBenchmarks(database: 'SQLite' | 'PostgreSQL', databaseUrl: string | undefined, raw: RawLimits) {
+interface Deployment {
+  label: string;
+  databaseUrl?: string | undefined;
+  redisUrl?: string | undefined;
+  /** Only the GET /v1/me pair. */
+  meOnly?: boolean;
+}
+
+async function httpBenchmarks(deployment: Deployment, raw: RawLimits) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
   const platformKey = `plk_${randomBytes(32).toString('base64url')}`;
   const server = await startChild(
@@ -200,7 +210,9 @@ async function httpBenchmarks(database: 'SQLite' | 'PostgreSQL', databaseUrl: st
       GATEHOUSE_PLATFORM_KEY: platformKey,
       GATEHOUSE_SECRET: randomBytes(48).toString('base64url'),
       LOG_LEVEL: 'silent',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: '' }),
+      DATABASE_URL: deployment.databaseUrl ?? '',
+      REDIS_URL: deployment.redisUrl ?? '',
+      GATEHOUSE_REDIS_PREFIX: `bench-${randomBytes(4).toString('hex')}:`,
     },
     '/v1/health',
   );
@@ -214,11 +226,17 @@ async function httpBenchmarks(database: 'SQLite' | 'PostgreSQL', databaseUrl: st
       body: { rateLimitPerMinute: 10_000_000 },
     }).catch(() => undefined);
     const pk = environment.publishableKey as string;
-    const email = 'bench@example.test';
+    const email = `bench-${randomBytes(4).toString('hex')}@example.test`;
     const signedUp = await json(`${server.url}/v1/auth/signup`, { method: 'POST', token: pk, body: { email, password: PASSWORD } });
     const accessToken = signedUp.session.accessToken as string;
 
-    console.log(`  -- ${database}`);
+    console.log(`  -- ${deployment.label}`);
+    if (deployment.meOnly) {
+      await paired('GET /v1/me', 'bare node:http fixed JSON', raw.bare, () =>
+        cannon({ url: `${server.url}/v1/me`, connections: HTTP_CONNECTIONS, headers: { authorization: `Bearer ${accessToken}` } }),
+      );
+      return;
+    }
     await paired('POST /v1/auth/signin', `raw argon2id verify (c=${HASH_CONCURRENCY})`, raw.hash, () =>
       cannon({
         url: `${server.url}/v1/auth/signin`,
@@ -280,13 +298,20 @@ async function verificationBenchmark(store: Store) {
   const instanceSecret = randomBytes(48).toString('base64url');
   const keys = new SigningKeys(store, instanceSecret, now);
   const tokens = new AccessTokens(keys, 'http://bench.test', now);
-  const sessions = new SessionService({
-    store,
-    tokens,
-    refreshTokens: new RefreshTokens(instanceSecret),
-    usage: new UsageService(store, tenancy, now),
-    now,
-  });
+  const cache = newSessionCache();
+  cache.setTrusted(true);
+  const sessionServices = [undefined, cache].map(
+    (sessionCache) =>
+      new SessionService({
+        store,
+        tokens,
+        refreshTokens: new RefreshTokens(instanceSecret),
+        usage: new UsageService(store, tenancy, now),
+        now,
+        cache: sessionCache,
+      }),
+  );
+  const sessions = sessionServices[0]!;
   const acceptImageUrl = async (): Promise<string> => {
     throw new Error('the benchmark saves no image URLs');
   };
@@ -308,8 +333,11 @@ async function verificationBenchmark(store: Store) {
   await paired('token verify, uncached (all checks)', 'raw crypto.verify RS256', rawVerify, () =>
     asResult(rateAsync(() => uncached.verify(accessToken), 1, 1)),
   );
-  await paired(`/v1/me credential check (${store.dialect})`, 'raw crypto.verify RS256', rawVerify, () =>
+  await paired(`/v1/me credential check, read (${store.dialect})`, 'raw crypto.verify RS256', rawVerify, () =>
     asResult(rateAsync(() => sessions.verifyAccessToken(accessToken), 1, 1)),
+  );
+  await paired(`/v1/me credential check, cached`, 'raw crypto.verify RS256', rawVerify, () =>
+    asResult(rateAsync(() => sessionServices[1]!.verifyAccessToken(accessToken), 1, 1)),
   );
 }
 
@@ -334,7 +362,7 @@ export async function run(): Promise<void> {
 }
 
 async function runAll(raw: RawLimits): Promise<void> {
-  await httpBenchmarks('SQLite', undefined, raw);
+  await httpBenchmarks({ label: 'SQLite' }, raw);
 
   const sqlite = openStore({ sqliteFile: ':memory:' });
   await migrate(sqlite);
@@ -350,7 +378,12 @@ async function runAll(raw: RawLimits): Promise<void> {
     url.searchParams.set('options', `-c search_path=${schema}`);
     try {
       console.log('');
-      await httpBenchmarks('PostgreSQL', url.toString(), raw);
+      const redisUrl = process.env.REDIS_URL;
+      await httpBenchmarks({ label: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', databaseUrl: url.toString(), redisUrl }, raw);
+      if (redisUrl) {
+        console.log('');
+        await httpBenchmarks({ label: 'PostgreSQL without Redis (no session cache)', databaseUrl: url.toString(), meOnly: true }, raw);
+      }
       await verificationBenchmark(admin);
     } finally {
       const { sql } = await import('kysely');

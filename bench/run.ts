@@ -17,7 +17,7 @@ const files = readdirSync(here)
 
 console.log(`Gatehouse benchmarks on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}`);
 console.log(
-  `Database: ${process.env.DATABASE_URL ? 'SQLite and PostgreSQL (DATABASE_URL)' : 'SQLite (set DATABASE_URL to add PostgreSQL)'}\n`,
+  `Database: ${process.env.DATABASE_URL ? 'SQLite and PostgreSQL (DATABASE_URL)' : 'SQLite (set DATABASE_URL to add PostgreSQL)'}; Redis: ${process.env.REDIS_URL ? 'yes (REDIS_URL)' : 'no (set REDIS_URL to run PostgreSQL as several nodes would)'}\n`,
 );
 for (const file of files) {
   const mod = (await import(pathToFileURL(path.join(here, file)).href)) as { run: () => Promise<void> };

@@ -5,7 +5,9 @@ import { assetRoutes, brandingRoutes, uploadAuthorizer } from './assets/routes.j
 import type { ObjectStore } from './assets/object-store.js';
 import { AssetService } from './assets/service.js';
 import type { Config } from './config.js';
+import { changeFeed, parseChange } from './db/changes.js';
 import type { Store } from './db/index.js';
+import type { RowCacheOptions } from './db/row-cache.js';
 import { installCors } from './http/cors.js';
 import { credentialsPlugin, type AccessTokenVerifier, type CredentialKind } from './http/credentials.js';
 import { ApiError } from './http/errors.js';
@@ -24,15 +26,15 @@ import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { RedisLink } from './lib/redis.js';
 import { organizationRoutes } from './organizations/routes.js';
-import { OrganizationService } from './organizations/service.js';
+import { newMeOrganizationsCache, OrganizationService } from './organizations/service.js';
 import { platformRoutes } from './platform/routes.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { rateLimitPlugin } from './ratelimit/plugin.js';
 import type { Clock } from './ratelimit/window.js';
-import { invalidationBus, TenancyCache, type TenancyCacheOptions } from './tenancy/cache.js';
+import { TenancyCache, type TenancyCacheOptions } from './tenancy/cache.js';
 import { RefreshTokens } from './sessions/refresh-token.js';
 import { sessionRoutes } from './sessions/routes.js';
-import { SessionService } from './sessions/service.js';
+import { newSessionCache, SessionService } from './sessions/service.js';
 import { SigningKeys } from './sessions/signing-keys.js';
 import { AccessTokens } from './sessions/tokens.js';
 import { tenancyRoutes } from './tenancy/routes.js';
@@ -69,8 +71,8 @@ export interface AppOptions {
   redis?: { url: string; prefix?: string; commandTimeoutMs?: number } | undefined;
   /** `false` turns the limiter off (the benchmark's baseline). */
   rateLimit?: false | { clock?: Clock; granularityMs?: number; redisUsesClock?: boolean };
-  /** `false` turns the credential cache off. */
-  cache?: false | TenancyCacheOptions;
+  /** `false` turns the caches off: credentials, and the sessions and organization lists of `/v1/me*`. */
+  cache?: false | (TenancyCacheOptions & { rows?: RowCacheOptions });
   /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
   now?: () => number;
 }
@@ -178,21 +180,40 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   const cache = options.cache === false ? undefined : new TenancyCache(options.cache);
-  if (cache) {
-    const bus = invalidationBus(options.store);
-    const unsubscribe = bus.subscribe((environmentId) => cache.invalidateEnvironment(environmentId));
+  const sessionCache = options.cache === false ? undefined : newSessionCache(options.cache?.rows);
+  const meOrganizationsCache = options.cache === false ? undefined : newMeOrganizationsCache(options.cache?.rows);
+  if (cache && sessionCache && meOrganizationsCache) {
+    const feed = changeFeed(options.store.db);
+    const unsubscribe = feed.subscribe((change) => {
+      if (change.kind === 'environment') cache.invalidateEnvironment(change.environmentId);
+      sessionCache.apply(change);
+      meOrganizationsCache.apply(change);
+    });
     app.addHook('onClose', async () => void unsubscribe());
+    // Sessions are cached only while every change is known to arrive: a revoked session must be
+    // refused at once. Credentials are cached briefly even then.
+    const setTrusted = (trusted: boolean) => {
+      cache.setTrusted(trusted);
+      sessionCache.setTrusted(trusted);
+      meOrganizationsCache.setTrusted(trusted);
+    };
     if (redis) {
       const link = redis;
-      const unrelay = bus.relay((environmentId) => link.publishInvalidation(environmentId));
-      link.on('invalidate', (environmentId: string) => bus.deliver(environmentId));
-      // Invalidations may be missed while Redis is away: entries then live only briefly.
-      link.on('state', (state) => cache.setTrusted(state === 'ok'));
-      cache.setTrusted(link.state === 'ok');
+      const unrelay = feed.relay((change) => link.publishChange(change));
+      link.on('change', (message: string) => {
+        const change = parseChange(message);
+        if (change) return feed.deliver(change);
+        // Not a change this version understands: whatever it was, forget everything cached.
+        app.log.warn({ message: message.slice(0, 200) }, 'Unreadable change announcement from Redis; caches cleared');
+        setTrusted(link.state === 'ok');
+      });
+      // Changes may be missed while Redis is away.
+      link.on('state', (state) => setTrusted(state === 'ok'));
+      setTrusted(link.state === 'ok');
       app.addHook('onClose', async () => void unrelay());
     } else {
       // Without Redis, other nodes sharing PostgreSQL cannot tell this one about their changes.
-      cache.setTrusted(options.store.dialect === 'sqlite');
+      setTrusted(options.store.dialect === 'sqlite');
     }
   }
 
@@ -204,7 +225,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const tokens = new AccessTokens(keys, options.config.baseUrl, now);
   const assets = new AssetService(options.store, options.objectStore);
   const acceptImageUrl = (environment: Environment, url: string) => assets.acceptImageUrl(environment, url);
-  const organizations = new OrganizationService({ store: options.store, acceptImageUrl, now });
+  const organizations = new OrganizationService({ store: options.store, acceptImageUrl, now, meCache: meOrganizationsCache });
   const sessions = new SessionService({
     store: options.store,
     tokens,
@@ -212,6 +233,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     usage,
     now,
     extraClaims: (context) => organizations.claimsFor(context),
+    cache: sessionCache,
   });
   const identity = new IdentityService({
     store: options.store,

@@ -25,7 +25,8 @@ async function main(): Promise<void> {
     platformKey: secrets.platformKey,
     instanceSecret: secrets.instanceSecret,
     objectStore,
-    logger: { level: config.logLevel },
+    // Fastify gives every request a child logger, even a silent one; with no logger it skips that.
+    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     mail: {
       transport: config.smtpUrl ? new SmtpTransport(config.smtpUrl, config.smtpFrom) : new UnconfiguredTransport(),
       startWorker: config.emailWorker,

@@ -1,6 +1,7 @@
 import { createHmac, randomInt } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Store } from '../db/index.js';
+import { inTransaction } from '../db/changes.js';
 import type { FlowTokensTable } from '../db/schema.js';
 import { ApiError, apiError } from '../http/errors.js';
 import { normalizeEmail } from '../identity/email.js';
@@ -96,7 +97,7 @@ export class FlowService {
   ): Promise<void> {
     const now = this.options.now();
     const branding = await this.branding(environment);
-    await this.db.transaction().execute(async (tx) => {
+    await inTransaction(this.db, async (tx) => {
       const user = await users.findUserByEmail(tx, environment.id, input.email);
       const throttled = await isThrottled(tx, environment.id, user?.email ?? input.email, now);
       // A throttled request sends nothing, so it must not void the code the person already has:
@@ -228,7 +229,7 @@ export class FlowService {
     }
     const passwordHash = await hashPassword(input.newPassword);
     const resetUserId = userId;
-    const sessionsRevoked = await this.db.transaction().execute(async (tx) => {
+    const sessionsRevoked = await inTransaction(this.db, async (tx) => {
       const user = await users.findUser(tx, environment.id, resetUserId);
       if (!user) throw apiError('invalid_credentials', INVALID_LINK);
       if (row.password_fingerprint !== null && !constantTimeEqual(passwordFingerprint(user.password_hash), row.password_fingerprint)) {

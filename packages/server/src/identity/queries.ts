@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { announce } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, UsersTable } from '../db/schema.js';
@@ -51,12 +52,14 @@ export async function updateUser(
     .where('environment_id', '=', environmentId)
     .where('id', '=', userId)
     .executeTakeFirst();
+  announce(db, { kind: 'user', environmentId, userId });
   return result.numUpdatedRows > 0n;
 }
 
 /** Deletes the user; their sessions go with them (foreign key, on delete cascade). */
 export async function deleteUser(db: Db, environmentId: string, userId: string): Promise<boolean> {
   const result = await db.deleteFrom('users').where('environment_id', '=', environmentId).where('id', '=', userId).executeTakeFirst();
+  announce(db, { kind: 'user', environmentId, userId });
   return result.numDeletedRows > 0n;
 }
 

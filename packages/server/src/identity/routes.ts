@@ -62,7 +62,7 @@ const OrganizationSummary = Type.Object(
 export type MeOrganizationsProvider = (
   environment: Environment,
   session: SessionIdentity,
-) => Promise<{ organizations: Static<typeof OrganizationSummary>[]; organization: Static<typeof OrganizationSummary> | null }>;
+) => Promise<{ organizations: readonly Static<typeof OrganizationSummary>[]; organization: Static<typeof OrganizationSummary> | null }>;
 
 const noOrganizations: MeOrganizationsProvider = async () => ({ organizations: [], organization: null });
 
@@ -147,7 +147,8 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
     async (request) => {
       const { environment, session: current } = sessionOf(request);
       const [user, orgs] = await Promise.all([identity.currentUser(environment, current), meOrganizations(environment, current)]);
-      return { user, ...orgs };
+      // The list may be a cached, frozen one; the response gets its own array.
+      return { user, organizations: [...orgs.organizations], organization: orgs.organization };
     },
   );
 

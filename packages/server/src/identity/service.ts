@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import { isUniqueViolation, type Store } from '../db/index.js';
+import { inTransaction } from '../db/changes.js';
 import type { Database } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
@@ -24,7 +25,7 @@ export interface UserView {
   updatedAt: number;
 }
 
-export function userView(row: q.UserRow): UserView {
+export function userView(row: Readonly<q.UserRow>): UserView {
   return {
     id: row.id,
     email: row.email,
@@ -251,7 +252,7 @@ export class IdentityService {
     }
     assertAcceptablePassword(input.newPassword, 'newPassword');
     const passwordHash = await hashPassword(input.newPassword);
-    const otherSessionsRevoked = await this.db.transaction().execute(async (tx) => {
+    const otherSessionsRevoked = await inTransaction(this.db, async (tx) => {
       await q.updateUser(tx, environment.id, identity.userId, { password_hash: passwordHash, updated_at: this.now() });
       return this.sessions.revokeAllForUser(environment, identity.userId, identity.sessionId, tx);
     });
@@ -260,7 +261,7 @@ export class IdentityService {
 
   /** Revokes the user's sessions and deletes the user, unless the deletion guard refuses. */
   async deleteUser(environment: Environment, userId: string): Promise<void> {
-    await this.db.transaction().execute(async (tx) => {
+    await inTransaction(this.db, async (tx) => {
       // Locked first: a membership insert needs this row (foreign key), so none can appear under the guard.
       if (!(await q.lockUser(this.store, tx, environment.id, userId))) throw notFound(`User ${userId}`);
       if (this.deletionGuard) await this.deletionGuard(tx, environment, userId);

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
+import type { Change } from '../db/changes.js';
 
 export type RedisState = 'ok' | 'degraded';
 
@@ -19,11 +20,12 @@ export interface RedisLinkOptions {
 
 /**
  * The two connections a node keeps to Redis: one for commands (the limiter, publishing) and one
- * subscribed to the invalidation channel. Commands fail fast while Redis is away (no offline
+ * subscribed to the channel of cached-row changes. Commands fail fast while Redis is away (no offline
  * queue), so callers fall back at once instead of piling up; ioredis keeps reconnecting, and the
  * link reports `ok` again once both connections are back and subscribed.
  *
- * Emits 'state' (RedisState) on every change and 'invalidate' (environment id) per message.
+ * Emits 'state' (RedisState) on every change of state and 'change' (the message text) per change
+ * announced by a node.
  */
 export class RedisLink extends EventEmitter {
   readonly command: Redis;
@@ -39,7 +41,7 @@ export class RedisLink extends EventEmitter {
   constructor(options: RedisLinkOptions) {
     super();
     this.prefix = options.prefix;
-    this.channel = `${options.prefix}tenancy:invalidate`;
+    this.channel = `${options.prefix}changes`;
     this.log = options.log;
     const common = {
       enableOfflineQueue: false,
@@ -76,7 +78,7 @@ export class RedisLink extends EventEmitter {
       connection.on('error', () => undefined);
     }
     this.subscriber.on('message', (channel: string, message: string) => {
-      if (channel === this.channel) this.emit('invalidate', message);
+      if (channel === this.channel) this.emit('change', message);
     });
   }
 
@@ -116,16 +118,16 @@ export class RedisLink extends EventEmitter {
     this.update(error);
   }
 
-  publishInvalidation(environmentId: string): void {
+  publishChange(change: Change): void {
     const lost = (error?: unknown) => {
       this.log.warn(
-        { environmentId, err: error instanceof Error ? error.message : undefined },
-        'Could not announce a change to other nodes; their cached copies expire within 30 s',
+        { change, err: error instanceof Error ? error.message : undefined },
+        'Could not announce a change to other nodes; their cached copies expire within 30 s (sessions and profiles: 10 s)',
       );
       if (error !== undefined) this.reportFailure(error);
     };
     if (this.current !== 'ok') return lost();
-    this.command.publish(this.channel, environmentId).catch(lost);
+    this.command.publish(this.channel, JSON.stringify(change)).catch(lost);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { announce } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, OrganizationMembersTable, OrganizationRolesTable, OrganizationsTable } from '../db/schema.js';
@@ -94,6 +95,7 @@ export async function updateOrganization(
     .where('environment_id', '=', environmentId)
     .where('id', '=', organizationId)
     .executeTakeFirst();
+  announce(db, { kind: 'organizations', environmentId });
   return result.numUpdatedRows > 0n;
 }
 
@@ -104,6 +106,7 @@ export async function deleteOrganization(db: Db, environmentId: string, organiza
     .where('environment_id', '=', environmentId)
     .where('id', '=', organizationId)
     .executeTakeFirst();
+  announce(db, { kind: 'organizations', environmentId });
   return result.numDeletedRows > 0n;
 }
 
@@ -179,6 +182,7 @@ export async function insertMembership(db: Db, environmentId: string, membership
     .insertInto('organization_members')
     .values({ ...membership, environment_id: environmentId })
     .execute();
+  announce(db, { kind: 'organizations', environmentId, userId: membership.user_id });
 }
 
 export async function updateMembershipRole(
@@ -196,6 +200,7 @@ export async function updateMembershipRole(
     .where('organization_id', '=', organizationId)
     .where('user_id', '=', userId)
     .executeTakeFirst();
+  announce(db, { kind: 'organizations', environmentId, userId });
   return result.numUpdatedRows > 0n;
 }
 
@@ -206,6 +211,7 @@ export async function deleteMembership(db: Db, environmentId: string, organizati
     .where('organization_id', '=', organizationId)
     .where('user_id', '=', userId)
     .executeTakeFirst();
+  announce(db, { kind: 'organizations', environmentId, userId });
   return result.numDeletedRows > 0n;
 }
 
@@ -333,6 +339,7 @@ export async function insertRole(db: Db, environmentId: string, role: Omit<RoleR
     .insertInto('organization_roles')
     .values({ ...role, environment_id: environmentId })
     .execute();
+  announce(db, { kind: 'organizations', environmentId });
 }
 
 export async function updateRole(
@@ -347,6 +354,7 @@ export async function updateRole(
     .where('environment_id', '=', environmentId)
     .where('key', '=', key)
     .executeTakeFirst();
+  announce(db, { kind: 'organizations', environmentId });
   return result.numUpdatedRows > 0n;
 }
 
@@ -356,6 +364,7 @@ export async function deleteRole(db: Db, environmentId: string, key: string): Pr
     .where('environment_id', '=', environmentId)
     .where('key', '=', key)
     .executeTakeFirst();
+  announce(db, { kind: 'organizations', environmentId });
   return result.numDeletedRows > 0n;
 }
 

@@ -1,5 +1,7 @@
 import type { Transaction } from 'kysely';
 import { isForeignKeyViolation, isUniqueViolation, type Store } from '../db/index.js';
+import { inTransaction } from '../db/changes.js';
+import { RowCache, type RowCacheOptions } from '../db/row-cache.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { Database } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
@@ -165,6 +167,19 @@ export interface OrganizationServiceOptions {
   /** The one imageUrl rule (`AssetService.acceptImageUrl`). */
   acceptImageUrl: ImageUrlCheck;
   now: () => number;
+  /** Without one, every GET /v1/me reads the caller's organizations. */
+  meCache?: MeOrganizationsCache | undefined;
+}
+
+export type MeOrganizationsCache = RowCache<readonly UserOrganizationView[]>;
+
+/**
+ * The organization list GET /v1/me shows, per user, dropped when one of the user's memberships,
+ * an organization or a role of the environment changes (on this node at commit, on others
+ * through Redis).
+ */
+export function newMeOrganizationsCache(options?: RowCacheOptions): MeOrganizationsCache {
+  return new RowCache<readonly UserOrganizationView[]>('userId', new Set(['environment', 'user', 'organizations']), options);
 }
 
 export interface OrganizationInput {
@@ -188,11 +203,13 @@ export class OrganizationService {
   private readonly store: Store;
   private readonly acceptImageUrl: ImageUrlCheck;
   private readonly now: () => number;
+  private readonly meCache: MeOrganizationsCache | undefined;
 
   constructor(options: OrganizationServiceOptions) {
     this.store = options.store;
     this.acceptImageUrl = options.acceptImageUrl;
     this.now = options.now;
+    this.meCache = options.meCache;
   }
 
   private get db() {
@@ -297,7 +314,7 @@ export class OrganizationService {
 
   async deleteRole(environment: Environment, key: string): Promise<void> {
     this.refuseSystemRole(key, 'deleted');
-    await this.db.transaction().execute(async (tx) => {
+    await inTransaction(this.db, async (tx) => {
       if (!(await q.lockRole(this.store, tx, environment.id, key))) throw notFound(`Role ${key}`);
       const holders = await q.countMembershipsWithRole(tx, environment.id, key);
       if (holders > 0) {
@@ -331,7 +348,7 @@ export class OrganizationService {
         updated_at: now,
       };
       try {
-        await this.db.transaction().execute(async (tx) => {
+        await inTransaction(this.db, async (tx) => {
           if (!(await findUser(tx, environment.id, ownerId))) throw ownerNotFound(ownerId);
           await q.insertOrganization(tx, environment.id, row);
           await q.insertMembership(tx, environment.id, {
@@ -395,7 +412,7 @@ export class OrganizationService {
     organizationId: string,
     change: (tx: Tx, org: q.OrganizationRow, membership: ActorMembership | null) => Promise<T>,
   ): Promise<T> {
-    return this.db.transaction().execute(async (tx) => {
+    return inTransaction(this.db, async (tx) => {
       const org = await q.lockOrganization(this.store, tx, environment.id, organizationId);
       if (!org) throw actor.kind === 'member' ? currentOrganizationGone(organizationId) : notFound(`Organization ${organizationId}`);
       const membership = actor.kind === 'member' ? await this.liveMembership(tx, environment.id, organizationId, actor.userId) : null;
@@ -490,7 +507,7 @@ export class OrganizationService {
     organizationId: string,
     options: { limit: number; after?: { createdAt: number; userId: string } | undefined },
   ): Promise<{ members: MemberView[]; hasMore: boolean }> {
-    const rows = await this.db.transaction().execute(async (tx) => {
+    const rows = await inTransaction(this.db, async (tx) => {
       if (!(await q.findOrganization(tx, environment.id, organizationId))) {
         throw actor.kind === 'member' ? currentOrganizationGone(organizationId) : notFound(`Organization ${organizationId}`);
       }
@@ -503,7 +520,7 @@ export class OrganizationService {
   }
 
   async getMember(environment: Environment, actor: Actor, organizationId: string, userId: string): Promise<MemberView> {
-    return this.db.transaction().execute(async (tx) => {
+    return inTransaction(this.db, async (tx) => {
       if (!(await q.findOrganization(tx, environment.id, organizationId))) {
         throw actor.kind === 'member' ? currentOrganizationGone(organizationId) : notFound(`Organization ${organizationId}`);
       }
@@ -655,9 +672,9 @@ export class OrganizationService {
   async meOrganizations(
     environment: Environment,
     session: SessionIdentity,
-  ): Promise<{ organizations: UserOrganizationView[]; organization: UserOrganizationView | null }> {
-    const rows = await q.listMeOrganizations(this.db, environment.id, session.userId);
-    const organizations = await this.withPermissions(environment.id, rows);
+  ): Promise<{ organizations: readonly UserOrganizationView[]; organization: UserOrganizationView | null }> {
+    const organizations =
+      this.meCache?.get(environment.id, session.userId) ?? (await this.readMeOrganizations(environment.id, session.userId));
     let organization: UserOrganizationView | null = null;
     if (session.activeOrganizationId !== null) {
       organization = organizations.find((o) => o.id === session.activeOrganizationId) ?? null;
@@ -667,6 +684,14 @@ export class OrganizationService {
       }
     }
     return { organizations, organization };
+  }
+
+  private async readMeOrganizations(environmentId: string, userId: string): Promise<readonly UserOrganizationView[]> {
+    const generation = this.meCache?.generation ?? 0;
+    const rows = await q.listMeOrganizations(this.db, environmentId, userId);
+    const organizations = Object.freeze((await this.withPermissions(environmentId, rows)).map(freezeView));
+    this.meCache?.set({ environmentId, userId }, organizations, generation);
+    return organizations;
   }
 
   /** The switch-organization check: the organization exists here and the user is a member of it. */
@@ -729,4 +754,10 @@ function slugTaken(slug: string): ApiError {
 
 function alreadyMember(email: string): ApiError {
   return apiError('conflict', `${email} is already a member of this organization; change their role with PATCH on the member instead.`);
+}
+
+/** Cached views are shared by every request: a caller that mutated one would change them all. */
+function freezeView(view: UserOrganizationView): UserOrganizationView {
+  Object.freeze(view.permissions);
+  return Object.freeze(view);
 }

@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
+import { announce } from '../db/changes.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, SessionsTable, SigningKeysTable } from '../db/schema.js';
 
@@ -134,7 +135,9 @@ export async function rotateRefreshToken(
     .where('refresh_hash', '=', rotation.presentedHash)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const rotated = result.numUpdatedRows > 0n;
+  if (rotated) announce(db, { kind: 'session', environmentId, sessionId });
+  return rotated;
 }
 
 export async function setActiveOrganization(db: Db, environmentId: string, sessionId: string, organizationId: string | null) {
@@ -144,6 +147,7 @@ export async function setActiveOrganization(db: Db, environmentId: string, sessi
     .where('environment_id', '=', environmentId)
     .where('id', '=', sessionId)
     .execute();
+  announce(db, { kind: 'session', environmentId, sessionId });
 }
 
 /** Clears the active organization only if it is still `organizationId` (a concurrent switch wins). */
@@ -155,6 +159,7 @@ export async function clearActiveOrganization(db: Db, environmentId: string, ses
     .where('id', '=', sessionId)
     .where('active_organization_id', '=', organizationId)
     .execute();
+  announce(db, { kind: 'session', environmentId, sessionId });
 }
 
 /** Revokes one session: a single write. Returns whether a live session was revoked. */
@@ -167,6 +172,7 @@ export async function revokeSession(db: Db, environmentId: string, sessionId: st
     .where('revoked_at', 'is', null);
   if (userId !== undefined) query = query.where('user_id', '=', userId);
   const result = await query.executeTakeFirst();
+  announce(db, { kind: 'session', environmentId, sessionId });
   return result.numUpdatedRows > 0n;
 }
 
@@ -188,6 +194,7 @@ export async function revokeUserSessions(
     .where('last_active_at', '>', live.activeSince);
   if (keepSessionId !== undefined) query = query.where('id', '!=', keepSessionId);
   const result = await query.executeTakeFirst();
+  announce(db, { kind: 'user', environmentId, userId });
   return Number(result.numUpdatedRows);
 }
 

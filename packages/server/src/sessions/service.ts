@@ -1,9 +1,11 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../db/index.js';
+import { RowCache, type RowCacheOptions } from '../db/row-cache.js';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { constantTimeEqual, newId, sha256Hex } from '../lib/crypto.js';
+import { freezeEnvironment } from '../tenancy/cache.js';
 import { toEnvironment } from '../tenancy/queries.js';
 import type { Environment } from '../tenancy/settings.js';
 import type { UsageService } from '../usage/service.js';
@@ -70,6 +72,24 @@ interface SessionTimes {
 
 type Liveness = 'live' | 'revoked' | 'expired';
 
+/** What checking an access token's session reads: the session, its environment and its user. */
+interface SessionRecord {
+  environment: Environment;
+  times: SessionTimes;
+  activeOrganizationId: string | null;
+  user: Readonly<UsersTable>;
+}
+
+export type SessionCache = RowCache<SessionRecord>;
+
+/**
+ * Sessions read by `/v1/me*` requests, dropped when the session, its user or its environment
+ * changes (on this node at commit, on others through Redis).
+ */
+export function newSessionCache(options?: RowCacheOptions): SessionCache {
+  return new RowCache<SessionRecord>('sessionId', new Set(['environment', 'session', 'user']), options);
+}
+
 export function sessionLiveness(environment: Environment, session: SessionTimes, now: number): Liveness {
   if (session.revoked_at !== null) return 'revoked';
   if (now >= session.expires_at) return 'expired';
@@ -89,6 +109,8 @@ export interface SessionServiceOptions {
   usage: UsageService;
   now: () => number;
   extraClaims?: ExtraClaimsProvider | undefined;
+  /** Without one, every `/v1/me*` request reads its session. */
+  cache?: SessionCache | undefined;
 }
 
 export class SessionService {
@@ -98,7 +120,8 @@ export class SessionService {
   private readonly usage: UsageService;
   private readonly now: () => number;
   private readonly extraClaims: ExtraClaimsProvider | undefined;
-  private readonly usersReadWithSession = new WeakMap<SessionIdentity, UsersTable>();
+  private readonly cache: SessionCache | undefined;
+  private readonly usersReadWithSession = new WeakMap<SessionIdentity, Readonly<UsersTable>>();
 
   constructor(options: SessionServiceOptions) {
     this.store = options.store;
@@ -107,6 +130,7 @@ export class SessionService {
     this.usage = options.usage;
     this.now = options.now;
     this.extraClaims = options.extraClaims;
+    this.cache = options.cache;
   }
 
   private get db() {
@@ -245,55 +269,65 @@ export class SessionService {
 
   /**
    * The AccessTokenVerifier of the credential plugin: a valid token (see AccessTokens.verify) of a
-   * session that is still live. Checking the session costs one primary-key read per request, and it
-   * is what makes Gatehouse's own /v1/me* refuse a revoked session at once, while an application
-   * verifying offline accepts the token until `exp`.
+   * session that is still live. Checking the session is what makes Gatehouse's own /v1/me* refuse a
+   * revoked session at once, while an application verifying offline accepts the token until `exp`.
+   * It costs one primary-key read, or none when the session is cached: a cached session is dropped
+   * when its revocation commits, before the revoking request is answered.
    */
   async verifyAccessToken(token: string): Promise<{ environment: Environment; session: SessionIdentity }> {
     const { environmentId, claims } = await this.tokens.verify(token);
-    const row = await q.findSessionWithEnvironment(this.db, environmentId, claims.sid);
-    if (!row || row.session_user_id !== claims.sub) {
+    const record = this.cache?.get(environmentId, claims.sid) ?? (await this.readSession(environmentId, claims.sid));
+    if (!record || record.user.id !== claims.sub) {
       throw new ApiError('unauthenticated', 'The session of this access token does not exist. Sign in again.');
     }
-    const environment = toEnvironment(row);
-    const liveness = sessionLiveness(
-      environment,
-      {
-        created_at: row.session_created_at,
-        last_active_at: row.session_last_active_at,
-        expires_at: row.session_expires_at,
-        revoked_at: row.session_revoked_at,
-      },
-      this.now(),
-    );
+    const liveness = sessionLiveness(record.environment, record.times, this.now());
     if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
     if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
     const session: SessionIdentity = {
       userId: claims.sub,
       sessionId: claims.sid,
-      activeOrganizationId: row.session_active_organization_id,
+      activeOrganizationId: record.activeOrganizationId,
       claims,
     };
-    this.usersReadWithSession.set(session, {
-      environment_id: environmentId,
-      id: row.session_user_id,
-      email: row.user_email,
-      username: row.user_username,
-      first_name: row.user_first_name,
-      last_name: row.user_last_name,
-      image_url: row.user_image_url,
-      password_hash: row.user_password_hash,
-      created_at: row.user_created_at,
-      updated_at: row.user_updated_at,
-    });
-    return { environment, session };
+    this.usersReadWithSession.set(session, record.user);
+    return { environment: record.environment, session };
+  }
+
+  private async readSession(environmentId: string, sessionId: string): Promise<SessionRecord | undefined> {
+    const generation = this.cache?.generation ?? 0;
+    const row = await q.findSessionWithEnvironment(this.db, environmentId, sessionId);
+    if (!row) return undefined;
+    const record: SessionRecord = {
+      environment: freezeEnvironment(toEnvironment(row)),
+      times: Object.freeze({
+        created_at: row.session_created_at,
+        last_active_at: row.session_last_active_at,
+        expires_at: row.session_expires_at,
+        revoked_at: row.session_revoked_at,
+      }),
+      activeOrganizationId: row.session_active_organization_id,
+      user: Object.freeze({
+        environment_id: environmentId,
+        id: row.session_user_id,
+        email: row.user_email,
+        username: row.user_username,
+        first_name: row.user_first_name,
+        last_name: row.user_last_name,
+        image_url: row.user_image_url,
+        password_hash: row.user_password_hash,
+        created_at: row.user_created_at,
+        updated_at: row.user_updated_at,
+      }),
+    };
+    this.cache?.set({ environmentId, userId: row.session_user_id, sessionId }, Object.freeze(record), generation);
+    return record;
   }
 
   /**
    * The user row read along with the session when this request's access token was verified, so
    * GET /v1/me costs one query. Undefined for any other session object.
    */
-  userReadWith(session: SessionIdentity): UsersTable | undefined {
+  userReadWith(session: SessionIdentity): Readonly<UsersTable> | undefined {
     return this.usersReadWithSession.get(session);
   }
 

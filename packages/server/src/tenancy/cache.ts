@@ -1,53 +1,6 @@
-import type { Store } from '../db/index.js';
 import type { Environment } from './settings.js';
 
 export type Clock = () => number;
-
-type Listener = (environmentId: string) => void;
-
-/**
- * Invalidation within one process, per store: every TenancyService over a store announces here
- * after it commits a change, and every cache over that store listens. A Redis link relays the
- * same announcements to the other nodes (see app.ts).
- */
-export class InvalidationBus {
-  private readonly local = new Set<Listener>();
-  private readonly remote = new Set<Listener>();
-
-  /** Hears every change, local or from another node. */
-  subscribe(listener: Listener): () => void {
-    this.local.add(listener);
-    return () => this.local.delete(listener);
-  }
-
-  /** Hears changes made in this process, to forward them to other nodes. */
-  relay(listener: Listener): () => void {
-    this.remote.add(listener);
-    return () => this.remote.delete(listener);
-  }
-
-  /** A change committed in this process. */
-  publish(environmentId: string): void {
-    this.deliver(environmentId);
-    for (const listener of this.remote) listener(environmentId);
-  }
-
-  /** A change announced by another node. */
-  deliver(environmentId: string): void {
-    for (const listener of this.local) listener(environmentId);
-  }
-}
-
-const buses = new WeakMap<Store, InvalidationBus>();
-
-export function invalidationBus(store: Store): InvalidationBus {
-  let bus = buses.get(store);
-  if (!bus) {
-    bus = new InvalidationBus();
-    buses.set(store, bus);
-  }
-  return bus;
-}
 
 export interface SecretKeyHit {
   environment: Environment;
@@ -153,7 +106,7 @@ export class TenancyCache {
 }
 
 /** Cached objects are shared by every request: a caller that mutates one would change them all. */
-function freezeEnvironment(environment: Environment): Environment {
+export function freezeEnvironment(environment: Environment): Environment {
   Object.freeze(environment.settings.authMethods);
   Object.freeze(environment.settings.callbackOrigins);
   Object.freeze(environment.settings);

@@ -1,8 +1,9 @@
+import { changeFeed } from '../db/changes.js';
 import type { Store } from '../db/index.js';
 import { apiError, notFound } from '../http/errors.js';
 import { normalizeDomain, normalizeOrigin } from '../http/origin.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
-import { invalidationBus, type TenancyCache } from './cache.js';
+import type { TenancyCache } from './cache.js';
 import * as q from './queries.js';
 import { defaultSettings, type Environment, type EnvironmentSettings, type EnvironmentType, type TokenAlgorithm } from './settings.js';
 
@@ -50,7 +51,7 @@ export class TenancyService {
 
   /** Announces a committed change, so every cache (here and, through Redis, on other nodes) drops it. */
   private changed(environmentId: string): void {
-    invalidationBus(this.store).publish(environmentId);
+    changeFeed(this.store.db).publish({ kind: 'environment', environmentId });
   }
 
   private get db() {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidationBus, TenancyCache } from '../../src/tenancy/cache.js';
+import { ChangeFeed } from '../../src/db/changes.js';
+import { TenancyCache } from '../../src/tenancy/cache.js';
 import { defaultSettings, type Environment } from '../../src/tenancy/settings.js';
 
 const env = (id: string): Environment => ({
@@ -55,13 +56,13 @@ describe('tenancy cache', () => {
   });
 
   it('relays local changes out and delivers remote ones only locally', () => {
-    const bus = new InvalidationBus();
+    const feed = new ChangeFeed();
     const heard: string[] = [];
     const relayed: string[] = [];
-    bus.subscribe((id) => heard.push(id));
-    bus.relay((id) => relayed.push(id));
-    bus.publish('env_local');
-    bus.deliver('env_remote');
+    feed.subscribe((change) => heard.push(change.environmentId));
+    feed.relay((change) => relayed.push(change.environmentId));
+    feed.publish({ kind: 'environment', environmentId: 'env_local' });
+    feed.deliver({ kind: 'environment', environmentId: 'env_remote' });
     expect(heard).toEqual(['env_local', 'env_remote']);
     expect(relayed).toEqual(['env_local']);
   });

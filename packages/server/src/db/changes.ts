@@ -1,0 +1,114 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+/**
+ * A committed change to rows that nodes cache (credentials, sessions, users, organization lists).
+ * `organizations` without a user means every organization list of the environment.
+ */
+export type Change =
+  | { kind: 'environment'; environmentId: string }
+  | { kind: 'session'; environmentId: string; sessionId: string }
+  | { kind: 'user'; environmentId: string; userId: string }
+  | { kind: 'organizations'; environmentId: string; userId?: string };
+
+type Listener = (change: Change) => void;
+
+/**
+ * Changes within one process, per database: writers announce here once their change is committed,
+ * and every cache over that database listens. A Redis link relays the same announcements to the
+ * other nodes (see app.ts).
+ */
+export class ChangeFeed {
+  private readonly local = new Set<Listener>();
+  private readonly remote = new Set<Listener>();
+
+  /** Hears every change, made here or on another node. */
+  subscribe(listener: Listener): () => void {
+    this.local.add(listener);
+    return () => this.local.delete(listener);
+  }
+
+  /** Hears changes made in this process, to forward them to other nodes. */
+  relay(listener: Listener): () => void {
+    this.remote.add(listener);
+    return () => this.remote.delete(listener);
+  }
+
+  /** A change committed in this process. */
+  publish(change: Change): void {
+    this.deliver(change);
+    for (const listener of this.remote) listener(change);
+  }
+
+  /** A change announced by another node. */
+  deliver(change: Change): void {
+    for (const listener of this.local) listener(change);
+  }
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+const feeds = new WeakMap<Kysely<Database>, ChangeFeed>();
+const pending = new WeakMap<Transaction<Database>, Change[]>();
+
+/** The change feed of a database handle (the store's `db`). */
+export function changeFeed(db: Kysely<Database>): ChangeFeed {
+  let feed = feeds.get(db);
+  if (!feed) {
+    feed = new ChangeFeed();
+    feeds.set(db, feed);
+  }
+  return feed;
+}
+
+/**
+ * Announces a change made through `db`. Outside a transaction the statement has committed, so it
+ * goes out at once; inside one it waits for the commit (see inTransaction), because a cache that
+ * dropped the row earlier could be refilled with the old row by a read on another connection.
+ */
+export function announce(db: Db, change: Change): void {
+  if (!db.isTransaction) return changeFeed(db).publish(change);
+  const changes = pending.get(db as Transaction<Database>);
+  if (!changes) {
+    throw new Error('A change to cached rows was made in a transaction not opened with inTransaction(), so it could not be announced.');
+  }
+  changes.push(change);
+}
+
+/** Runs `work` in a transaction and, once it has committed, announces the changes made in it. */
+export async function inTransaction<T>(db: Kysely<Database>, work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
+  const changes: Change[] = [];
+  const result = await db.transaction().execute((tx) => {
+    pending.set(tx, changes);
+    return work(tx);
+  });
+  const feed = changeFeed(db);
+  for (const change of changes) feed.publish(change);
+  return result;
+}
+
+const KINDS = new Set(['environment', 'session', 'user', 'organizations']);
+
+/** Parses a change relayed by another node; undefined when it is not one. */
+export function parseChange(message: string): Change | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { kind, environmentId, sessionId, userId } = value as Record<string, unknown>;
+  if (typeof kind !== 'string' || !KINDS.has(kind) || typeof environmentId !== 'string') return undefined;
+  switch (kind) {
+    case 'environment':
+      return { kind, environmentId };
+    case 'session':
+      return typeof sessionId === 'string' ? { kind, environmentId, sessionId } : undefined;
+    case 'user':
+      return typeof userId === 'string' ? { kind, environmentId, userId } : undefined;
+    default:
+      if (userId === undefined) return { kind: 'organizations', environmentId };
+      return typeof userId === 'string' ? { kind: 'organizations', environmentId, userId } : undefined;
+  }
+}

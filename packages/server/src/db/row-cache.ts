@@ -1,0 +1,108 @@
+import type { Change } from './changes.js';
+
+/** What a cached value was read from, so that a change to any of it drops the value. */
+export interface RowTags {
+  environmentId: string;
+  userId: string;
+  sessionId?: string;
+}
+
+export interface RowCacheOptions {
+  ttlMs?: number;
+  maxEntries?: number;
+  clock?: () => number;
+}
+
+interface Entry<V> {
+  value: V;
+  tags: RowTags;
+  expiresAt: number;
+}
+
+/**
+ * A per-process cache of rows read on hot paths, keyed by session or by user within an environment,
+ * and dropped by the changes it listens to (db/changes.ts). It serves nothing until told that
+ * changes are known to arrive (`setTrusted(true)`: one SQLite node, or Redis subscribed), so a
+ * node that could miss a change always reads the database. The TTL only bounds the life of an
+ * entry whose change was lost in transit.
+ */
+export class RowCache<V> {
+  private readonly entries = new Map<string, Entry<V>>();
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  private readonly clock: () => number;
+  private trusted = false;
+  /** Bumped by every change; a read that raced one does not store its result. */
+  generation = 0;
+
+  constructor(
+    private readonly keyedBy: 'sessionId' | 'userId',
+    private readonly listensTo: ReadonlySet<Change['kind']>,
+    options: RowCacheOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? 10_000;
+    this.maxEntries = options.maxEntries ?? 10_000;
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** Whether changes are known to arrive. Either way the cache starts empty. */
+  setTrusted(trusted: boolean): void {
+    this.trusted = trusted;
+    this.generation++;
+    this.entries.clear();
+  }
+
+  get isTrusted(): boolean {
+    return this.trusted;
+  }
+
+  /** `id` is the session id or the user id, as the cache is keyed. */
+  get(environmentId: string, id: string): V | undefined {
+    if (!this.trusted) return undefined;
+    const key = `${environmentId}\u0000${id}`;
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.clock()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  /** Stores what a read found; `generation` is the one read before the read began. */
+  set(tags: RowTags, value: V, generation: number): void {
+    if (!this.trusted || generation !== this.generation) return;
+    const id = tags[this.keyedBy];
+    if (id === undefined) throw new Error(`RowCache keyed by ${this.keyedBy} needs it in the tags`);
+    const key = `${tags.environmentId}\u0000${id}`;
+    this.entries.delete(key);
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { value, tags, expiresAt: this.clock() + this.ttlMs });
+  }
+
+  apply(change: Change): void {
+    if (!this.listensTo.has(change.kind)) return;
+    this.generation++;
+    const id = change.kind === 'session' ? change.sessionId : change.kind === 'environment' ? undefined : change.userId;
+    const keyed = (change.kind === 'session' && this.keyedBy === 'sessionId') || (change.kind !== 'session' && this.keyedBy === 'userId');
+    if (id !== undefined && keyed) {
+      this.entries.delete(`${change.environmentId}\u0000${id}`);
+      return;
+    }
+    for (const [key, entry] of this.entries) if (affects(change, entry.tags)) this.entries.delete(key);
+  }
+}
+
+function affects(change: Change, tags: RowTags): boolean {
+  if (change.environmentId !== tags.environmentId) return false;
+  switch (change.kind) {
+    case 'environment':
+      return true;
+    case 'session':
+      return change.sessionId === tags.sessionId;
+    case 'user':
+      return change.userId === tags.userId;
+    case 'organizations':
+      return change.userId === undefined || change.userId === tags.userId;
+  }
+}
