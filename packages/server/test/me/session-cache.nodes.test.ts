@@ -1,0 +1,99 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newSecret } from '../../src/lib/crypto.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { GOOD_PASSWORD, json, me, signIn, signUp } from '../helpers/identity.js';
+import { deletePrefix, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { openSharedTestStores, testDb } from '../helpers/store.js';
+
+/** Polls until `check` holds, or fails after `withinMs`. */
+async function within(withinMs: number, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`not true within ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const common = () => ({ platformKey: newSecret('plk_'), instanceSecret: newSecret('', 48) });
+
+describe.skipIf(!REDIS_URL)(`session cache across nodes ${REDIS_SUITE}`, () => {
+  const prefix = testPrefix();
+  let a: TestApp;
+  let b: TestApp;
+  /** A node that shares the database but not the Redis channel: the control. */
+  let deaf: TestApp;
+
+  beforeAll(async () => {
+    const [first, second, third] = await openSharedTestStores(3);
+    const shared = common();
+    a = await startTestApp({ ...shared, store: first!, redis: { url: REDIS_URL!, prefix } });
+    b = await startTestApp({ ...shared, store: second!, redis: { url: REDIS_URL!, prefix } });
+    deaf = await startTestApp({ ...shared, store: third!, redis: { url: REDIS_URL!, prefix: testPrefix() } });
+  });
+  afterAll(async () => {
+    await deaf?.close();
+    await b?.close();
+    await a?.close();
+    const redis = new Redis(REDIS_URL!);
+    await deletePrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('a session signed out on one node is refused by the others as soon as the change arrives', async () => {
+    const user = await signUp(a);
+    const other = json(await signIn(a, user.email, GOOD_PASSWORD)).session;
+    for (const node of [a, b, deaf]) {
+      for (let i = 0; i < 2; i++) expect((await me(node, other.accessToken)).statusCode).toBe(200);
+    }
+    const signout = await a.call({
+      method: 'POST',
+      url: '/v1/auth/signout',
+      credential: a.project.development.publishableKey,
+      payload: { refreshToken: other.refreshToken },
+    });
+    expect(signout.statusCode).toBe(204);
+    expect(json(await me(a, other.accessToken)).error.code).toBe('session_revoked');
+    await within(1000, async () => (await me(b, other.accessToken)).statusCode === 401);
+    // The node that missed the announcement still serves its cached copy: B heard it through Redis.
+    expect((await me(deaf, other.accessToken)).statusCode).toBe(200);
+  });
+
+  it('a profile changed on one node shows on the others as soon as the change arrives', async () => {
+    const user = await signUp(a);
+    for (let i = 0; i < 2; i++) expect((await me(b, user.accessToken)).statusCode).toBe(200);
+    await a.call({ method: 'PATCH', url: '/v1/me', credential: user.accessToken, payload: { firstName: 'Relayed' } });
+    await within(1000, async () => json(await me(b, user.accessToken)).user.firstName === 'Relayed');
+  });
+});
+
+describe.skipIf(testDb() !== 'postgres')(
+  `session cache, PostgreSQL nodes without Redis ${testDb() === 'postgres' ? '' : '(skipped: PostgreSQL only; a SQLite store has one node)'}`,
+  () => {
+    let a: TestApp;
+    let b: TestApp;
+    beforeAll(async () => {
+      const [first, second] = await openSharedTestStores(2);
+      const shared = common();
+      a = await startTestApp({ ...shared, store: first! });
+      b = await startTestApp({ ...shared, store: second! });
+    });
+    afterAll(async () => {
+      await b?.close();
+      await a?.close();
+    });
+
+    it('caches nothing, so a session revoked on one node is refused by the other at once', async () => {
+      const user = await signUp(a);
+      for (let i = 0; i < 2; i++) expect((await me(b, user.accessToken)).statusCode).toBe(200);
+      const revoked = await a.call({
+        method: 'POST',
+        url: `/v1/users/${user.userId}/sessions/revoke`,
+        credential: a.project.development.secretKey,
+      });
+      expect(revoked.statusCode).toBe(200);
+      expect(json(await me(b, user.accessToken)).error.code).toBe('session_revoked');
+    });
+  },
+);

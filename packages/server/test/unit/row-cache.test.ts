@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { parseChange, type Change } from '../../src/db/changes.js';
+import { RowCache } from '../../src/db/row-cache.js';
+
+const SESSION_KINDS = new Set<Change['kind']>(['environment', 'session', 'user']);
+const LIST_KINDS = new Set<Change['kind']>(['environment', 'user', 'organizations']);
+
+function sessions(options: ConstructorParameters<typeof RowCache>[2] = {}) {
+  const cache = new RowCache<string>('sessionId', SESSION_KINDS, options);
+  cache.setTrusted(true);
+  const put = (environmentId: string, userId: string, sessionId: string) =>
+    cache.set({ environmentId, userId, sessionId }, `${userId}/${sessionId}`, cache.generation);
+  return { cache, put };
+}
+
+describe('RowCache', () => {
+  it('serves nothing until changes are known to arrive, and forgets everything when that changes', () => {
+    const cache = new RowCache<string>('sessionId', SESSION_KINDS);
+    cache.set({ environmentId: 'env_a', userId: 'user_1', sessionId: 'sess_1' }, 'row', cache.generation);
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+
+    cache.setTrusted(true);
+    cache.set({ environmentId: 'env_a', userId: 'user_1', sessionId: 'sess_1' }, 'row', cache.generation);
+    expect(cache.get('env_a', 'sess_1')).toBe('row');
+    cache.setTrusted(false);
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+    cache.setTrusted(true);
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+  });
+
+  it('does not store a read that raced a change', () => {
+    const { cache } = sessions();
+    const before = cache.generation;
+    // The read began, then the session was revoked and announced, then the read finished.
+    cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: 'sess_1' });
+    cache.set({ environmentId: 'env_a', userId: 'user_1', sessionId: 'sess_1' }, 'stale row', before);
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+  });
+
+  it('drops a session, every session of a user, or an environment, and nothing else', () => {
+    const { cache, put } = sessions();
+    put('env_a', 'user_1', 'sess_1');
+    put('env_a', 'user_1', 'sess_2');
+    put('env_a', 'user_2', 'sess_3');
+    put('env_b', 'user_1', 'sess_4');
+
+    cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: 'sess_1' });
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+    expect(cache.get('env_a', 'sess_2')).toBe('user_1/sess_2');
+
+    // A session id from another environment names another session.
+    cache.apply({ kind: 'session', environmentId: 'env_b', sessionId: 'sess_3' });
+    expect(cache.get('env_a', 'sess_3')).toBe('user_2/sess_3');
+
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_1' });
+    expect(cache.get('env_a', 'sess_2')).toBeUndefined();
+    expect(cache.get('env_a', 'sess_3')).toBe('user_2/sess_3');
+    expect(cache.get('env_b', 'sess_4')).toBe('user_1/sess_4');
+
+    cache.apply({ kind: 'organizations', environmentId: 'env_a' });
+    expect(cache.get('env_a', 'sess_3')).toBe('user_2/sess_3');
+
+    cache.apply({ kind: 'environment', environmentId: 'env_a' });
+    expect(cache.get('env_a', 'sess_3')).toBeUndefined();
+    expect(cache.get('env_b', 'sess_4')).toBe('user_1/sess_4');
+  });
+
+  it("drops one user's list, or every list of an environment", () => {
+    const cache = new RowCache<string>('userId', LIST_KINDS);
+    cache.setTrusted(true);
+    for (const [environmentId, userId] of [
+      ['env_a', 'user_1'],
+      ['env_a', 'user_2'],
+      ['env_b', 'user_1'],
+    ] as const) {
+      cache.set({ environmentId, userId }, `${environmentId}/${userId}`, cache.generation);
+    }
+    cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: 'sess_1' });
+    expect(cache.get('env_a', 'user_1')).toBe('env_a/user_1');
+
+    cache.apply({ kind: 'organizations', environmentId: 'env_a', userId: 'user_1' });
+    expect(cache.get('env_a', 'user_1')).toBeUndefined();
+    expect(cache.get('env_a', 'user_2')).toBe('env_a/user_2');
+
+    cache.apply({ kind: 'organizations', environmentId: 'env_a' });
+    expect(cache.get('env_a', 'user_2')).toBeUndefined();
+    expect(cache.get('env_b', 'user_1')).toBe('env_b/user_1');
+  });
+
+  it('expires entries and stays bounded', () => {
+    let now = 1_000;
+    const { cache, put } = sessions({ ttlMs: 100, maxEntries: 3, clock: () => now });
+    put('env_a', 'user_1', 'sess_1');
+    now += 100;
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+    for (let i = 0; i < 10; i++) put('env_a', 'user_1', `sess_${i}`);
+    expect(cache.get('env_a', 'sess_0')).toBeUndefined();
+    expect(cache.get('env_a', 'sess_9')).toBe('user_1/sess_9');
+  });
+});
+
+describe('parseChange (announcements relayed by other nodes)', () => {
+  it('reads every kind of change', () => {
+    const changes: Change[] = [
+      { kind: 'environment', environmentId: 'env_a' },
+      { kind: 'session', environmentId: 'env_a', sessionId: 'sess_1' },
+      { kind: 'user', environmentId: 'env_a', userId: 'user_1' },
+      { kind: 'organizations', environmentId: 'env_a' },
+      { kind: 'organizations', environmentId: 'env_a', userId: 'user_1' },
+    ];
+    for (const change of changes) expect(parseChange(JSON.stringify(change))).toEqual(change);
+  });
+
+  it('refuses anything else', () => {
+    for (const message of [
+      'env_a',
+      'null',
+      '[]',
+      '{"kind":"session","environmentId":"env_a"}',
+      '{"kind":"user","environmentId":"env_a","userId":7}',
+      '{"kind":"organizations","environmentId":"env_a","userId":null}',
+      '{"kind":"everything","environmentId":"env_a"}',
+      '{"kind":"environment"}',
+    ]) {
+      expect(parseChange(message), message).toBeUndefined();
+    }
+  });
+});
