@@ -35,6 +35,9 @@ const PASSWORD = 'correct horse battery staple';
 /** Sign-in concurrency: the libuv thread pool size, where argon2 runs. */
 const HASH_CONCURRENCY = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
 const HTTP_CONNECTIONS = 16;
+/** Sign-in runs at ~100/s: longer rounds, so each one counts hundreds of requests. */
+const SIGN_IN_SECONDS = Number(process.env.BENCH_SIGN_IN_SECONDS ?? Math.max(SECONDS, 4));
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 2);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -100,7 +103,7 @@ http.createServer((req, res) => { res.writeHead(200, { 'content-type': 'applicat
 `;
 
 async function cannon(options: autocannon.Options): Promise<{ rps: number; non2xx: number; errors: number }> {
-  const result = await autocannon({ duration: SECONDS, ...options });
+  const result = await autocannon({ ...options, duration: options.duration ?? SECONDS });
   return { rps: result.requests.average, non2xx: result.non2xx, errors: result.errors };
 }
 
@@ -233,6 +236,22 @@ async function httpBenchmarks(deployment: Deployment, raw: RawLimits) {
     const accessToken = signedUp.session.accessToken as string;
 
     console.log(`  -- ${deployment.label}`);
+    // A server that has just started runs its first requests in the interpreter; warm the paths up
+    // (JIT, prepared statements, caches) so that the rounds measure the steady state.
+    await cannon({
+      url: `${server.url}/v1/auth/signin`,
+      method: 'POST',
+      connections: HASH_CONCURRENCY,
+      duration: WARM_UP_SECONDS,
+      headers: { authorization: `Bearer ${pk}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    await cannon({
+      url: `${server.url}/v1/me`,
+      connections: HTTP_CONNECTIONS,
+      duration: WARM_UP_SECONDS,
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
     if (deployment.meOnly) {
       await paired('GET /v1/me', 'bare node:http fixed JSON', raw.bare, () =>
         cannon({ url: `${server.url}/v1/me`, connections: HTTP_CONNECTIONS, headers: { authorization: `Bearer ${accessToken}` } }),
@@ -244,6 +263,7 @@ async function httpBenchmarks(deployment: Deployment, raw: RawLimits) {
         url: `${server.url}/v1/auth/signin`,
         method: 'POST',
         connections: HASH_CONCURRENCY,
+        duration: SIGN_IN_SECONDS,
         headers: { authorization: `Bearer ${pk}`, 'content-type': 'application/json' },
         body: JSON.stringify({ email, password: PASSWORD }),
       }),
@@ -345,14 +365,14 @@ async function verificationBenchmark(store: Store) {
 
 export async function run(): Promise<void> {
   console.log(
-    `  ${ROUNDS} alternating rounds of ${SECONDS} s per pair (medians); sign-in concurrency ${HASH_CONCURRENCY}; HTTP connections ${HTTP_CONNECTIONS}`,
+    `  ${ROUNDS} alternating rounds per pair, ${SECONDS} s each (sign-in ${SIGN_IN_SECONDS} s), after ${WARM_UP_SECONDS} s of warm-up (medians); sign-in concurrency ${HASH_CONCURRENCY}; HTTP connections ${HTTP_CONNECTIONS}`,
   );
 
   const stored = await hashPassword(PASSWORD);
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const bare = await startChild(['-e', BARE_SERVER], {}, '/');
   const raw: RawLimits = {
-    hash: () => rateAsync(() => argon2Verify(stored, PASSWORD), HASH_CONCURRENCY),
+    hash: () => rateAsync(() => argon2Verify(stored, PASSWORD), HASH_CONCURRENCY, SIGN_IN_SECONDS),
     sign: () => rateSync(() => sign('sha256', Buffer.from('header.payload'), privateKey)),
     bare: async () => (await cannon({ url: bare.url, connections: HTTP_CONNECTIONS })).rps,
   };

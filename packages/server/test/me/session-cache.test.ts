@@ -133,7 +133,6 @@ describe('GET /v1/me after a change: the cached session and lists are never stal
     expect((await t.call({ method: 'DELETE', url: `/v1/organizations/${org.id}`, credential: sk() })).statusCode).toBe(200);
     expect(await listed()).toEqual([]);
   });
-
 });
 
 describe('GET /v1/me after a settings change: the cached environment is never stale', () => {

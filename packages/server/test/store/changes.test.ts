@@ -73,7 +73,11 @@ describe(`announcing changes to cached rows (${testDb()})`, () => {
         () => sessions.revokeUserSessions(store.db, env, 'user_1', { now: Date.now(), activeSince: 0 }),
         { kind: 'user', environmentId: env, userId: 'user_1' },
       ],
-      ['updateUser', () => identity.updateUser(store.db, env, 'user_1', { last_name: 'L' }), { kind: 'user', environmentId: env, userId: 'user_1' }],
+      [
+        'updateUser',
+        () => identity.updateUser(store.db, env, 'user_1', { last_name: 'L' }),
+        { kind: 'user', environmentId: env, userId: 'user_1' },
+      ],
       ['deleteUser', () => identity.deleteUser(store.db, env, 'user_1'), { kind: 'user', environmentId: env, userId: 'user_1' }],
       [
         'updateOrganization',
@@ -91,7 +95,11 @@ describe(`announcing changes to cached rows (${testDb()})`, () => {
         () => organizations.deleteMembership(store.db, env, 'org_1', 'user_1'),
         { kind: 'organizations', environmentId: env, userId: 'user_1' },
       ],
-      ['updateRole', () => organizations.updateRole(store.db, env, 'billing', { name: 'x' }), { kind: 'organizations', environmentId: env }],
+      [
+        'updateRole',
+        () => organizations.updateRole(store.db, env, 'billing', { name: 'x' }),
+        { kind: 'organizations', environmentId: env },
+      ],
       ['deleteRole', () => organizations.deleteRole(store.db, env, 'billing'), { kind: 'organizations', environmentId: env }],
     ];
     for (const [name, write, expected] of writers) {
