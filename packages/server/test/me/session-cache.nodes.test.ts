@@ -1,9 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { GOOD_PASSWORD, json, me, signIn, signUp } from '../helpers/identity.js';
-import { deletePrefix, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { deletePrefix, PrivateRedis, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { openSharedTestStores, testDb } from '../helpers/store.js';
 
 /** Polls until `check` holds, or fails after `withinMs`. */
@@ -86,6 +87,54 @@ describe.skipIf(testDb() !== 'postgres')(
 
     it('caches nothing, so a session revoked on one node is refused by the other at once', async () => {
       const user = await signUp(a);
+      for (let i = 0; i < 2; i++) expect((await me(b, user.accessToken)).statusCode).toBe(200);
+      const revoked = await a.call({
+        method: 'POST',
+        url: `/v1/users/${user.userId}/sessions/revoke`,
+        credential: a.project.development.secretKey,
+      });
+      expect(revoked.statusCode).toBe(200);
+      expect(json(await me(b, user.accessToken)).error.code).toBe('session_revoked');
+    });
+  },
+);
+
+function hasRedisServer(): boolean {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const redisServer = hasRedisServer();
+
+describe.skipIf(!redisServer)(
+  `session cache when Redis goes away ${redisServer ? '(private redis-server)' : '(skipped: no redis-server binary)'}`,
+  () => {
+    let redis: PrivateRedis;
+    let a: TestApp;
+    let b: TestApp;
+    beforeAll(async () => {
+      redis = await PrivateRedis.start();
+      const [first, second] = await openSharedTestStores(2);
+      const shared = { ...common(), redis: { url: redis.url, prefix: testPrefix(), commandTimeoutMs: 500 } };
+      a = await startTestApp({ ...shared, store: first! });
+      b = await startTestApp({ ...shared, store: second! });
+    });
+    afterAll(async () => {
+      await b?.close();
+      await a?.close();
+      await redis?.kill();
+    });
+
+    it('stops caching, so a revocation whose announcement cannot travel is still refused at once', async () => {
+      const user = await signUp(a);
+      for (let i = 0; i < 2; i++) expect((await me(b, user.accessToken)).statusCode).toBe(200);
+      await redis.kill();
+      await within(5000, async () => (await b.call({ method: 'GET', url: '/v1/health' })).json().redis === 'degraded');
+      await within(5000, async () => (await a.call({ method: 'GET', url: '/v1/health' })).json().redis === 'degraded');
+      // Requests while Redis is away must not fill the cache either.
       for (let i = 0; i < 2; i++) expect((await me(b, user.accessToken)).statusCode).toBe(200);
       const revoked = await a.call({
         method: 'POST',
