@@ -32,8 +32,14 @@ export class RowCache<V> {
   private readonly maxEntries: number;
   private readonly clock: () => number;
   private trusted = false;
-  /** Bumped by every change; a read that raced one does not store its result. */
+  /**
+   * Read before a read begins, and passed to `set`: a read that raced a change to what it read does
+   * not store its result. Session changes (every refresh makes one) are tracked per session, so
+   * they only cancel reads of that session; wider changes cancel every read in flight.
+   */
   generation = 0;
+  private wideChangeAt = 0;
+  private readonly keyChangedAt = new Map<string, number>();
 
   constructor(
     private readonly keyedBy: 'sessionId' | 'userId',
@@ -48,7 +54,7 @@ export class RowCache<V> {
   /** Whether changes are known to arrive. Either way the cache starts empty. */
   setTrusted(trusted: boolean): void {
     this.trusted = trusted;
-    this.generation++;
+    this.wideChange();
     this.entries.clear();
   }
 
@@ -71,10 +77,10 @@ export class RowCache<V> {
 
   /** Stores what a read found; `generation` is the one read before the read began. */
   set(tags: RowTags, value: V, generation: number): void {
-    if (!this.trusted || generation !== this.generation) return;
     const id = tags[this.keyedBy];
     if (id === undefined) throw new Error(`RowCache keyed by ${this.keyedBy} needs it in the tags`);
     const key = `${tags.environmentId}\u0000${id}`;
+    if (!this.trusted || generation < this.wideChangeAt || generation < (this.keyChangedAt.get(key) ?? 0)) return;
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { value, tags, expiresAt: this.clock() + this.ttlMs });
@@ -82,14 +88,25 @@ export class RowCache<V> {
 
   apply(change: Change): void {
     if (!this.listensTo.has(change.kind)) return;
-    this.generation++;
     const id = change.kind === 'session' ? change.sessionId : change.kind === 'environment' ? undefined : change.userId;
     const keyed = (change.kind === 'session' && this.keyedBy === 'sessionId') || (change.kind !== 'session' && this.keyedBy === 'userId');
     if (id !== undefined && keyed) {
-      this.entries.delete(`${change.environmentId}\u0000${id}`);
+      const key = `${change.environmentId}\u0000${id}`;
+      this.generation++;
+      // Bounded: forgetting the per-key marks is safe once every read in flight is cancelled.
+      if (this.keyChangedAt.size >= this.maxEntries) this.wideChange();
+      this.keyChangedAt.set(key, this.generation);
+      this.entries.delete(key);
       return;
     }
+    this.wideChange();
     for (const [key, entry] of this.entries) if (affects(change, entry.tags)) this.entries.delete(key);
+  }
+
+  private wideChange(): void {
+    this.generation++;
+    this.wideChangeAt = this.generation;
+    this.keyChangedAt.clear();
   }
 }
 

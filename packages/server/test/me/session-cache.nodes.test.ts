@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -59,6 +60,19 @@ describe.skipIf(!REDIS_URL)(`session cache across nodes ${REDIS_SUITE}`, () => {
     await within(1000, async () => (await me(b, other.accessToken)).statusCode === 401);
     // The node that missed the announcement still serves its cached copy: B heard it through Redis.
     expect((await me(deaf, other.accessToken)).statusCode).toBe(200);
+  });
+
+  it('forgets everything cached when an announcement cannot be read', async () => {
+    const user = await signUp(a);
+    for (let i = 0; i < 2; i++) expect((await me(b, user.accessToken)).statusCode).toBe(200);
+    // A write no node announced: B keeps serving its copy ...
+    await sql`update users set first_name = 'Unannounced' where id = ${user.userId}`.execute(a.store.db);
+    expect(json(await me(b, user.accessToken)).user.firstName).toBeNull();
+    // ... until something it cannot read arrives on the channel.
+    const publisher = new Redis(REDIS_URL!);
+    await publisher.publish(`${prefix}changes`, 'not a change');
+    await publisher.quit();
+    await within(1000, async () => json(await me(b, user.accessToken)).user.firstName === 'Unannounced');
   });
 
   it('a profile changed on one node shows on the others as soon as the change arrives', async () => {

@@ -1,19 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
-import { decodeJwt, GOOD_PASSWORD, json, me, signIn, signUp } from '../helpers/identity.js';
+import { decodeJwt, GOOD_PASSWORD, json, me, refresh, signIn, signUp } from '../helpers/identity.js';
 import { actAs, addMember, createOrg, person } from '../helpers/organizations.js';
+import { REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { testDb } from '../helpers/store.js';
+
+/**
+ * With REDIS_URL set these suites run with Redis, so that on PostgreSQL too the cache is serving;
+ * without Redis a PostgreSQL node caches no sessions and only SQLite exercises the cache here.
+ */
+const redis = () => (REDIS_URL ? { redis: { url: REDIS_URL, prefix: testPrefix() } } : {});
+const cached = testDb() === 'sqlite' || REDIS_URL !== undefined;
 
 /**
  * GET /v1/me is served from a per-node cache of sessions and organization lists (on SQLite, and
  * with Redis). Each test warms the cache with GET /v1/me, changes something through the API, and
  * expects the very next request to see the change.
  */
-describe('GET /v1/me after a change: the cached session and lists are never stale', () => {
+describe(`GET /v1/me after a change: the cached session and lists are never stale (${cached ? 'cache serving' : 'no cache: PostgreSQL without REDIS_URL'})`, () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp(redis());
   });
   afterAll(() => t.close());
 
@@ -25,14 +33,14 @@ describe('GET /v1/me after a change: the cached session and lists are never stal
   }
   const errorCode = async (accessToken: string) => json(await me(t, accessToken)).error?.code;
 
-  it('is served from the cache: a write that bypasses the service goes unseen (on SQLite)', async () => {
-    // The reason every write to a cached table announces itself (test/store/changes.test.ts).
+  it('is served from the cache: a write that bypasses the query functions goes unseen', async () => {
+    // The reason every write to a cached table announces itself (test/unit/announcing-writers.test.ts).
     // Without Redis a PostgreSQL node caches nothing, so there the write is seen at once.
     const user = await signUp(t);
     await warm(user.accessToken);
     await sql`update users set first_name = 'Unannounced' where id = ${user.userId}`.execute(t.store.db);
     const firstName = json(await me(t, user.accessToken)).user.firstName;
-    expect(firstName).toBe(testDb() === 'sqlite' ? null : 'Unannounced');
+    expect(firstName).toBe(cached ? null : 'Unannounced');
   });
 
   it('refuses a session at once after sign-out, revocation of one session, or by an administrator', async () => {
@@ -139,9 +147,18 @@ describe('GET /v1/me after a settings change: the cached environment is never st
   const clock = testClock();
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ now: clock.now });
+    t = await startTestApp({ now: clock.now, ...redis() });
   });
   afterAll(() => t.close());
+
+  it('refuses a session at once when its refresh token is reused after the grace window', async () => {
+    const user = await signUp(t);
+    const rotated = json(await refresh(t, user.refreshToken)).session;
+    for (let i = 0; i < 2; i++) expect((await me(t, rotated.accessToken)).statusCode).toBe(200);
+    clock.advance(11_000);
+    expect(json(await refresh(t, user.refreshToken)).error.code).toBe('session_revoked');
+    expect(json(await me(t, rotated.accessToken)).error.code).toBe('session_revoked');
+  });
 
   it('applies a shorter inactivity timeout to a cached session at once', async () => {
     const environment = t.project.development.id;

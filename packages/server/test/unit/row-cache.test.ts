@@ -37,6 +37,31 @@ describe('RowCache', () => {
     expect(cache.get('env_a', 'sess_1')).toBeUndefined();
   });
 
+  it("lets a read finish when another session changed meanwhile (every refresh announces one), but not after a user's", () => {
+    const { cache } = sessions();
+    const tags = { environmentId: 'env_a', userId: 'user_1', sessionId: 'sess_1' };
+    let before = cache.generation;
+    cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: 'sess_2' });
+    cache.apply({ kind: 'session', environmentId: 'env_b', sessionId: 'sess_1' });
+    cache.set(tags, 'row', before);
+    expect(cache.get('env_a', 'sess_1')).toBe('row');
+
+    cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: 'sess_1' });
+    before = cache.generation;
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_9' });
+    cache.set(tags, 'row read before a user changed', before);
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+  });
+
+  it('still refuses a racing read after forgetting old per-session marks', () => {
+    const { cache } = sessions({ maxEntries: 3 });
+    const before = cache.generation;
+    cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: 'sess_1' });
+    for (let i = 2; i < 10; i++) cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: `sess_${i}` });
+    cache.set({ environmentId: 'env_a', userId: 'user_1', sessionId: 'sess_1' }, 'stale row', before);
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+  });
+
   it('drops a session, every session of a user, or an environment, and nothing else', () => {
     const { cache, put } = sessions();
     put('env_a', 'user_1', 'sess_1');
