@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
@@ -6,6 +6,16 @@ import { Redis } from 'ioredis';
 export const REDIS_URL = process.env.REDIS_URL;
 /** The title suffix of Redis suites, so a skip says why. */
 export const REDIS_SUITE = REDIS_URL ? '(Redis)' : '(skipped: REDIS_URL unset)';
+
+/** Whether a redis-server binary is installed, for tests that start (and kill) their own. */
+export function hasRedisServer(): boolean {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A key prefix no other test run (or engineer) on the shared Redis uses. */
 export function testPrefix(): string {

@@ -1,22 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { GOOD_PASSWORD, json, me, signIn, signUp } from '../helpers/identity.js';
-import { deletePrefix, PrivateRedis, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { deletePrefix, hasRedisServer, PrivateRedis, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { openSharedTestStores, testDb } from '../helpers/store.js';
+import { within } from '../helpers/wait.js';
 
-/** Polls until `check` holds, or fails after `withinMs`. */
-async function within(withinMs: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`not true within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const redisServer = hasRedisServer();
 
 const common = () => ({ platformKey: newSecret('plk_'), instanceSecret: newSecret('', 48) });
 
@@ -112,16 +104,6 @@ describe.skipIf(testDb() !== 'postgres')(
     });
   },
 );
-
-function hasRedisServer(): boolean {
-  try {
-    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const redisServer = hasRedisServer();
 
 describe.skipIf(!redisServer)(
   `session cache when Redis goes away ${redisServer ? '(private redis-server)' : '(skipped: no redis-server binary)'}`,

@@ -1,18 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimitKey } from '../../src/ratelimit/redis.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { PrivateRedis, testPrefix } from '../helpers/redis.js';
-
-function hasRedisServer(): boolean {
-  try {
-    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { hasRedisServer, PrivateRedis, testPrefix } from '../helpers/redis.js';
 
 const available = hasRedisServer();
 

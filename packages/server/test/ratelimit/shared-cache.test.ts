@@ -4,17 +4,8 @@ import { newSecret } from '../../src/lib/crypto.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { deletePrefix, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { openSharedTestStores } from '../helpers/store.js';
+import { within } from '../helpers/wait.js';
 import { probeRoutes } from './probe.js';
-
-/** Polls until `check` holds, or fails after `withinMs`. */
-async function within(withinMs: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`not true within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('credential cache, one node', () => {
   let t: TestApp;
