@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { GOOD_PASSWORD, json, me, signIn, signUp } from '../helpers/identity.js';
-import { deletePrefix, hasRedisServer, PrivateRedis, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { hasRedisServer, PrivateRedis, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { startRelayedNodes, type RelayedNodes } from '../helpers/relay.js';
 import { openSharedTestStores, testDb } from '../helpers/store.js';
 import { within } from '../helpers/wait.js';
 
@@ -13,27 +14,15 @@ const redisServer = hasRedisServer();
 const common = () => ({ platformKey: newSecret('plk_'), instanceSecret: newSecret('', 48) });
 
 describe.skipIf(!REDIS_URL)(`session cache across nodes ${REDIS_SUITE}`, () => {
-  const prefix = testPrefix();
+  let nodes: RelayedNodes;
   let a: TestApp;
   let b: TestApp;
-  /** A node that shares the database but not the Redis channel: the control. */
   let deaf: TestApp;
-
   beforeAll(async () => {
-    const [first, second, third] = await openSharedTestStores(3);
-    const shared = common();
-    a = await startTestApp({ ...shared, store: first!, redis: { url: REDIS_URL!, prefix } });
-    b = await startTestApp({ ...shared, store: second!, redis: { url: REDIS_URL!, prefix } });
-    deaf = await startTestApp({ ...shared, store: third!, redis: { url: REDIS_URL!, prefix: testPrefix() } });
+    nodes = await startRelayedNodes(common());
+    ({ a, b, deaf } = nodes);
   });
-  afterAll(async () => {
-    await deaf?.close();
-    await b?.close();
-    await a?.close();
-    const redis = new Redis(REDIS_URL!);
-    await deletePrefix(redis, prefix);
-    await redis.quit();
-  });
+  afterAll(() => nodes?.close());
 
   it('a session signed out on one node is refused by the others as soon as the change arrives', async () => {
     const user = await signUp(a);
@@ -62,7 +51,7 @@ describe.skipIf(!REDIS_URL)(`session cache across nodes ${REDIS_SUITE}`, () => {
     expect(json(await me(b, user.accessToken)).user.firstName).toBeNull();
     // ... until something it cannot read arrives on the channel.
     const publisher = new Redis(REDIS_URL!);
-    await publisher.publish(`${prefix}changes`, 'not a change');
+    await publisher.publish(`${nodes.prefix}changes`, 'not a change');
     await publisher.quit();
     await within(1000, async () => json(await me(b, user.accessToken)).user.firstName === 'Unannounced');
   });

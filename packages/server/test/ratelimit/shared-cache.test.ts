@@ -1,9 +1,8 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { deletePrefix, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
-import { openSharedTestStores } from '../helpers/store.js';
+import { REDIS_SUITE, REDIS_URL } from '../helpers/redis.js';
+import { startRelayedNodes, type RelayedNodes } from '../helpers/relay.js';
 import { within } from '../helpers/wait.js';
 import { probeRoutes } from './probe.js';
 
@@ -35,29 +34,17 @@ describe('credential cache, one node', () => {
 });
 
 describe.skipIf(!REDIS_URL)(`credential cache across nodes ${REDIS_SUITE}`, () => {
-  const prefix = testPrefix();
   const platformKey = newSecret('plk_');
   const instanceSecret = newSecret('', 48);
+  let nodes: RelayedNodes;
   let a: TestApp;
   let b: TestApp;
-  /** A node that shares the database but not the Redis channel: the control. */
   let deaf: TestApp;
-
   beforeAll(async () => {
-    const [first, second, third] = await openSharedTestStores(3);
-    const common = { platformKey, instanceSecret, routes: probeRoutes, cache: { ttlMs: 600_000 } };
-    a = await startTestApp({ ...common, store: first!, redis: { url: REDIS_URL!, prefix } });
-    b = await startTestApp({ ...common, store: second!, redis: { url: REDIS_URL!, prefix } });
-    deaf = await startTestApp({ ...common, store: third!, redis: { url: REDIS_URL!, prefix: testPrefix() } });
+    nodes = await startRelayedNodes({ platformKey, instanceSecret, routes: probeRoutes, cache: { ttlMs: 600_000 } });
+    ({ a, b, deaf } = nodes);
   });
-  afterAll(async () => {
-    await deaf?.close();
-    await b?.close();
-    await a?.close();
-    const redis = new Redis(REDIS_URL!);
-    await deletePrefix(redis, prefix);
-    await redis.quit();
-  });
+  afterAll(() => nodes?.close());
 
   it('a key revoked on one node stops working on the others within 1 s', async () => {
     const env = a.project.development;
