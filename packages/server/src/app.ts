@@ -190,8 +190,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       meOrganizationsCache.apply(change);
     });
     app.addHook('onClose', async () => void unsubscribe());
-    // Sessions are cached only while every change is known to arrive: a revoked session must be
-    // refused at once. Credentials are cached briefly even then.
+    // Untrusted (changes may be missed), the session caches serve nothing, since a revoked session
+    // must be refused at once; credentials are still cached, for 1 s.
     const setTrusted = (trusted: boolean) => {
       cache.setTrusted(trusted);
       sessionCache.setTrusted(trusted);

@@ -58,10 +58,6 @@ export class RowCache<V> {
     this.entries.clear();
   }
 
-  get isTrusted(): boolean {
-    return this.trusted;
-  }
-
   /** `id` is the session id or the user id, as the cache is keyed. */
   get(environmentId: string, id: string): V | undefined {
     if (!this.trusted) return undefined;
