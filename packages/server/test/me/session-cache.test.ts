@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
+import { outbox, REDIRECT, start, tokenFrom } from '../helpers/flows.js';
 import { decodeJwt, GOOD_PASSWORD, json, me, refresh, signIn, signUp } from '../helpers/identity.js';
 import { actAs, addMember, createOrg, person } from '../helpers/organizations.js';
 import { REDIS_URL, testPrefix } from '../helpers/redis.js';
@@ -85,6 +86,16 @@ describe(`GET /v1/me after a change: the cached session and lists are never stal
 
     expect((await t.call({ method: 'DELETE', url: `/v1/users/${user.userId}`, credential: sk() })).statusCode).toBe(200);
     expect((await me(t, user.accessToken)).statusCode).toBe(401);
+  });
+
+  it('refuses every session at once after a password reset by email', async () => {
+    const user = await signUp(t);
+    await warm(user.accessToken);
+    expect((await start(t, 'password-reset', { email: user.email, redirectUrl: REDIRECT })).statusCode).toBe(202);
+    const token = tokenFrom((await outbox(t, user.email))[0]!);
+    const completed = await start(t, 'password-reset/complete', { token, newPassword: 'a different battery staple' });
+    expect(completed.statusCode, completed.body).toBe(200);
+    expect(await errorCode(user.accessToken)).toBe('session_revoked');
   });
 
   it('shows a profile change at once, made by the user or by an administrator', async () => {
