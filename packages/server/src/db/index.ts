@@ -27,17 +27,32 @@ export interface StoreOptions {
 // int8 (bigint) columns hold millisecond timestamps, which fit a JS number exactly.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
+/**
+ * The pool's connection settings, with `search_path` set to the schema. pg lets an `options`
+ * parameter in the URL replace a separate `options` setting, so the schema joins the URL's own
+ * options (a `statement_timeout`, say) instead of being silently dropped by them.
+ */
+export function connectionSettings(databaseUrl: string, schema: string | undefined): pg.PoolConfig {
+  if (!schema) return { connectionString: databaseUrl };
+  const searchPath = `-c search_path=${schema}`;
+  let url: URL;
+  try {
+    url = new URL(databaseUrl);
+  } catch {
+    return { connectionString: databaseUrl, options: searchPath }; // a socket path: it has no options
+  }
+  const own = url.searchParams.get('options');
+  url.searchParams.set('options', own ? `${own} ${searchPath}` : searchPath);
+  return { connectionString: url.toString() };
+}
+
 export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl) {
     const schema = options.postgresSchema;
     if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) {
       throw new Error(`Invalid PostgreSQL schema name: ${schema}`);
     }
-    const pool = new pg.Pool({
-      connectionString: options.databaseUrl,
-      max: 10,
-      ...(schema ? { options: `-c search_path=${schema}` } : {}),
-    });
+    const pool = new pg.Pool({ ...connectionSettings(options.databaseUrl, schema), max: 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }

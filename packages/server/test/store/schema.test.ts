@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isUniqueViolation, migrate } from '../../src/db/index.js';
+import { connectionSettings, isUniqueViolation, migrate, openStore } from '../../src/db/index.js';
 import { openTestStore, testDb, type TestStore } from '../helpers/store.js';
 
 /** Tables that hold no tenant data, so they are keyed otherwise. */
@@ -78,3 +79,52 @@ describe(`store (${testDb()})`, () => {
     expect(await store.db.selectFrom('projects').select('id').where('id', '=', 'proj_rollback').executeTakeFirst()).toBeUndefined();
   });
 });
+
+describe('connection settings', () => {
+  const optionsOf = (url: string) => new URL(url).searchParams.get('options');
+
+  it('adds the schema to the options a DATABASE_URL already carries', () => {
+    const settings = connectionSettings('postgres://app@db.internal:5432/gatehouse?options=-c%20statement_timeout%3D5000', 'tenant_a');
+    expect(optionsOf(settings.connectionString!)).toBe('-c statement_timeout=5000 -c search_path=tenant_a');
+    expect(settings.options).toBeUndefined();
+  });
+
+  it('sets the schema alone when the URL has no options, and leaves a URL without a schema untouched', () => {
+    expect(optionsOf(connectionSettings('postgres://app@db.internal/gatehouse', 'tenant_a').connectionString!)).toBe(
+      '-c search_path=tenant_a',
+    );
+    const url = 'postgres://app@db.internal/gatehouse?options=-c%20statement_timeout%3D5000';
+    expect(connectionSettings(url, undefined)).toEqual({ connectionString: url });
+  });
+
+  it('keeps a socket path as it is and sets the schema beside it', () => {
+    expect(connectionSettings('/var/run/postgresql gatehouse', 'tenant_a')).toEqual({
+      connectionString: '/var/run/postgresql gatehouse',
+      options: '-c search_path=tenant_a',
+    });
+  });
+});
+
+describe.skipIf(testDb() !== 'postgres')(
+  `a DATABASE_URL with options of its own ${testDb() === 'postgres' ? '(PostgreSQL)' : '(skipped: PostgreSQL only; SQLite has no URL)'}`,
+  () => {
+    it('keeps those options and still works in DATABASE_SCHEMA', async () => {
+      const url = new URL(process.env.DATABASE_URL!);
+      url.searchParams.set('options', '-c statement_timeout=4321');
+      const schema = `gh_test_${randomBytes(6).toString('hex')}`;
+      const store = openStore({ databaseUrl: url.toString(), postgresSchema: schema });
+      try {
+        await migrate(store, schema);
+        const { rows } = await sql<{ timeout: string; path: string; where: string }>`
+          select current_setting('statement_timeout') as timeout, current_setting('search_path') as path,
+                 (select table_schema from information_schema.tables where table_name = 'environments' and table_schema = ${schema}) as where`.execute(
+          store.db,
+        );
+        expect(rows[0]).toEqual({ timeout: '4321ms', path: schema, where: schema });
+      } finally {
+        await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
+        await store.close();
+      }
+    });
+  },
+);
