@@ -12,13 +12,7 @@
  */
 import { verify as argon2Verify } from '@node-rs/argon2';
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { migrate, openStore, type Store } from '../packages/server/src/db/index.js';
 import { hashPassword } from '../packages/server/src/identity/passwords.js';
 import { IdentityService } from '../packages/server/src/identity/service.js';
@@ -28,72 +22,15 @@ import { SigningKeys } from '../packages/server/src/sessions/signing-keys.js';
 import { AccessTokens, verifyInput } from '../packages/server/src/sessions/tokens.js';
 import { TenancyService } from '../packages/server/src/tenancy/service.js';
 import { UsageService } from '../packages/server/src/usage/service.js';
+import { json, PASSWORD, startChild, startGatehouse } from './lib/gatehouse.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
-const PASSWORD = 'correct horse battery staple';
 /** Sign-in concurrency: the libuv thread pool size, where argon2 runs. */
 const HASH_CONCURRENCY = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
 const HTTP_CONNECTIONS = 16;
 /** Sign-in runs at ~100/s: longer rounds, so each one counts hundreds of requests. */
 const SIGN_IN_SECONDS = Number(process.env.BENCH_SIGN_IN_SECONDS ?? Math.max(SECONDS, 4));
 const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 2);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForHttp(url: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited early:\n${output()}`);
-    try {
-      const response = await fetch(url);
-      if (response.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server did not start:\n${output()}`);
-}
-
-interface Server {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-async function startChild(args: string[], env: Record<string, string>, healthPath: string): Promise<Server> {
-  const port = await freePort();
-  let output = '';
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}${healthPath}`, child, () => output);
-  return {
-    url,
-    child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 const BARE_SERVER = `
 const http = require('node:http');
@@ -166,24 +103,9 @@ async function paired(
 }
 
 const fmt = (n: number) => n.toFixed(0).padStart(7);
-function report(label: string, measured: number, rawLabel: string, raw: number, extra = '') {
-  console.log(
-    `  ${label.padEnd(34)} ${fmt(measured)}/s   ${rawLabel.padEnd(30)} ${fmt(raw)}/s   ratio ${(measured / raw).toFixed(2)}${extra}`,
-  );
-}
-
-async function json(url: string, init: { method?: string; token?: string; body?: unknown } = {}) {
-  const response = await fetch(url, {
-    method: init.method ?? 'GET',
-    headers: {
-      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
+/** Prints the medians and the median of the per-round ratios (not the ratio of the medians). */
+function report(label: string, measured: number, rawLabel: string, raw: number, extra: string, ratio: number) {
+  console.log(`  ${label.padEnd(34)} ${fmt(measured)}/s   ${rawLabel.padEnd(30)} ${fmt(raw)}/s   ratio ${ratio.toFixed(2)}${extra}`);
 }
 
 interface RawLimits {
@@ -206,35 +128,9 @@ interface Deployment {
 }
 
 async function httpBenchmarks(deployment: Deployment, raw: RawLimits) {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
-  const platformKey = `plk_${randomBytes(32).toString('base64url')}`;
-  const server = await startChild(
-    ['--import', 'tsx', 'packages/server/src/main.ts'],
-    {
-      GATEHOUSE_DATA_DIR: dataDir,
-      GATEHOUSE_PLATFORM_KEY: platformKey,
-      GATEHOUSE_SECRET: deployment.instanceSecret,
-      LOG_LEVEL: 'silent',
-      DATABASE_URL: deployment.databaseUrl ?? '',
-      REDIS_URL: deployment.redisUrl ?? '',
-      GATEHOUSE_REDIS_PREFIX: `bench-${randomBytes(4).toString('hex')}:`,
-    },
-    '/v1/health',
-  );
+  const gatehouse = await startGatehouse(deployment);
+  const { server, publishableKey: pk, email, accessToken } = gatehouse;
   try {
-    const project = await json(`${server.url}/v1/platform/projects`, { method: 'POST', token: platformKey, body: { name: 'bench' } });
-    const environment = project.environments.find((e: { type: string }) => e.type === 'production');
-    // The benchmark measures the work, not the rate limiter.
-    await json(`${server.url}/v1/platform/environments/${environment.id}`, {
-      method: 'PATCH',
-      token: platformKey,
-      body: { rateLimitPerMinute: 10_000_000 },
-    }).catch(() => undefined);
-    const pk = environment.publishableKey as string;
-    const email = `bench-${randomBytes(4).toString('hex')}@example.test`;
-    const signedUp = await json(`${server.url}/v1/auth/signup`, { method: 'POST', token: pk, body: { email, password: PASSWORD } });
-    const accessToken = signedUp.session.accessToken as string;
-
     console.log(`  -- ${deployment.label}`);
     // A server that has just started runs its first requests in the interpreter; warm the paths up
     // (JIT, prepared statements, caches) so that the rounds measure the steady state.
@@ -304,8 +200,7 @@ async function httpBenchmarks(deployment: Deployment, raw: RawLimits) {
       });
     });
   } finally {
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await gatehouse.stop();
   }
 }
 

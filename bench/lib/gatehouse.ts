@@ -1,0 +1,146 @@
+/**
+ * Shared by the benchmarks: child processes on free ports, and a Gatehouse server started the way
+ * an operator would start it (`main.ts`, silent logs), with a production environment whose rate
+ * limit is lifted and one user who signs in with a password.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const PASSWORD = 'correct horse battery staple';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHttp(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited early:\n${output()}`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server did not start:\n${output()}`);
+}
+
+export interface Server {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `node args…` with PORT and HOST set, and waits until `healthPath` answers 2xx. */
+export async function startChild(args: string[], env: Record<string, string>, healthPath: string): Promise<Server> {
+  const port = await freePort();
+  let output = '';
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}${healthPath}`, child, () => output);
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export async function json(url: string, init: { method?: string; token?: string; body?: unknown } = {}) {
+  const response = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers: {
+      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+export interface GatehouseOptions {
+  databaseUrl?: string | undefined;
+  redisUrl?: string | undefined;
+  /** Servers over one database must share it. */
+  instanceSecret: string;
+}
+
+export interface Gatehouse {
+  server: Server;
+  publishableKey: string;
+  email: string;
+  /** The access token of the user's first session. */
+  accessToken: string;
+  stop(): Promise<void>;
+}
+
+export async function startGatehouse(options: GatehouseOptions): Promise<Gatehouse> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
+  const platformKey = `plk_${randomBytes(32).toString('base64url')}`;
+  const stop = async () => {
+    await server?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  let server: Server | undefined;
+  try {
+    server = await startChild(
+      ['--import', 'tsx', 'packages/server/src/main.ts'],
+      {
+        GATEHOUSE_DATA_DIR: dataDir,
+        GATEHOUSE_PLATFORM_KEY: platformKey,
+        GATEHOUSE_SECRET: options.instanceSecret,
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: options.databaseUrl ?? '',
+        REDIS_URL: options.redisUrl ?? '',
+        GATEHOUSE_REDIS_PREFIX: `bench-${randomBytes(4).toString('hex')}:`,
+      },
+      '/v1/health',
+    );
+    const project = await json(`${server.url}/v1/platform/projects`, { method: 'POST', token: platformKey, body: { name: 'bench' } });
+    const environment = project.environments.find((e: { type: string }) => e.type === 'production');
+    // The benchmarks measure the work, not the rate limiter.
+    await json(`${server.url}/v1/platform/environments/${environment.id}`, {
+      method: 'PATCH',
+      token: platformKey,
+      body: { rateLimitPerMinute: 10_000_000 },
+    });
+    const publishableKey = environment.publishableKey as string;
+    const email = `bench-${randomBytes(4).toString('hex')}@example.test`;
+    const signedUp = await json(`${server.url}/v1/auth/signup`, {
+      method: 'POST',
+      token: publishableKey,
+      body: { email, password: PASSWORD },
+    });
+    return { server, publishableKey, email, accessToken: signedUp.session.accessToken as string, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
