@@ -68,7 +68,7 @@ export interface AppOptions {
     worker?: WorkerOptions;
   };
   /** Redis for the shared rate-limit window and cross-node cache invalidation. Unset: per node. */
-  redis?: { url: string; prefix?: string; commandTimeoutMs?: number } | undefined;
+  redis?: { url: string; prefix?: string; commandTimeoutMs?: number; heartbeatMs?: number } | undefined;
   /** `false` turns the limiter off (the benchmark's baseline). */
   rateLimit?: false | { clock?: Clock; granularityMs?: number; redisUsesClock?: boolean };
   /** `false` turns the caches off: credentials, and the sessions and organization lists of `/v1/me*`. */
@@ -173,6 +173,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       prefix: options.redis.prefix ?? DEFAULT_REDIS_PREFIX,
       log: app.log,
       ...(options.redis.commandTimeoutMs ? { commandTimeoutMs: options.redis.commandTimeoutMs } : {}),
+      ...(options.redis.heartbeatMs ? { heartbeatMs: options.redis.heartbeatMs } : {}),
     });
     const link = redis;
     app.addHook('onClose', () => link.close());

@@ -34,16 +34,40 @@ export class ChangeFeed {
     return () => this.remote.delete(listener);
   }
 
-  /** A change committed in this process. */
-  publish(change: Change): void {
-    this.deliver(change);
-    for (const listener of this.remote) listener(change);
+  /**
+   * Changes committed in this process. Every listener hears every change even when one throws:
+   * a cache skipped because another failed would serve the old row. The failures are rethrown after.
+   */
+  publish(...changes: Change[]): void {
+    const failures: unknown[] = [];
+    for (const change of changes) {
+      notify(this.local, change, failures);
+      notify(this.remote, change, failures);
+    }
+    throwFailures(failures);
   }
 
   /** A change announced by another node. */
   deliver(change: Change): void {
-    for (const listener of this.local) listener(change);
+    const failures: unknown[] = [];
+    notify(this.local, change, failures);
+    throwFailures(failures);
   }
+}
+
+function notify(listeners: Iterable<Listener>, change: Change, failures: unknown[]): void {
+  for (const listener of listeners) {
+    try {
+      listener(change);
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+}
+
+function throwFailures(failures: unknown[]): void {
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new AggregateError(failures, `${failures.length} change listeners failed`);
 }
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -82,8 +106,7 @@ export async function inTransaction<T>(db: Kysely<Database>, work: (tx: Transact
     pending.set(tx, changes);
     return work(tx);
   });
-  const feed = changeFeed(db);
-  for (const change of changes) feed.publish(change);
+  changeFeed(db).publish(...changes);
   return result;
 }
 

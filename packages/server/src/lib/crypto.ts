@@ -18,18 +18,40 @@ function base32(bytes: Uint8Array): string {
   return out;
 }
 
+let lastIdTime = -1;
+const lastIdRandom = Buffer.alloc(10);
+
 /**
- * `prefix_` + 10 chars of millisecond time + 16 chars (80 bits) of randomness.
- * Ids sort by creation time, which keeps cursor pagination and index inserts cheap.
+ * `prefix_` + 10 chars of millisecond time + 16 chars (80 bits) of randomness, like a ULID. Ids sort
+ * by creation time, which keeps cursor pagination and index inserts cheap. Within one millisecond
+ * (or if the clock steps back) the random part is the previous one plus 1, so ids made by one process
+ * sort in the order it made them, and "newest first" lists are exact. Ids are names, never secrets:
+ * every capability (refresh tokens, flow secrets, keys) is a separate random value.
  */
 export function newId(prefix: string): string {
   let time = Date.now();
+  if (time <= lastIdTime && incrementInPlace(lastIdRandom)) {
+    time = lastIdTime;
+  } else {
+    time = Math.max(time, lastIdTime + 1);
+    randomBytes(10).copy(lastIdRandom);
+  }
+  lastIdTime = time;
   let timePart = '';
   for (let i = 0; i < 10; i++) {
     timePart = CROCKFORD[time % 32] + timePart;
     time = Math.floor(time / 32);
   }
-  return `${prefix}_${timePart}${base32(randomBytes(10))}`;
+  return `${prefix}_${timePart}${base32(lastIdRandom)}`;
+}
+
+/** Adds 1 to a big-endian number; false when it overflowed (it is then all zeros). */
+function incrementInPlace(bytes: Buffer): boolean {
+  for (let i = bytes.length - 1; i >= 0; i--) {
+    bytes[i] = (bytes[i]! + 1) & 0xff;
+    if (bytes[i] !== 0) return true;
+  }
+  return false;
 }
 
 /** A bearer secret: the prefix plus `bytes` of CSPRNG output, base64url-encoded. */

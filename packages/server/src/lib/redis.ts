@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Change } from '../db/changes.js';
@@ -16,6 +17,8 @@ export interface RedisLinkOptions {
   log: RedisLog;
   /** A command slower than this counts as Redis being unreachable. */
   commandTimeoutMs?: number;
+  /** How often the node sends itself a heartbeat through Redis; three missed ones mean it is deaf. */
+  heartbeatMs?: number;
 }
 
 /**
@@ -23,6 +26,12 @@ export interface RedisLinkOptions {
  * subscribed to the channel of cached-row changes. Commands fail fast while Redis is away (no offline
  * queue), so callers fall back at once instead of piling up; ioredis keeps reconnecting, and the
  * link reports `ok` again once both connections are back and subscribed.
+ *
+ * A subscriber connection can also go quiet without closing (a half-open TCP connection, a
+ * proxy that stopped forwarding). So the node publishes a heartbeat to a channel of its own every
+ * `heartbeatMs` and listens for it on the subscriber: when three in a row do not come back, it is
+ * deaf to other nodes' changes, the link reports `degraded` (the caches stop serving) and the
+ * subscriber reconnects.
  *
  * Emits 'state' (RedisState) on every change of state and 'change' (the message text) per change
  * announced by a node.
@@ -35,6 +44,12 @@ export class RedisLink extends EventEmitter {
   private readonly log: RedisLog;
   private commandFailed = false;
   private subscribed = false;
+  /** Subscribed, but its own heartbeats stopped coming back. */
+  private deaf = false;
+  private readonly heartbeatChannel: string;
+  private readonly heartbeatMs: number;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private lastHeartbeatHeard = 0;
   private current: RedisState = 'degraded';
   private closed = false;
 
@@ -42,6 +57,8 @@ export class RedisLink extends EventEmitter {
     super();
     this.prefix = options.prefix;
     this.channel = `${options.prefix}changes`;
+    this.heartbeatChannel = `${options.prefix}heartbeat:${randomBytes(9).toString('base64url')}`;
+    this.heartbeatMs = options.heartbeatMs ?? 1000;
     this.log = options.log;
     const common = {
       enableOfflineQueue: false,
@@ -61,9 +78,11 @@ export class RedisLink extends EventEmitter {
       this.update();
     });
     this.subscriber.on('ready', () => {
-      this.subscriber.subscribe(this.channel).then(
+      this.subscriber.subscribe(this.channel, this.heartbeatChannel).then(
         () => {
           this.subscribed = true;
+          this.deaf = false;
+          this.lastHeartbeatHeard = Date.now();
           this.update();
         },
         () => undefined,
@@ -79,7 +98,33 @@ export class RedisLink extends EventEmitter {
     }
     this.subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.channel) this.emit('change', message);
+      else if (channel === this.heartbeatChannel) this.heardHeartbeat();
     });
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+    this.heartbeatTimer.unref();
+  }
+
+  private heartbeat(): void {
+    if (!this.subscribed || this.command.status !== 'ready') {
+      this.lastHeartbeatHeard = Date.now(); // no heartbeat can be sent, so none is missed
+      return;
+    }
+    if (Date.now() - this.lastHeartbeatHeard > 3 * this.heartbeatMs && !this.deaf) {
+      this.deaf = true;
+      this.update(new Error(`no heartbeat came back through the subscriber for ${3 * this.heartbeatMs} ms`));
+      // A fresh connection, since this one may never deliver again; 'ready' subscribes it anew.
+      this.subscribed = false;
+      this.subscriber.disconnect(true);
+      return;
+    }
+    if (this.command.status === 'ready') this.command.publish(this.heartbeatChannel, '').catch(() => undefined);
+  }
+
+  private heardHeartbeat(): void {
+    this.lastHeartbeatHeard = Date.now();
+    if (!this.deaf) return;
+    this.deaf = false;
+    this.update();
   }
 
   /** Connects both; resolves once ready or after `timeoutMs`, degraded if Redis is not there. */
@@ -132,13 +177,14 @@ export class RedisLink extends EventEmitter {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.heartbeatTimer);
     this.removeAllListeners('state');
     await Promise.all([this.command, this.subscriber].map((c) => c.quit().catch(() => c.disconnect())));
   }
 
   private update(error?: unknown): void {
     if (this.closed) return;
-    const next: RedisState = this.command.status === 'ready' && !this.commandFailed && this.subscribed ? 'ok' : 'degraded';
+    const next: RedisState = this.command.status === 'ready' && !this.commandFailed && this.subscribed && !this.deaf ? 'ok' : 'degraded';
     if (next === this.current) return;
     this.current = next;
     // Logged once per transition, not per request.

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { GOOD_PASSWORD, json, me, signIn, signUp } from '../helpers/identity.js';
-import { hasRedisServer, PrivateRedis, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { QuietingProxy } from '../helpers/quieting-proxy.js';
+import { deletePrefix, hasRedisServer, PrivateRedis, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { startRelayedNodes, type RelayedNodes } from '../helpers/relay.js';
 import { openSharedTestStores, testDb } from '../helpers/store.js';
 import { within } from '../helpers/wait.js';
@@ -61,6 +62,46 @@ describe.skipIf(!REDIS_URL)(`session cache across nodes ${REDIS_SUITE}`, () => {
     for (let i = 0; i < 2; i++) expect((await me(b, user.accessToken)).statusCode).toBe(200);
     await a.call({ method: 'PATCH', url: '/v1/me', credential: user.accessToken, payload: { firstName: 'Relayed' } });
     await within(1000, async () => json(await me(b, user.accessToken)).user.firstName === 'Relayed');
+  });
+});
+
+describe.skipIf(!REDIS_URL)(`a node whose Redis subscriber goes quiet without closing ${REDIS_SUITE}`, () => {
+  it('stops serving cached sessions within three missed heartbeats, and caches again once resubscribed', async () => {
+    const proxy = await QuietingProxy.start(REDIS_URL!);
+    const prefix = testPrefix();
+    const [first, second] = await openSharedTestStores(2);
+    const options = common();
+    const a = await startTestApp({ ...options, store: first!, redis: { url: REDIS_URL!, prefix } });
+    const b = await startTestApp({ ...options, store: second!, redis: { url: proxy.url, prefix, heartbeatMs: 100 } });
+    const health = async () => json(await b.call({ method: 'GET', url: '/v1/health' })).redis;
+    const unannounced = (firstName: string) =>
+      sql`update users set first_name = ${firstName} where id = ${user.userId}`.execute(a.store.db);
+    const firstNameOnB = async () => json(await me(b, user.accessToken)).user.firstName;
+    const user = await signUp(a);
+    try {
+      expect(await health()).toBe('ok');
+      for (let i = 0; i < 2; i++) expect((await me(b, user.accessToken)).statusCode).toBe(200);
+      await unannounced('Unannounced');
+      expect(await firstNameOnB()).toBeNull(); // B serves its cached copy, as a trusting node does
+
+      // Nothing closes and nothing errs: only B's own heartbeats stop coming back. The TTL is 10 s.
+      expect(proxy.quietSubscribers()).toBe(1);
+      await within(2000, async () => (await firstNameOnB()) === 'Unannounced');
+
+      // The subscriber reconnects (a new connection, which the proxy passes through) and B trusts,
+      // and caches, again.
+      await within(5000, async () => (await health()) === 'ok');
+      expect(await firstNameOnB()).toBe('Unannounced');
+      await unannounced('Later');
+      expect(await firstNameOnB()).toBe('Unannounced');
+    } finally {
+      await b.close();
+      await a.close();
+      await proxy.close();
+      const redis = new Redis(REDIS_URL!);
+      await deletePrefix(redis, prefix);
+      await redis.quit();
+    }
   });
 });
 
