@@ -99,7 +99,8 @@ async function paired(
     non2xx += server.non2xx;
     errors += server.errors;
   }
-  report(label, median(servers), rawLabel, median(raws), errorsNote({ non2xx, errors }), median(ratios));
+  const rounds = `   (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`;
+  report(label, median(servers), rawLabel, median(raws), rounds + errorsNote({ non2xx, errors }), median(ratios));
 }
 
 const fmt = (n: number) => n.toFixed(0).padStart(7);
