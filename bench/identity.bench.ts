@@ -23,6 +23,7 @@ import { AccessTokens, verifyInput } from '../packages/server/src/sessions/token
 import { TenancyService } from '../packages/server/src/tenancy/service.js';
 import { UsageService } from '../packages/server/src/usage/service.js';
 import { json, PASSWORD, startChild, startGatehouse } from './lib/gatehouse.js';
+import { median } from './lib/median.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 /** Sign-in concurrency: the libuv thread pool size, where argon2 runs. */
@@ -72,7 +73,6 @@ function rateSync(op: () => unknown, seconds = Math.min(SECONDS, 2)): number {
 }
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
  * Measures the raw limit and the server alternately, ROUNDS times each, and reports the medians and
@@ -121,6 +121,7 @@ interface RawLimits {
 interface Deployment {
   label: string;
   databaseUrl?: string | undefined;
+  databaseSchema?: string | undefined;
   redisUrl?: string | undefined;
   /** Servers over one database must share it. */
   instanceSecret: string;
@@ -292,12 +293,10 @@ async function runAll(raw: RawLimits): Promise<void> {
     const schema = `bench_${randomBytes(4).toString('hex')}`;
     const admin = openStore({ databaseUrl, postgresSchema: schema });
     await migrate(admin, schema);
-    const url = new URL(databaseUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
     try {
       console.log('');
       const redisUrl = process.env.REDIS_URL;
-      const postgres = { databaseUrl: url.toString(), instanceSecret: randomBytes(48).toString('base64url') };
+      const postgres = { databaseUrl, databaseSchema: schema, instanceSecret: randomBytes(48).toString('base64url') };
       await httpBenchmarks({ ...postgres, label: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', redisUrl }, raw);
       if (redisUrl) {
         console.log('');

@@ -12,6 +12,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { MemoryRateLimitStore } from '../packages/server/src/ratelimit/memory.js';
 import { RedisRateLimitStore } from '../packages/server/src/ratelimit/redis.js';
+import { median } from './lib/median.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -44,8 +45,6 @@ async function measure(port: number, publishableKey: string): Promise<{ rps: num
   });
   return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** CPU this process spends per limiter call, which does not depend on how busy the machine is. */
 async function cpuPerHit(): Promise<void> {

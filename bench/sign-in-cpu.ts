@@ -157,7 +157,10 @@ async function rawHashing(stored: string): Promise<Breakdown> {
   });
 }
 
-async function signIns(deployment: { label: string; databaseUrl?: string; redisUrl?: string }, stored: string): Promise<void> {
+async function signIns(
+  deployment: { label: string; databaseUrl?: string; databaseSchema?: string; redisUrl?: string },
+  stored: string,
+): Promise<void> {
   const gatehouse = await startGatehouse({ ...deployment, instanceSecret: randomBytes(48).toString('base64url') });
   try {
     const load = (connections: number, duration: number) =>
@@ -200,15 +203,13 @@ export async function run(): Promise<void> {
   if (!databaseUrl) return;
   // The server creates and uses its own schema; it is dropped afterwards.
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const url = new URL(databaseUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
   const { migrate, openStore } = await import('../packages/server/src/db/index.js');
   const admin = openStore({ databaseUrl, postgresSchema: schema });
   try {
     await migrate(admin, schema);
     const redisUrl = process.env.REDIS_URL;
     await signIns(
-      { label: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', databaseUrl: url.toString(), ...(redisUrl ? { redisUrl } : {}) },
+      { label: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', databaseUrl, databaseSchema: schema, ...(redisUrl ? { redisUrl } : {}) },
       stored,
     );
   } finally {

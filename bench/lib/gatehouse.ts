@@ -87,6 +87,8 @@ export async function json(url: string, init: { method?: string; token?: string;
 
 export interface GatehouseOptions {
   databaseUrl?: string | undefined;
+  /** PostgreSQL: the schema the server creates and uses (DATABASE_SCHEMA). */
+  databaseSchema?: string | undefined;
   redisUrl?: string | undefined;
   /** Servers over one database must share it. */
   instanceSecret: string;
@@ -118,6 +120,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
         GATEHOUSE_SECRET: options.instanceSecret,
         LOG_LEVEL: 'silent',
         DATABASE_URL: options.databaseUrl ?? '',
+        DATABASE_SCHEMA: options.databaseSchema ?? '',
         REDIS_URL: options.redisUrl ?? '',
         GATEHOUSE_REDIS_PREFIX: `bench-${randomBytes(4).toString('hex')}:`,
       },

@@ -3,6 +3,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider, type SelectQueryBuilder } from 'kysely';
 import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { InlineLimitsPlugin } from './inline-limits.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -28,22 +29,16 @@ export interface StoreOptions {
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 /**
- * The pool's connection settings, with `search_path` set to the schema. pg lets an `options`
- * parameter in the URL replace a separate `options` setting, so the schema joins the URL's own
- * options (a `statement_timeout`, say) instead of being silently dropped by them.
+ * The pool's connection settings, with `search_path` set to the schema. pg parses the URL over any
+ * separate setting, so an `options` parameter in the URL would replace ours: parse it here, the way pg
+ * does, and join the two. (Re-serializing the URL instead would re-encode passwords and hosts that pg
+ * reads leniently.)
  */
 export function connectionSettings(databaseUrl: string, schema: string | undefined): pg.PoolConfig {
   if (!schema) return { connectionString: databaseUrl };
+  const parsed = parseConnectionString(databaseUrl);
   const searchPath = `-c search_path=${schema}`;
-  let url: URL;
-  try {
-    url = new URL(databaseUrl);
-  } catch {
-    return { connectionString: databaseUrl, options: searchPath }; // a socket path: it has no options
-  }
-  const own = url.searchParams.get('options');
-  url.searchParams.set('options', own ? `${own} ${searchPath}` : searchPath);
-  return { connectionString: url.toString() };
+  return { ...(parsed as unknown as pg.PoolConfig), options: parsed.options ? `${parsed.options} ${searchPath}` : searchPath };
 }
 
 export function openStore(options: StoreOptions): Store {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { parse } from 'pg-connection-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionSettings, isUniqueViolation, migrate, openStore } from '../../src/db/index.js';
 import { openTestStore, testDb, type TestStore } from '../helpers/store.js';
@@ -81,27 +82,42 @@ describe(`store (${testDb()})`, () => {
 });
 
 describe('connection settings', () => {
-  const optionsOf = (url: string) => new URL(url).searchParams.get('options');
-
   it('adds the schema to the options a DATABASE_URL already carries', () => {
     const settings = connectionSettings('postgres://app@db.internal:5432/gatehouse?options=-c%20statement_timeout%3D5000', 'tenant_a');
-    expect(optionsOf(settings.connectionString!)).toBe('-c statement_timeout=5000 -c search_path=tenant_a');
-    expect(settings.options).toBeUndefined();
+    expect(settings).toMatchObject({ host: 'db.internal', port: '5432', database: 'gatehouse', user: 'app' });
+    expect(settings.options).toBe('-c statement_timeout=5000 -c search_path=tenant_a');
+    expect(settings.connectionString).toBeUndefined();
   });
 
   it('sets the schema alone when the URL has no options, and leaves a URL without a schema untouched', () => {
-    expect(optionsOf(connectionSettings('postgres://app@db.internal/gatehouse', 'tenant_a').connectionString!)).toBe(
-      '-c search_path=tenant_a',
-    );
+    expect(connectionSettings('postgres://app@db.internal/gatehouse', 'tenant_a').options).toBe('-c search_path=tenant_a');
     const url = 'postgres://app@db.internal/gatehouse?options=-c%20statement_timeout%3D5000';
     expect(connectionSettings(url, undefined)).toEqual({ connectionString: url });
   });
 
-  it('keeps a socket path as it is and sets the schema beside it', () => {
-    expect(connectionSettings('/var/run/postgresql gatehouse', 'tenant_a')).toEqual({
-      connectionString: '/var/run/postgresql gatehouse',
-      options: '-c search_path=tenant_a',
-    });
+  it('keeps the schema for a socket given as ?host=, which is no WHATWG URL', () => {
+    const settings = connectionSettings(
+      'postgres://app@/gatehouse?host=/var/run/postgresql&options=-c%20statement_timeout%3D5000',
+      'tenant_a',
+    );
+    expect(settings).toMatchObject({ host: '/var/run/postgresql', database: 'gatehouse' });
+    expect(settings.options).toBe('-c statement_timeout=5000 -c search_path=tenant_a');
+  });
+
+  it('connects exactly where and as whom pg would have, whatever the URL looks like', () => {
+    for (const url of [
+      'postgres://app:p%2Fx@db/gatehouse',
+      'postgres://app:p%2Fx@db/gatehouse?options=-c statement_timeout=5000',
+      'postgres://app:a%zz@db/gatehouse',
+      'postgres://app:%3B%3D%5B%5D%40@db:6432/gatehouse?sslmode=disable&application_name=gh',
+      'postgresql:///gatehouse?host=/var/run/postgresql',
+      'socket://app:pw@/var/run/postgresql?db=gatehouse',
+    ]) {
+      const { options, ...connection } = connectionSettings(url, 'tenant_a');
+      const { options: own, ...expected } = parse(url);
+      expect(connection, url).toEqual({ ...expected });
+      expect(options, url).toBe(own ? `${own} -c search_path=tenant_a` : '-c search_path=tenant_a');
+    }
   });
 });
 
