@@ -201,16 +201,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (redis) {
       const link = redis;
       const unrelay = feed.relay((change) => link.publishChange(change));
+      // Changes may be missed while Redis is away or the subscriber hears nothing.
+      const hearsChanges = () => link.state === 'ok' && link.hearing;
       link.on('change', (message: string) => {
         const change = parseChange(message);
         if (change) return feed.deliver(change);
         // Not a change this version understands: whatever it was, forget everything cached.
         app.log.warn({ message: message.slice(0, 200) }, 'Unreadable change announcement from Redis; caches cleared');
-        setTrusted(link.state === 'ok');
+        setTrusted(hearsChanges());
       });
-      // Changes may be missed while Redis is away.
-      link.on('state', (state) => setTrusted(state === 'ok'));
-      setTrusted(link.state === 'ok');
+      link.on('state', () => setTrusted(hearsChanges()));
+      link.on('hearing', () => setTrusted(hearsChanges()));
+      setTrusted(hearsChanges());
       app.addHook('onClose', async () => void unrelay());
     } else {
       // Without Redis, other nodes sharing PostgreSQL cannot tell this one about their changes.

@@ -17,7 +17,7 @@ export interface RedisLinkOptions {
   log: RedisLog;
   /** A command slower than this counts as Redis being unreachable. */
   commandTimeoutMs?: number;
-  /** How often the node sends itself a heartbeat through Redis; three missed ones mean it is deaf. */
+  /** How often the node sends itself a heartbeat through Redis; three unanswered ones mean it is deaf. */
   heartbeatMs?: number;
 }
 
@@ -28,13 +28,16 @@ export interface RedisLinkOptions {
  * link reports `ok` again once both connections are back and subscribed.
  *
  * A subscriber connection can also go quiet without closing (a half-open TCP connection, a
- * proxy that stopped forwarding). So the node publishes a heartbeat to a channel of its own every
- * `heartbeatMs` and listens for it on the subscriber: when three in a row do not come back, it is
- * deaf to other nodes' changes, the link reports `degraded` (the caches stop serving) and the
- * subscriber reconnects.
+ * proxy that stopped forwarding). So the node publishes a numbered heartbeat to a channel of its own
+ * every `heartbeatMs` and listens for it on the subscriber. `hearing` is true only once a heartbeat
+ * published on the current subscription has come back; when Redis has accepted three heartbeats
+ * that did not come back, the node is deaf: `hearing` turns false (the caches stop serving) and the
+ * subscriber reconnects, at most once per three heartbeats. Counting confirmed publishes
+ * rather than time keeps a stalled event loop from looking like deafness. Deafness does not touch
+ * `state`: the command connection, the shared rate-limit window and /v1/health are unaffected.
  *
- * Emits 'state' (RedisState) on every change of state and 'change' (the message text) per change
- * announced by a node.
+ * Emits 'state' (RedisState) on every change of state, 'hearing' (boolean) on every change of that,
+ * and 'change' (the message text) per change announced by a node.
  */
 export class RedisLink extends EventEmitter {
   readonly command: Redis;
@@ -44,12 +47,15 @@ export class RedisLink extends EventEmitter {
   private readonly log: RedisLog;
   private commandFailed = false;
   private subscribed = false;
-  /** Subscribed, but its own heartbeats stopped coming back. */
-  private deaf = false;
+  private hears = false;
+  /** Whether the last thing logged about the subscriber was that it went deaf. */
+  private announcedDeaf = false;
   private readonly heartbeatChannel: string;
-  private readonly heartbeatMs: number;
-  private heartbeatTimer: NodeJS.Timeout | undefined;
-  private lastHeartbeatHeard = 0;
+  private readonly heartbeatTimer: NodeJS.Timeout;
+  /** Number of the last heartbeat sent, of the last one Redis confirmed delivering, of the last one heard. */
+  private heartbeatSent = 0;
+  private heartbeatConfirmed = 0;
+  private heartbeatHeard = 0;
   private current: RedisState = 'degraded';
   private closed = false;
 
@@ -58,7 +64,6 @@ export class RedisLink extends EventEmitter {
     this.prefix = options.prefix;
     this.channel = `${options.prefix}changes`;
     this.heartbeatChannel = `${options.prefix}heartbeat:${randomBytes(9).toString('base64url')}`;
-    this.heartbeatMs = options.heartbeatMs ?? 1000;
     this.log = options.log;
     const common = {
       enableOfflineQueue: false,
@@ -76,21 +81,26 @@ export class RedisLink extends EventEmitter {
     this.command.on('ready', () => {
       this.commandFailed = false;
       this.update();
+      this.heartbeat();
     });
     this.subscriber.on('ready', () => {
       this.subscriber.subscribe(this.channel, this.heartbeatChannel).then(
         () => {
           this.subscribed = true;
-          this.deaf = false;
-          this.lastHeartbeatHeard = Date.now();
+          // Only heartbeats sent from now on can prove this subscription hears.
+          this.heartbeatConfirmed = this.heartbeatHeard = this.heartbeatSent;
           this.update();
+          this.heartbeat();
         },
         () => undefined,
       );
     });
     for (const connection of [this.command, this.subscriber]) {
       connection.on('close', () => {
-        if (connection === this.subscriber) this.subscribed = false;
+        if (connection === this.subscriber) {
+          this.subscribed = false;
+          this.setHearing(false);
+        }
         this.update();
       });
       // ioredis logs unhandled 'error' events; the state change is what we report.
@@ -98,48 +108,81 @@ export class RedisLink extends EventEmitter {
     }
     this.subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.channel) this.emit('change', message);
-      else if (channel === this.heartbeatChannel) this.heardHeartbeat();
+      else if (channel === this.heartbeatChannel) this.heardHeartbeat(Number(message));
     });
-    this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), options.heartbeatMs ?? 1000);
     this.heartbeatTimer.unref();
   }
 
+  /** Whether changes announced by other nodes are known to reach this one right now. */
+  get hearing(): boolean {
+    return this.hears;
+  }
+
   private heartbeat(): void {
-    if (!this.subscribed || this.command.status !== 'ready') {
-      this.lastHeartbeatHeard = Date.now(); // no heartbeat can be sent, so none is missed
-      return;
-    }
-    if (Date.now() - this.lastHeartbeatHeard > 3 * this.heartbeatMs && !this.deaf) {
-      this.deaf = true;
-      this.update(new Error(`no heartbeat came back through the subscriber for ${3 * this.heartbeatMs} ms`));
-      // A fresh connection, since this one may never deliver again; 'ready' subscribes it anew.
-      this.subscribed = false;
-      this.subscriber.disconnect(true);
-      return;
-    }
-    if (this.command.status === 'ready') this.command.publish(this.heartbeatChannel, '').catch(() => undefined);
+    if (this.closed || !this.subscribed || this.command.status !== 'ready') return;
+    if (this.heartbeatConfirmed - this.heartbeatHeard >= 3) return this.deafened('three heartbeats did not come back');
+    const sequence = ++this.heartbeatSent;
+    this.command.publish(this.heartbeatChannel, String(sequence)).then(
+      () => {
+        // A reply proves the command connection works, whatever failed before.
+        if (this.commandFailed) {
+          this.commandFailed = false;
+          this.update();
+        }
+        this.heartbeatConfirmed = Math.max(this.heartbeatConfirmed, sequence);
+      },
+      (error: unknown) => this.reportFailure(error),
+    );
   }
 
-  private heardHeartbeat(): void {
-    this.lastHeartbeatHeard = Date.now();
-    if (!this.deaf) return;
-    this.deaf = false;
+  private heardHeartbeat(sequence: number): void {
+    if (!Number.isFinite(sequence)) return;
+    this.heartbeatHeard = Math.max(this.heartbeatHeard, sequence);
+    if (this.subscribed) this.setHearing(true);
+  }
+
+  /** The subscriber may never deliver again: stop trusting it and replace its connection. */
+  private deafened(reason: string): void {
+    if (!this.subscribed) return;
+    if (this.hears || !this.announcedDeaf) {
+      this.announcedDeaf = true;
+      this.log.warn({ redis: 'deaf', reason }, 'Redis subscriber hears nothing: caches stop serving until it is resubscribed');
+    }
+    this.setHearing(false);
+    this.subscribed = false;
     this.update();
+    this.subscriber.disconnect(true); // 'ready' subscribes the new connection
   }
 
-  /** Connects both; resolves once ready or after `timeoutMs`, degraded if Redis is not there. */
+  private setHearing(hearing: boolean): void {
+    if (hearing === this.hears || this.closed) return;
+    this.hears = hearing;
+    if (hearing && this.announcedDeaf) {
+      this.announcedDeaf = false;
+      this.log.info({ redis: 'hearing' }, 'Redis subscriber hears again: caches serve again');
+    }
+    this.emit('hearing', hearing);
+  }
+
+  /**
+   * Connects both; resolves once ready and hearing its own heartbeat, or after `timeoutMs`, degraded
+   * if Redis is not there.
+   */
   async connect(timeoutMs = 5000): Promise<RedisState> {
     const connectOne = (c: Redis) => c.connect().catch(() => undefined);
     void connectOne(this.command);
     void connectOne(this.subscriber);
     const ready = new Promise<void>((resolve) => {
       const check = () => {
-        if (this.current === 'ok') {
+        if (this.current === 'ok' && this.hears) {
           this.off('state', check);
+          this.off('hearing', check);
           resolve();
         }
       };
       this.on('state', check);
+      this.on('hearing', check);
       check();
     });
     let timer: NodeJS.Timeout | undefined;
@@ -156,7 +199,7 @@ export class RedisLink extends EventEmitter {
     return this.current;
   }
 
-  /** A command failed: stop trusting Redis until the connection is ready again. */
+  /** A command failed: stop trusting Redis until the connection is ready again or a heartbeat is answered. */
   reportFailure(error: unknown): void {
     if (this.commandFailed) return;
     this.commandFailed = true;
@@ -179,12 +222,13 @@ export class RedisLink extends EventEmitter {
     this.closed = true;
     clearInterval(this.heartbeatTimer);
     this.removeAllListeners('state');
+    this.removeAllListeners('hearing');
     await Promise.all([this.command, this.subscriber].map((c) => c.quit().catch(() => c.disconnect())));
   }
 
   private update(error?: unknown): void {
     if (this.closed) return;
-    const next: RedisState = this.command.status === 'ready' && !this.commandFailed && this.subscribed && !this.deaf ? 'ok' : 'degraded';
+    const next: RedisState = this.command.status === 'ready' && !this.commandFailed && this.subscribed ? 'ok' : 'degraded';
     if (next === this.current) return;
     this.current = next;
     // Logged once per transition, not per request.

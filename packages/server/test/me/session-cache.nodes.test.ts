@@ -66,34 +66,32 @@ describe.skipIf(!REDIS_URL)(`session cache across nodes ${REDIS_SUITE}`, () => {
 });
 
 describe.skipIf(!REDIS_URL)(`a node whose Redis subscriber goes quiet without closing ${REDIS_SUITE}`, () => {
-  it('stops serving cached sessions within three missed heartbeats, and caches again once resubscribed', async () => {
+  it('stops serving cached sessions after three unanswered heartbeats, and caches again once it hears', async () => {
     const proxy = await QuietingProxy.start(REDIS_URL!);
     const prefix = testPrefix();
     const [first, second] = await openSharedTestStores(2);
     const options = common();
     const a = await startTestApp({ ...options, store: first!, redis: { url: REDIS_URL!, prefix } });
-    const b = await startTestApp({ ...options, store: second!, redis: { url: proxy.url, prefix, heartbeatMs: 100 } });
-    const health = async () => json(await b.call({ method: 'GET', url: '/v1/health' })).redis;
-    const unannounced = (firstName: string) =>
-      sql`update users set first_name = ${firstName} where id = ${user.userId}`.execute(a.store.db);
-    const firstNameOnB = async () => json(await me(b, user.accessToken)).user.firstName;
+    const b = await startTestApp({ ...options, store: second!, redis: { url: proxy.url, prefix, heartbeatMs: 250 } });
     const user = await signUp(a);
+    let writes = 0;
+    /** Changes the row behind B's back (nobody announces it) and says whether B still shows the old one. */
+    const bServesItsCopy = async () => {
+      const before = json(await me(b, user.accessToken)).user.firstName;
+      await sql`update users set first_name = ${`Unannounced ${++writes}`} where id = ${user.userId}`.execute(a.store.db);
+      return json(await me(b, user.accessToken)).user.firstName === before;
+    };
     try {
-      expect(await health()).toBe('ok');
-      for (let i = 0; i < 2; i++) expect((await me(b, user.accessToken)).statusCode).toBe(200);
-      await unannounced('Unannounced');
-      expect(await firstNameOnB()).toBeNull(); // B serves its cached copy, as a trusting node does
+      expect(await bServesItsCopy()).toBe(true); // a trusting node serves its cached copy
 
       // Nothing closes and nothing errs: only B's own heartbeats stop coming back. The TTL is 10 s.
       expect(proxy.quietSubscribers()).toBe(1);
-      await within(2000, async () => (await firstNameOnB()) === 'Unannounced');
+      await within(3000, async () => !(await bServesItsCopy()));
 
-      // The subscriber reconnects (a new connection, which the proxy passes through) and B trusts,
-      // and caches, again.
-      await within(5000, async () => (await health()) === 'ok');
-      expect(await firstNameOnB()).toBe('Unannounced');
-      await unannounced('Later');
-      expect(await firstNameOnB()).toBe('Unannounced');
+      // The subscriber reconnects (a new connection, which the proxy passes through); B caches
+      // again once its heartbeat comes back through it.
+      await within(5000, () => bServesItsCopy());
+      expect(json(await b.call({ method: 'GET', url: '/v1/health' })).redis).toBe('ok');
     } finally {
       await b.close();
       await a.close();
