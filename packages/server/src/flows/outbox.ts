@@ -42,7 +42,7 @@ export async function enqueueEmail(db: Db, input: EnqueueInput, now: number): Pr
     .insertInto('email_outbox')
     .values({
       environment_id: environmentId,
-      id: newId('msg'),
+      id: newId('msg', environmentId),
       kind: input.kind,
       to_address: input.to,
       subject: input.rendered.subject,

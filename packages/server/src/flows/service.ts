@@ -103,7 +103,7 @@ export class FlowService {
       // A throttled request sends nothing, so it must not void the code the person already has:
       // otherwise anyone could keep a victim's emailed code dead. Its own token is born consumed.
       if (input.purpose === 'email_code' && !throttled) await q.voidLiveCodes(tx, environment.id, input.email, now);
-      const id = newId('flow');
+      const id = newId('flow', environment.id);
       await q.insertFlowToken(tx, environment.id, {
         id,
         purpose: input.purpose,

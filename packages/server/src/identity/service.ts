@@ -139,7 +139,7 @@ export class IdentityService {
     const now = this.now();
     const row: q.UserRow = {
       environment_id: environment.id,
-      id: newId('user'),
+      id: newId('user', environment.id),
       email,
       username: profile.username ?? null,
       first_name: profile.first_name ?? null,

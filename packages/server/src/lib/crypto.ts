@@ -18,31 +18,43 @@ function base32(bytes: Uint8Array): string {
   return out;
 }
 
-let lastIdTime = -1;
-const lastIdRandom = Buffer.alloc(10);
+/** The random parts handed out in the current millisecond, per prefix and environment. */
+const idsThisMillisecond = new Map<string, Buffer>();
+let idMillisecond = -1;
 
 /**
  * `prefix_` + 10 chars of millisecond time + 16 chars (80 bits) of randomness, like a ULID. Ids sort
  * by creation time, which keeps cursor pagination and index inserts cheap. Within one millisecond
- * (or if the clock steps back) the random part is the previous one plus 1, so ids made by one process
- * sort in the order it made them, and "newest first" lists are exact. Ids are names, never secrets:
- * every capability (refresh tokens, flow secrets, keys) is a separate random value.
+ * (or while the clock is behind, after stepping back) an id of the same prefix and environment is the
+ * previous one plus 1, so what one process creates in a burst lists in exactly that order. The count
+ * is kept per environment (`environmentId`), so the step between two of a tenant's ids never counts
+ * another tenant's. Ids are names, never secrets: every capability (refresh tokens, flow secrets,
+ * keys) is a separate random value.
  */
-export function newId(prefix: string): string {
+export function newId(prefix: string, environmentId = ''): string {
   let time = Date.now();
-  if (time <= lastIdTime && incrementInPlace(lastIdRandom)) {
-    time = lastIdTime;
-  } else {
-    time = Math.max(time, lastIdTime + 1);
-    randomBytes(10).copy(lastIdRandom);
+  if (time > idMillisecond) {
+    idMillisecond = time;
+    idsThisMillisecond.clear();
   }
-  lastIdTime = time;
+  time = idMillisecond;
+  const scope = `${prefix}\u0000${environmentId}`;
+  let random = idsThisMillisecond.get(scope);
+  if (random === undefined || !incrementInPlace(random)) {
+    if (random !== undefined) {
+      // 2^80 ids in one millisecond have run out: borrow the next one.
+      idMillisecond = time = time + 1;
+      idsThisMillisecond.clear();
+    }
+    random = randomBytes(10);
+    idsThisMillisecond.set(scope, random);
+  }
   let timePart = '';
   for (let i = 0; i < 10; i++) {
     timePart = CROCKFORD[time % 32] + timePart;
     time = Math.floor(time / 32);
   }
-  return `${prefix}_${timePart}${base32(lastIdRandom)}`;
+  return `${prefix}_${timePart}${base32(random)}`;
 }
 
 /** Adds 1 to a big-endian number; false when it overflowed (it is then all zeros). */

@@ -340,7 +340,7 @@ export class OrganizationService {
       const now = this.now();
       const row: q.OrganizationRow = {
         environment_id: environment.id,
-        id: newId('org'),
+        id: newId('org', environment.id),
         name,
         slug: attempt === 0 ? baseSlug : suffixedSlug(baseSlug),
         image_url: imageUrl,

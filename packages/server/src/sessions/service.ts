@@ -161,7 +161,7 @@ export class SessionService {
   /** Starts a session for a user who just proved who they are, and counts them as active. */
   async create(environment: Environment, userId: string, context: RequestContext): Promise<SessionTokens> {
     const now = this.now();
-    const id = newId('sess');
+    const id = newId('sess', environment.id);
     const refreshToken = this.refreshTokens.first(environment.id, id);
     await q.insertSession(this.db, environment.id, {
       id,

@@ -151,7 +151,7 @@ export class SigningKeys {
         return key;
       }
       const { publicKey, privateKey } = await generate(alg);
-      const kid = newId('key');
+      const kid = newId('key', environmentId);
       const now = this.now();
       const jwk = { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' };
       try {

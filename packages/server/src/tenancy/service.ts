@@ -109,7 +109,7 @@ export class TenancyService {
         publishableKey,
         settings: { ...defaultSettings(), domain },
       };
-      return { environment, secretKey, secretKeyId: newId('sk') };
+      return { environment, secretKey, secretKeyId: newId('sk', environment.id) };
     });
 
     await this.db.transaction().execute(async (tx) => {
@@ -173,7 +173,7 @@ export class TenancyService {
   async createSecretKey(environmentId: string): Promise<CreatedSecretKey> {
     const environment = await this.getEnvironment(environmentId);
     const secretKey = newSecret(`sk_${KEY_ENV_TAG[environment.type]}_`);
-    const created = { id: newId('sk'), secretKey, hint: secretKeyHint(secretKey), createdAt: Date.now() };
+    const created = { id: newId('sk', environmentId), secretKey, hint: secretKeyHint(secretKey), createdAt: Date.now() };
     await q.insertSecretKey(this.db, environmentId, { ...created, keyHash: sha256Hex(secretKey) });
     return created;
   }

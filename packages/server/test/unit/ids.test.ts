@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { newId } from '../../src/lib/crypto.js';
 
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+/** The 80-bit random part of an id, as a number. */
+function randomPart(id: string): bigint {
+  let value = 0n;
+  for (const char of id.slice(-16)) value = value * 32n + BigInt(CROCKFORD.indexOf(char));
+  return value;
+}
+
 describe('newId', () => {
   afterEach(() => vi.restoreAllMocks());
 
@@ -31,5 +39,14 @@ describe('newId', () => {
     const second = newId('user');
     expect(second.slice(5, 15)).not.toBe(first.slice(5, 15));
     expect(second > first).toBe(true);
+  });
+
+  it('steps by exactly 1 within an environment, whatever other environments create meanwhile', () => {
+    vi.spyOn(Date, 'now').mockReturnValue(Date.UTC(2033, 0, 1));
+    const first = newId('user', 'env_a');
+    for (let i = 0; i < 5; i++) newId('user', 'env_b');
+    newId('org', 'env_a');
+    const second = newId('user', 'env_a');
+    expect(randomPart(second) - randomPart(first)).toBe(1n);
   });
 });
