@@ -33,8 +33,9 @@ export interface RedisLinkOptions {
  * published on the current subscription has come back; when Redis has accepted three heartbeats
  * that did not come back, the node is deaf: `hearing` turns false (the caches stop serving) and the
  * subscriber reconnects, at most once per three heartbeats. Counting confirmed publishes
- * rather than time keeps a stalled event loop from looking like deafness. Deafness does not touch
- * `state`: the command connection, the shared rate-limit window and /v1/health are unaffected.
+ * rather than time keeps a stalled event loop from looking like deafness. `state` (and with it the
+ * shared rate-limit window and /v1/health) follows the command connection and the subscription, so
+ * deafness changes it only while the subscriber reconnects.
  *
  * Emits 'state' (RedisState) on every change of state, 'hearing' (boolean) on every change of that,
  * and 'change' (the message text) per change announced by a node.
@@ -52,7 +53,7 @@ export class RedisLink extends EventEmitter {
   private announcedDeaf = false;
   private readonly heartbeatChannel: string;
   private readonly heartbeatTimer: NodeJS.Timeout;
-  /** Number of the last heartbeat sent, of the last one Redis confirmed delivering, of the last one heard. */
+  /** Number of the last heartbeat sent, of the last one Redis accepted (replied to), of the last one heard. */
   private heartbeatSent = 0;
   private heartbeatConfirmed = 0;
   private heartbeatHeard = 0;
