@@ -117,6 +117,17 @@ export async function migrate(store: Store, postgresSchema?: string): Promise<vo
   }
 }
 
+/**
+ * Shared row lock: holders exclude `lockForUpdate` but not one another. For a transaction that
+ * decides on a row it does not change (a membership check before a session write).
+ */
+export function lockForShare<DB, TB extends keyof DB, O>(
+  store: Store,
+  query: SelectQueryBuilder<DB, TB, O>,
+): SelectQueryBuilder<DB, TB, O> {
+  return store.dialect === 'postgres' ? query.forShare() : query;
+}
+
 /** Row lock for read-modify-write transactions. SQLite serializes writers, so it needs none. */
 export function lockForUpdate<DB, TB extends keyof DB, O>(
   store: Store,

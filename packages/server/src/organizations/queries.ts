@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { announce } from '../db/changes.js';
-import { lockForUpdate, type Store } from '../db/index.js';
+import { lockForShare, lockForUpdate, type Store } from '../db/index.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, OrganizationMembersTable, OrganizationRolesTable, OrganizationsTable } from '../db/schema.js';
 
@@ -58,6 +58,18 @@ export async function lockOrganization(store: Store, tx: Transaction<Database>, 
   return lockForUpdate(
     store,
     tx.selectFrom('organizations').selectAll().where('environment_id', '=', environmentId).where('id', '=', organizationId),
+  ).executeTakeFirst();
+}
+
+/**
+ * Reads the organization and, on PostgreSQL, takes a shared lock on its row until the transaction
+ * ends: a membership change (lockOrganization) waits for it, and it for the change, while several
+ * shared holders (sessions switching to the organization) do not wait for one another.
+ */
+export async function shareLockOrganization(store: Store, tx: Transaction<Database>, environmentId: string, organizationId: string) {
+  return lockForShare(
+    store,
+    tx.selectFrom('organizations').select('id').where('environment_id', '=', environmentId).where('id', '=', organizationId),
   ).executeTakeFirst();
 }
 

@@ -143,7 +143,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
       const { refreshToken, organizationId } = request.body;
       const tokens = await sessions.refresh(environment, refreshToken, requestContext(request), {
         organizationId,
-        authorize: (userId) => organizations.authorizeSwitch(environment, userId, organizationId),
+        authorize: (tx, userId) => organizations.authorizeSwitch(tx, environment, userId, organizationId),
       });
       return { session: tokens };
     },

@@ -694,11 +694,15 @@ export class OrganizationService {
     return organizations;
   }
 
-  /** The switch-organization check: the organization exists here and the user is a member of it. */
-  async authorizeSwitch(environment: Environment, userId: string, organizationId: string | null): Promise<void> {
+  /**
+   * The switch-organization check, in the transaction that writes the session: the organization
+   * exists here and the user is a member of it. The organization's row is share-locked first, so a
+   * membership change (which locks it for update) is ordered wholly before or after the switch.
+   */
+  async authorizeSwitch(tx: Tx, environment: Environment, userId: string, organizationId: string | null): Promise<void> {
     if (organizationId === null) return;
-    if (!(await q.findOrganization(this.db, environment.id, organizationId))) throw notFound(`Organization ${organizationId}`);
-    if (!(await q.findMembership(this.db, environment.id, organizationId, userId))) {
+    if (!(await q.shareLockOrganization(this.store, tx, environment.id, organizationId))) throw notFound(`Organization ${organizationId}`);
+    if (!(await q.findMembership(tx, environment.id, organizationId, userId))) {
       throw apiError(
         'forbidden',
         `You are not a member of organization ${organizationId}, so this session cannot act as it. Switch only to an organization listed in GET /v1/me/organizations.`,

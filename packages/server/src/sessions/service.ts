@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { inTransaction } from '../db/changes.js';
 import type { Store } from '../db/index.js';
 import { RowCache, type RowCacheOptions } from '../db/row-cache.js';
 import type { Database, UsersTable } from '../db/schema.js';
@@ -46,12 +47,12 @@ export interface RequestContext {
 
 /**
  * Switches the session's active organization as part of a refresh (POST /v1/auth/switch-organization).
- * `authorize` runs after the refresh token is judged genuine and current, before it is rotated, and
- * throws when the session's user may not act as that organization.
+ * `authorize` runs after the refresh token is judged genuine and current, in the transaction that
+ * then writes the session, and throws when the session's user may not act as that organization.
  */
 export interface OrganizationSwitch {
   organizationId: string | null;
-  authorize: (userId: string) => Promise<void>;
+  authorize: (tx: Transaction<Database>, userId: string) => Promise<void>;
 }
 
 export interface SessionView {
@@ -208,14 +209,20 @@ export class SessionService {
         activeOrganizationId: switchTo ? switchTo.organizationId : session.active_organization_id,
       };
       if (constantTimeEqual(session.refresh_hash, presentedHash)) {
-        if (switchTo) await switchTo.authorize(session.user_id);
-        const rotated = await q.rotateRefreshToken(this.db, environment.id, session.id, {
-          presentedHash,
-          successorHash,
-          generation: parsed.generation + 1,
-          now,
-          ...(switchTo ? { activeOrganizationId: switchTo.organizationId } : {}),
-        });
+        const rotate = (db: Db) =>
+          q.rotateRefreshToken(db, environment.id, session.id, {
+            presentedHash,
+            successorHash,
+            generation: parsed.generation + 1,
+            now,
+            ...(switchTo ? { activeOrganizationId: switchTo.organizationId } : {}),
+          });
+        const rotated = switchTo
+          ? await inTransaction(this.db, async (tx) => {
+              await switchTo.authorize(tx, session.user_id);
+              return rotate(tx);
+            })
+          : await rotate(this.db);
         if (!rotated) continue; // a concurrent refresh rotated it first: judge again as a reuse
         return this.issuePair(environment, current, successor, context);
       }
@@ -226,8 +233,10 @@ export class SessionService {
       ) {
         if (session.rotated_at !== null && now - session.rotated_at <= REFRESH_GRACE_MS) {
           if (switchTo) {
-            await switchTo.authorize(session.user_id);
-            await q.setActiveOrganization(this.db, environment.id, session.id, switchTo.organizationId);
+            await inTransaction(this.db, async (tx) => {
+              await switchTo.authorize(tx, session.user_id);
+              await q.setActiveOrganization(tx, environment.id, session.id, switchTo.organizationId);
+            });
           }
           return this.issuePair(environment, current, successor, context);
         }

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inTransaction } from '../../src/db/changes.js';
+import { deleteMembership, lockOrganization } from '../../src/organizations/queries.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { decodeJwt, json, me, refresh } from '../helpers/identity.js';
 import { actAs, addMember, createOrg, person, plainUser, switchTo, type Person } from '../helpers/organizations.js';
@@ -163,6 +165,30 @@ describe('POST /v1/auth/switch-organization', { timeout: 30_000 }, () => {
     // Joining again does not silently bring the old choice back.
     await addMember(t, org.id, bob.userId);
     expect(await refreshed(bob)).not.toHaveProperty('org_id');
+  });
+
+  it('is ordered wholly before or after a membership removal under way: the removed member is refused', async () => {
+    const owner = await plainUser(t);
+    const org = await createOrg(t, owner.id, { name: 'Race Co' });
+    const bob = await person(t, undefined, 'bob');
+    await addMember(t, org.id, bob.userId);
+    const environmentId = t.project.development.id;
+    let answered = false;
+    let switching: ReturnType<typeof switchTo> | undefined;
+    // What DELETE /v1/organizations/{id}/members/{userId} does: lock the organization, then remove.
+    await inTransaction(t.store.db, async (tx) => {
+      await lockOrganization(t.store, tx, environmentId, org.id);
+      await deleteMembership(tx, environmentId, org.id, bob.userId);
+      switching = switchTo(t, bob, org.id).finally(() => (answered = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The switch waits for the removal to commit (PostgreSQL: the organization's row lock; SQLite
+      // runs one transaction at a time).
+      expect(answered).toBe(false);
+    });
+    const response = await switching!;
+    expect(response.statusCode).toBe(403);
+    expect(json(response).error.code).toBe('forbidden');
+    expect(claims(bob)).not.toHaveProperty('org_id');
   });
 
   it('clears a deleted organization the same way', async () => {
