@@ -203,10 +203,9 @@ export async function run(): Promise<void> {
   if (!databaseUrl) return;
   // The server creates and uses its own schema; it is dropped afterwards.
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const { migrate, openStore } = await import('../packages/server/src/db/index.js');
-  const admin = openStore({ databaseUrl, postgresSchema: schema });
+  const { openStore } = await import('../packages/server/src/db/index.js');
+  const admin = openStore({ databaseUrl });
   try {
-    await migrate(admin, schema);
     const redisUrl = process.env.REDIS_URL;
     await signIns(
       { label: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', databaseUrl, databaseSchema: schema, ...(redisUrl ? { redisUrl } : {}) },
