@@ -10,7 +10,7 @@ import type { Store } from './db/index.js';
 import type { RowCacheOptions } from './db/row-cache.js';
 import { installCors } from './http/cors.js';
 import { credentialsPlugin, type AccessTokenVerifier, type CredentialKind } from './http/credentials.js';
-import { ApiError } from './http/errors.js';
+import { ApiError } from './lib/errors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
 import { identityRoutes } from './identity/routes.js';

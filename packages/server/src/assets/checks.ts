@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../lib/errors.js';
 import { inspectImage, isImageType, MAX_IMAGE_BYTES, TYPE_NAMES, type ImageInfo, type ImageType, type InspectResult } from './image.js';
 
 const ACCEPTED = 'Upload a PNG, JPEG or WebP image instead.';

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../lib/errors.js';
 import { constantTimeEqual } from '../lib/crypto.js';
 import { detectImageType, inspectImage, isImageType, MAX_IMAGE_BYTES, type ImageType } from './image.js';
 import {

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../lib/errors.js';
 import type { Environment } from '../tenancy/settings.js';
 
 export const MAX_IMAGE_URL_LENGTH = 2048;

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { sessionOf, type SessionIdentity } from '../http/credentials.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../lib/errors.js';
 import { IdParams } from '../http/schemas.js';
 import { sha256Hex } from '../lib/crypto.js';
 import type { Environment } from '../tenancy/settings.js';

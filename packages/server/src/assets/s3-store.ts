@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../config.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../lib/errors.js';
 import { checkImageBytes, imageTooLarge, mediaTypeOf, refusalFor, unsupportedImageType } from './checks.js';
 import { inspectImage, isImageType, MAX_IMAGE_BYTES, type ImageType } from './image.js';
 import {

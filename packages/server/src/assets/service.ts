@@ -1,5 +1,5 @@
 import type { Store } from '../db/index.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { ApiError, notFound } from '../lib/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
 import type { Environment } from '../tenancy/settings.js';
 import { acceptedImageType, checkImageBytes, imageTooLarge } from './checks.js';

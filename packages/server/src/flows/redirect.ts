@@ -1,4 +1,4 @@
-import { apiError } from '../http/errors.js';
+import { apiError } from '../lib/errors.js';
 import { isOriginAllowed, normalizeOrigin } from '../http/origin.js';
 import type { Environment } from '../tenancy/settings.js';
 

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { FlowTokensTable } from '../db/schema.js';
-import { ApiError, apiError } from '../http/errors.js';
+import { ApiError, apiError } from '../lib/errors.js';
 import { normalizeEmail } from '../identity/email.js';
 import { assertAcceptablePassword } from '../identity/password-policy.js';
 import { hashPassword } from '../identity/passwords.js';

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { constantTimeEqual, sha256Hex } from '../lib/crypto.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../lib/errors.js';
 import { isOriginAllowed } from './origin.js';
 
 export type CredentialKind = 'publishable' | 'secret' | 'session' | 'platform';

@@ -1,4 +1,4 @@
-import { apiError } from '../http/errors.js';
+import { apiError } from '../lib/errors.js';
 
 /**
  * Email addresses are accepted as a single bare addr-spec: `local@domain`. The address is trimmed and

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { apiError } from '../http/errors.js';
+import { apiError } from '../lib/errors.js';
 
 /**
  * The password policy (OWASP ASVS 2.1): at least 8 characters, long passwords accepted (up to 1024

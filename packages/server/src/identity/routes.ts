@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import { environmentOf, sessionOf, type SessionIdentity } from '../http/credentials.js';
-import { apiError } from '../http/errors.js';
+import { apiError } from '../lib/errors.js';
 import { IdParams, page, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import { requestContext, SessionTokensSchema } from '../sessions/routes.js';

@@ -4,7 +4,7 @@ import { inTransaction } from '../db/changes.js';
 import type { Database } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
-import { ApiError, apiError, notFound } from '../http/errors.js';
+import { ApiError, apiError, notFound } from '../lib/errors.js';
 import { newId } from '../lib/crypto.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';

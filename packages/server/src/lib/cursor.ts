@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync } from 'node:crypto';
-import { apiError } from '../http/errors.js';
+import { apiError } from './errors.js';
 import { constantTimeEqual } from './crypto.js';
 
 /** A purpose-bound key derived from the instance secret, so one secret never serves two uses. */

@@ -1,4 +1,4 @@
-import { apiError } from '../http/errors.js';
+import { apiError } from '../lib/errors.js';
 
 /**
  * Roles and permissions (DESIGN.md, "Organizations"). System roles are fixed; an environment may add

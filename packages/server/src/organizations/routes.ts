@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
-import { apiError } from '../http/errors.js';
+import { apiError } from '../lib/errors.js';
 import { IdParams, page, PaginationQuery } from '../http/schemas.js';
 import { EMAIL_MAX_LENGTH } from '../identity/email.js';
 import { MAX_IMAGE_URL_LENGTH } from '../assets/image-url.js';

@@ -5,7 +5,7 @@ import { RowCache, type RowCacheOptions } from '../db/row-cache.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { Database } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
-import { ApiError, apiError, notFound } from '../http/errors.js';
+import { ApiError, apiError, notFound } from '../lib/errors.js';
 import { normalizeEmail } from '../identity/email.js';
 import { findUser, findUserByEmail } from '../identity/queries.js';
 import { newId } from '../lib/crypto.js';

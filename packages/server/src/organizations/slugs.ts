@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { apiError } from '../http/errors.js';
+import { apiError } from '../lib/errors.js';
 
 export const SLUG_MAX_LENGTH = 64;
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;

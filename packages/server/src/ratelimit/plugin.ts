@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../lib/errors.js';
 import { effectiveRateLimit } from '../tenancy/settings.js';
 import { resetSeconds, retryAfterSeconds, type RateLimitDecision, type RateLimitStore } from './window.js';
 

@@ -4,7 +4,7 @@ import type { Store } from '../db/index.js';
 import { RowCache, type RowCacheOptions } from '../db/row-cache.js';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { ApiError, notFound } from '../lib/errors.js';
 import { constantTimeEqual, newId, sha256Hex } from '../lib/crypto.js';
 import { freezeEnvironment } from '../tenancy/cache.js';
 import { toEnvironment } from '../tenancy/queries.js';

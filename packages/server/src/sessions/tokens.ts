@@ -1,5 +1,5 @@
 import { randomBytes, sign, verify, type KeyObject } from 'node:crypto';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../lib/errors.js';
 import type { Environment, TokenAlgorithm } from '../tenancy/settings.js';
 import { CLOCK_SKEW_MS, KID_PATTERN, type SigningKey, type SigningKeys } from './signing-keys.js';
 

@@ -1,6 +1,6 @@
 import { changeFeed } from '../db/changes.js';
 import type { Store } from '../db/index.js';
-import { apiError, notFound } from '../http/errors.js';
+import { apiError, notFound } from '../lib/errors.js';
 import { normalizeDomain, normalizeOrigin } from '../http/origin.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import type { TenancyCache } from './cache.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { apiError } from '../http/errors.js';
+import { apiError } from '../lib/errors.js';
 import { IdParams } from '../http/schemas.js';
 import { isMonth, utcMonth, type UsageService } from './service.js';
 

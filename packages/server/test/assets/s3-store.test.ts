@@ -5,7 +5,7 @@ import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../src/assets/s3-store.js';
 import type { S3Config } from '../../src/config.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/lib/errors.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { FIXTURE_SIZE, fixtures, makePng, sha256, SVG } from '../helpers/images.js';
 import { json, me } from '../helpers/identity.js';

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FilesystemObjectStore } from '../../src/assets/filesystem-store.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/lib/errors.js';
 import { deriveSubkey } from '../../src/lib/cursor.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { FIXTURE_SIZE, fixtures, makePng, PNG_SIGNATURE, sha256, SVG } from '../helpers/images.js';

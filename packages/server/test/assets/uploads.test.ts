@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FilesystemObjectStore } from '../../src/assets/filesystem-store.js';
 import { AssetService } from '../../src/assets/service.js';
 import { deriveSubkey } from '../../src/lib/cursor.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/lib/errors.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { FIXTURE_SIZE, fixtures, makePng, sha256 } from '../helpers/images.js';
 import { uploadKit, type UploadKit } from '../helpers/uploads.js';

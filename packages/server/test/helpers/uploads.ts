@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { AssetService, type TicketRequest, type UploadTicket } from '../../src/assets/service.js';
-import { ApiError, type ErrorCode } from '../../src/http/errors.js';
+import { ApiError, type ErrorCode } from '../../src/lib/errors.js';
 import type { Environment } from '../../src/tenancy/settings.js';
 import type { TestApp } from './app.js';
 import { signUp } from './identity.js';

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialsPlugin } from '../../src/http/credentials.js';
 import { installErrorHandling } from '../../src/http/error-handler.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/lib/errors.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 

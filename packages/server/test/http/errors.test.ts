@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_STATUS } from '../../src/http/errors.js';
+import { ERROR_STATUS } from '../../src/lib/errors.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 function expectErrorShape(body: unknown, code: string) {

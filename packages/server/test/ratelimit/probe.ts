@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { notFound } from '../../src/http/errors.js';
+import { notFound } from '../../src/lib/errors.js';
 
 /** A route behind PK or SK whose handler fails on demand, to see headers on errors raised after the limiter. */
 export function probeRoutes(app: FastifyInstance): void {

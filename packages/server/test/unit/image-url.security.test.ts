@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertAcceptableImageUrl } from '../../src/assets/image-url.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/lib/errors.js';
 
 const SHA = 'a'.repeat(64);
 const LOCAL = { ownAssetPrefix: 'http://localhost:4000/v1/assets/' };

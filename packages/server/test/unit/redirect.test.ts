@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { linkWithToken, validateRedirectUrl } from '../../src/flows/redirect.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/lib/errors.js';
 import { defaultSettings, type Environment } from '../../src/tenancy/settings.js';
 
 const production: Environment = {
