@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { assetRoutes, brandingRoutes, uploadAuthorizer } from './assets/routes.js';
 import type { ObjectStore } from './assets/object-store.js';
 import { AssetService } from './assets/service.js';
@@ -29,17 +29,17 @@ import { organizationRoutes } from './organizations/routes.js';
 import { newMeOrganizationsCache, OrganizationService } from './organizations/service.js';
 import { platformRoutes } from './platform/routes.js';
 import { RateLimiter } from './ratelimit/limiter.js';
-import { rateLimitPlugin } from './ratelimit/plugin.js';
+import { rateLimitPlugin, routeIsCounted } from './ratelimit/plugin.js';
 import type { Clock } from './ratelimit/window.js';
 import { TenancyCache, type TenancyCacheOptions } from './tenancy/cache.js';
 import { RefreshTokens } from './sessions/refresh-token.js';
 import { sessionRoutes } from './sessions/routes.js';
-import { newSessionCache, SessionService } from './sessions/service.js';
+import { newSessionCache, SessionService, type CacheFreshness } from './sessions/service.js';
 import { SigningKeys } from './sessions/signing-keys.js';
 import { AccessTokens } from './sessions/tokens.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import { TenancyService } from './tenancy/service.js';
-import type { Environment } from './tenancy/settings.js';
+import { effectiveRateLimit, type Environment } from './tenancy/settings.js';
 import { usageRoutes } from './usage/routes.js';
 import { UsageService } from './usage/service.js';
 
@@ -214,6 +214,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       link.on('hearing', () => setTrusted(hearsChanges()));
       setTrusted(hearsChanges());
       app.addHook('onClose', async () => void unrelay());
+      // commit → announced → answered: a response waits until the changes its request made are out.
+      app.addHook('onSend', (_request, _reply, payload, done) => {
+        const settled = feed.settled();
+        if (!settled) return done(null, payload);
+        settled.then(() => done(null, payload));
+      });
     } else {
       // Without Redis, other nodes sharing PostgreSQL cannot tell this one about their changes.
       setTrusted(options.store.dialect === 'sqlite');
@@ -228,7 +234,35 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const tokens = new AccessTokens(keys, options.config.baseUrl, now);
   const assets = new AssetService(options.store, options.objectStore);
   const acceptImageUrl = (environment: Environment, url: string) => assets.acceptImageUrl(environment, url);
-  const organizations = new OrganizationService({ store: options.store, acceptImageUrl, now, meCache: meOrganizationsCache });
+  const limiter =
+    options.rateLimit === false
+      ? undefined
+      : new RateLimiter({
+          clock: options.rateLimit?.clock ?? Date.now,
+          redis,
+          ...(options.rateLimit?.granularityMs ? { granularityMs: options.rateLimit.granularityMs } : {}),
+          ...(options.rateLimit?.redisUsesClock ? { redisUsesClock: true } : {}),
+        });
+  // With Redis, a cached session serves only once this node has applied every change announced
+  // before the request; the environment's change number rides on the limiter's script when the
+  // request is counted anyway (lib/redis.ts, docs/identity.md).
+  const link = redis;
+  const freshness: CacheFreshness | undefined = link
+    ? async (environment, request) => {
+        const counted = limiter && request && routeIsCounted(request as FastifyRequest);
+        const seq = counted
+          ? (await limiter.hitOnce(request, environment.id, effectiveRateLimit(environment))).changeSequence
+          : await link.readSequence(environment.id);
+        return link.caughtUp(environment.id, seq);
+      }
+    : undefined;
+  const organizations = new OrganizationService({
+    store: options.store,
+    acceptImageUrl,
+    now,
+    meCache: meOrganizationsCache,
+    meCacheServes: (session): boolean => sessions.cachesMayServe(session),
+  });
   const sessions = new SessionService({
     store: options.store,
     tokens,
@@ -237,6 +271,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     extraClaims: (context) => organizations.claimsFor(context),
     cache: sessionCache,
+    freshness,
   });
   const identity = new IdentityService({
     store: options.store,
@@ -245,21 +280,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
   });
-  const verifyAccessToken: AccessTokenVerifier = (token) => sessions.verifyAccessToken(token);
+  const verifyAccessToken: AccessTokenVerifier = (token, request) => sessions.verifyAccessToken(token, request);
   warmUpPasswordHashing().catch(() => undefined);
 
   installCors(app);
   await app.register(credentialsPlugin, { tenancy, platformKeyHash: sha256Hex(options.platformKey), verifyAccessToken });
-  if (options.rateLimit !== false) {
-    const limiter = new RateLimiter({
-      clock: options.rateLimit?.clock ?? Date.now,
-      redis,
-      ...(options.rateLimit?.granularityMs ? { granularityMs: options.rateLimit.granularityMs } : {}),
-      ...(options.rateLimit?.redisUsesClock ? { redisUsesClock: true } : {}),
-    });
-    await app.register(rateLimitPlugin, { limiter });
-  }
-  const link = redis;
+  if (limiter) await app.register(rateLimitPlugin, { limiter });
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   await app.register(tenancyRoutes);
   await app.register(platformRoutes, { tenancy, cursors });

@@ -12,6 +12,8 @@ export type Change =
   | { kind: 'organizations'; environmentId: string; userId?: string };
 
 type Listener = (change: Change) => void;
+/** Forwards a change to other nodes; returns a promise while delivery is under way (see `settled`). */
+type Relay = (change: Change) => unknown;
 
 /**
  * Changes within one process, per database: writers announce here once their change is committed,
@@ -20,7 +22,9 @@ type Listener = (change: Change) => void;
  */
 export class ChangeFeed {
   private readonly local = new Set<Listener>();
-  private readonly remote = new Set<Listener>();
+  private readonly remote = new Set<Relay>();
+  /** Relays under way; each settles (never rejects) once its change is out or known lost. */
+  private readonly relaying = new Set<Promise<void>>();
 
   /** Hears every change, made here or on another node. */
   subscribe(listener: Listener): () => void {
@@ -29,7 +33,7 @@ export class ChangeFeed {
   }
 
   /** Hears changes made in this process, to forward them to other nodes. */
-  relay(listener: Listener): () => void {
+  relay(listener: Relay): () => void {
     this.remote.add(listener);
     return () => this.remote.delete(listener);
   }
@@ -42,9 +46,34 @@ export class ChangeFeed {
     const failures: unknown[] = [];
     for (const change of changes) {
       notify(this.local, change, failures);
-      notify(this.remote, change, failures);
+      for (const relay of this.remote) {
+        try {
+          const sent = relay(change);
+          if (sent instanceof Promise) this.track(sent);
+        } catch (error) {
+          failures.push(error);
+        }
+      }
     }
     throwFailures(failures);
+  }
+
+  private track(sent: Promise<unknown>): void {
+    const settled: Promise<void> = sent.then(
+      () => void this.relaying.delete(settled),
+      () => void this.relaying.delete(settled),
+    );
+    this.relaying.add(settled);
+  }
+
+  /**
+   * Resolves once every relay started before the call has finished (sent or given up); undefined
+   * when none is under way. A response waits for it, so the changes its request made are out
+   * before the client hears back (see app.ts).
+   */
+  settled(): Promise<unknown> | undefined {
+    if (this.relaying.size === 0) return undefined;
+    return Promise.all(this.relaying);
   }
 
   /** A change announced by another node. */

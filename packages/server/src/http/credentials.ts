@@ -24,7 +24,7 @@ export type AuthContext =
   | { kind: 'platform' };
 
 /** Verifies an access token for Gatehouse's own `/v1/me*`, or throws a 401 ApiError. */
-export type AccessTokenVerifier = (token: string) => Promise<{ environment: Environment; session: SessionIdentity }>;
+export type AccessTokenVerifier = (token: string, request: FastifyRequest) => Promise<{ environment: Environment; session: SessionIdentity }>;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -150,7 +150,7 @@ async function resolve(request: FastifyRequest, accepted: readonly CredentialKin
       return { kind };
     }
     case 'session':
-      return { kind, ...(await options.verifyAccessToken(token)) };
+      return { kind, ...(await options.verifyAccessToken(token, request)) };
   }
 }
 

@@ -1,9 +1,56 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
+import { Redis, type Result } from 'ioredis';
 import type { Change } from '../db/changes.js';
 
 export type RedisState = 'ok' | 'degraded';
+
+/**
+ * The number of changes announced so far in an environment. The `{env_id}` hash tag puts it in the
+ * slot of the environment's rate-limit window, so the limiter's script can read it (Redis Cluster).
+ */
+export function changeSequenceKey(prefix: string, environmentId: string): string {
+  return `${prefix}changes:{${environmentId}}`;
+}
+
+/**
+ * Announces a message tagged with the environment's change number, atomically: with ARGV[3] = '1'
+ * the number is incremented first (a change), otherwise it is the current one (a sync, which changes
+ * nothing). ARGV[2] is a JSON object; the number is spliced in as its `seq` field.
+ */
+const ANNOUNCE_LUA = `
+local seq
+if ARGV[3] == '1' then
+  seq = redis.call('INCR', KEYS[1])
+else
+  seq = tonumber(redis.call('GET', KEYS[1]) or '0')
+end
+redis.call('PUBLISH', ARGV[1], string.sub(ARGV[2], 1, -2) .. ',"seq":' .. seq .. '}')
+return seq
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    gatehouseAnnounce(key: string, channel: string, message: string, increment: '0' | '1'): Result<number, Context>;
+  }
+}
+
+/** Environments whose applied change number a node remembers; beyond that it forgets them all and resyncs. */
+const MAX_TRACKED_ENVIRONMENTS = 100_000;
+
+/** The environment and change number a relayed message carries; `sync` when it announces no change. */
+function sequenceTag(message: string): { environmentId: string; seq: number; sync: boolean } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { kind, environmentId, seq } = value as Record<string, unknown>;
+  if (typeof environmentId !== 'string' || typeof seq !== 'number' || !Number.isSafeInteger(seq)) return undefined;
+  return { environmentId, seq, sync: kind === 'sync' };
+}
 
 export interface RedisLog {
   warn(obj: object, msg: string): void;
@@ -39,6 +86,12 @@ export interface RedisLinkOptions {
  *
  * Emits 'state' (RedisState) on every change of state, 'hearing' (boolean) on every change of that,
  * and 'change' (the message text) per change announced by a node.
+ *
+ * Changes are numbered per environment (`changeSequenceKey`): announcing one increments the number
+ * and publishes the change tagged with it, in one script. Per environment, Redis delivers them in
+ * that order, so a node that has applied change n of an environment has applied every earlier one
+ * announced since it subscribed; what was announced before, it emptied its caches after (they empty
+ * whenever `hearing` turns true). `caughtUp` compares that with the number read during a request.
  */
 export class RedisLink extends EventEmitter {
   readonly command: Redis;
@@ -59,6 +112,10 @@ export class RedisLink extends EventEmitter {
   private heartbeatHeard = 0;
   private current: RedisState = 'degraded';
   private closed = false;
+  /** Per environment, the highest change number applied on the current subscription. */
+  private readonly applied = new Map<string, number>();
+  /** Environments whose number this node asked to be announced, and has not heard yet. */
+  private readonly syncing = new Set<string>();
 
   constructor(options: RedisLinkOptions) {
     super();
@@ -78,6 +135,7 @@ export class RedisLink extends EventEmitter {
     // Auto-pipelining sends the scripts of concurrent requests in one write.
     this.command = new Redis(options.url, { ...common, connectionName: 'gatehouse', enableAutoPipelining: true });
     this.subscriber = new Redis(options.url, { ...common, connectionName: 'gatehouse-sub' });
+    this.command.defineCommand('gatehouseAnnounce', { numberOfKeys: 1, lua: ANNOUNCE_LUA });
 
     this.command.on('ready', () => {
       this.commandFailed = false;
@@ -100,6 +158,7 @@ export class RedisLink extends EventEmitter {
       connection.on('close', () => {
         if (connection === this.subscriber) {
           this.subscribed = false;
+          this.forgetApplied();
           this.setHearing(false);
         }
         this.update();
@@ -108,7 +167,7 @@ export class RedisLink extends EventEmitter {
       connection.on('error', () => undefined);
     }
     this.subscriber.on('message', (channel: string, message: string) => {
-      if (channel === this.channel) this.emit('change', message);
+      if (channel === this.channel) this.heardChange(message);
       else if (channel === this.heartbeatChannel) this.heardHeartbeat(Number(message));
     });
     this.heartbeatTimer = setInterval(() => this.heartbeat(), options.heartbeatMs ?? 1000);
@@ -118,6 +177,58 @@ export class RedisLink extends EventEmitter {
   /** Whether changes announced by other nodes are known to reach this one right now. */
   get hearing(): boolean {
     return this.hears;
+  }
+
+  private heardChange(message: string): void {
+    const tag = sequenceTag(message);
+    // Listeners apply the change synchronously; if one throws, the number is not counted as applied.
+    if (!tag?.sync) this.emit('change', message);
+    if (!tag || !this.subscribed) return;
+    if (this.applied.size >= MAX_TRACKED_ENVIRONMENTS && !this.applied.has(tag.environmentId)) this.forgetApplied();
+    this.applied.set(tag.environmentId, Math.max(tag.seq, this.applied.get(tag.environmentId) ?? 0));
+    this.syncing.delete(tag.environmentId);
+  }
+
+  private forgetApplied(): void {
+    this.applied.clear();
+    this.syncing.clear();
+  }
+
+  /**
+   * Whether this node has applied every change of the environment up to `seq`, a number read from
+   * Redis during the request (undefined: could not be read). When the node has heard nothing of the
+   * environment since it subscribed, it cannot tell: it asks for the current number to be announced
+   * (once), and answers false until it hears it.
+   */
+  caughtUp(environmentId: string, seq: number | undefined): boolean {
+    if (seq === undefined || !this.hears || this.current !== 'ok') return false;
+    if (seq === 0) return true; // nothing was ever announced in this environment
+    const applied = this.applied.get(environmentId);
+    if (applied === undefined) {
+      this.requestSync(environmentId);
+      return false;
+    }
+    return applied >= seq;
+  }
+
+  private requestSync(environmentId: string): void {
+    if (this.syncing.has(environmentId)) return;
+    this.syncing.add(environmentId);
+    const message = JSON.stringify({ kind: 'sync', environmentId });
+    this.command.gatehouseAnnounce(changeSequenceKey(this.prefix, environmentId), this.channel, message, '0').catch(() => {
+      this.syncing.delete(environmentId);
+    });
+  }
+
+  /** The environment's change number, or undefined when Redis cannot say. */
+  async readSequence(environmentId: string): Promise<number | undefined> {
+    if (this.current !== 'ok') return undefined;
+    try {
+      return Number((await this.command.get(changeSequenceKey(this.prefix, environmentId))) ?? 0);
+    } catch (error) {
+      this.reportFailure(error);
+      return undefined;
+    }
   }
 
   private heartbeat(): void {
@@ -207,7 +318,12 @@ export class RedisLink extends EventEmitter {
     this.update(error);
   }
 
-  publishChange(change: Change): void {
+  /**
+   * Announces a committed change to every node, numbered (see the class comment). Resolves once
+   * Redis has taken it, or once it is known lost (logged; never rejects): the response of the
+   * request that made the change waits for this.
+   */
+  async publishChange(change: Change): Promise<void> {
     const lost = (error?: unknown) => {
       this.log.warn(
         { change, err: error instanceof Error ? error.message : undefined },
@@ -216,7 +332,8 @@ export class RedisLink extends EventEmitter {
       if (error !== undefined) this.reportFailure(error);
     };
     if (this.current !== 'ok') return lost();
-    this.command.publish(this.channel, JSON.stringify(change)).catch(lost);
+    const key = changeSequenceKey(this.prefix, change.environmentId);
+    await this.command.gatehouseAnnounce(key, this.channel, JSON.stringify(change), '1').then(() => undefined, lost);
   }
 
   async close(): Promise<void> {

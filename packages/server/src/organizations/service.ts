@@ -169,6 +169,8 @@ export interface OrganizationServiceOptions {
   now: () => number;
   /** Without one, every GET /v1/me reads the caller's organizations. */
   meCache?: MeOrganizationsCache | undefined;
+  /** Whether the cache may serve this request (with several nodes: this node is caught up; sessions/service.ts). */
+  meCacheServes?: ((session: SessionIdentity) => boolean) | undefined;
 }
 
 export type MeOrganizationsCache = RowCache<readonly UserOrganizationView[]>;
@@ -204,12 +206,14 @@ export class OrganizationService {
   private readonly acceptImageUrl: ImageUrlCheck;
   private readonly now: () => number;
   private readonly meCache: MeOrganizationsCache | undefined;
+  private readonly meCacheServes: (session: SessionIdentity) => boolean;
 
   constructor(options: OrganizationServiceOptions) {
     this.store = options.store;
     this.acceptImageUrl = options.acceptImageUrl;
     this.now = options.now;
     this.meCache = options.meCache;
+    this.meCacheServes = options.meCacheServes ?? (() => true);
   }
 
   private get db() {
@@ -673,8 +677,8 @@ export class OrganizationService {
     environment: Environment,
     session: SessionIdentity,
   ): Promise<{ organizations: readonly UserOrganizationView[]; organization: UserOrganizationView | null }> {
-    const organizations =
-      this.meCache?.get(environment.id, session.userId) ?? (await this.readMeOrganizations(environment.id, session.userId));
+    const cached = this.meCacheServes(session) ? this.meCache?.get(environment.id, session.userId) : undefined;
+    const organizations = cached ?? (await this.readMeOrganizations(environment.id, session.userId));
     let organization: UserOrganizationView | null = null;
     if (session.activeOrganizationId !== null) {
       organization = organizations.find((o) => o.id === session.activeOrganizationId) ?? null;

@@ -22,6 +22,8 @@ export class RateLimiter implements RateLimitStore {
   readonly memory: MemoryRateLimitStore;
   private readonly redisStore: RedisRateLimitStore | undefined;
   private readonly link: RedisLink | undefined;
+  /** Each request is counted once, by whichever asks first: the credential check or the limiter hook. */
+  private readonly counted = new WeakMap<object, RateLimitDecision | Promise<RateLimitDecision>>();
 
   constructor(options: RateLimiterOptions) {
     const shape = options.granularityMs === undefined ? {} : { granularityMs: options.granularityMs };
@@ -35,6 +37,20 @@ export class RateLimiter implements RateLimitStore {
         ...shape,
       });
     }
+  }
+
+  /**
+   * Counts `request` against `key`, once: a second call for the same request returns the first
+   * decision. The session check of `/v1/me*` counts the request early to read the environment's
+   * change number in the same round trip (app.ts); the limiter hook then applies that decision.
+   */
+  hitOnce(request: object, key: string, limit: number): RateLimitDecision | Promise<RateLimitDecision> {
+    let decision = this.counted.get(request);
+    if (decision === undefined) {
+      decision = this.hit(key, limit);
+      this.counted.set(request, decision);
+    }
+    return decision;
   }
 
   hit(key: string, limit: number): RateLimitDecision | Promise<RateLimitDecision> {

@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyReply, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../lib/errors.js';
 import { effectiveRateLimit } from '../tenancy/settings.js';
-import { resetSeconds, retryAfterSeconds, type RateLimitDecision, type RateLimitStore } from './window.js';
+import type { RateLimiter } from './limiter.js';
+import { resetSeconds, retryAfterSeconds, type RateLimitDecision } from './window.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -12,7 +13,12 @@ declare module 'fastify' {
 }
 
 export interface RateLimitPluginOptions {
-  limiter: RateLimitStore;
+  limiter: RateLimiter;
+}
+
+/** Whether the limiter counts requests to this route (by credential: see the hook below). */
+export function routeIsCounted(request: FastifyRequest): boolean {
+  return request.routeOptions.config.rateLimit !== false;
 }
 
 function apply(environmentId: string, decision: RateLimitDecision, reply: FastifyReply, done: HookHandlerDoneFunction): void {
@@ -44,9 +50,9 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
   async (app: FastifyInstance, { limiter }) => {
     app.addHook('onRequest', (request, reply, done) => {
       const auth = request.auth;
-      if (!auth || auth.kind === 'platform' || request.routeOptions.config.rateLimit === false) return done();
+      if (!auth || auth.kind === 'platform' || !routeIsCounted(request)) return done();
       const environment = auth.environment;
-      const result = limiter.hit(environment.id, effectiveRateLimit(environment));
+      const result = limiter.hitOnce(request, environment.id, effectiveRateLimit(environment));
       if (result instanceof Promise) {
         result.then((decision) => apply(environment.id, decision, reply, done), done);
       } else {

@@ -1,9 +1,13 @@
 import type { Redis, Result } from 'ioredis';
+import { changeSequenceKey } from '../lib/redis.js';
 import { DEFAULT_GRANULARITY_MS, slotCount, WINDOW_MS, type Clock, type RateLimitDecision, type RateLimitStore } from './window.js';
 
 /**
  * The same ring as the memory store, kept in one Redis string per environment and updated by one
  * Lua script, so every node sees one window and a request is counted atomically.
+ *
+ * It also returns the environment's change number (KEYS[2], same hash slot), so a `/v1/me*`
+ * request learns it without a round trip of its own.
  *
  * Layout (BITFIELD bit offsets): head i64 @0, lo i64 @64, total u32 @128, then one u32 per slot
  * from bit 160. A ring of 601 slots is 2.4 KB per active environment, whatever the limit.
@@ -111,14 +115,22 @@ end
 if #w > 0 then redis.call('BITFIELD', key, unpack(w)) end
 -- Nothing in the ring matters once its newest bucket has left the window.
 if moved then redis.call('PEXPIRE', key, n * g + 1000) end
-return {allowed, remaining, free_at, now}
+-- The environment's change number rides along, for the caches of /v1/me* (lib/redis.ts).
+return {allowed, remaining, free_at, now, tonumber(redis.call('GET', KEYS[2]) or '0')}
 `;
 
-type ScriptReply = [number, number, number, number];
+type ScriptReply = [number, number, number, number, number];
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    gatehouseSlidingWindow(key: string, limit: number, granularityMs: number, slots: number, now: string): Result<ScriptReply, Context>;
+    gatehouseSlidingWindow(
+      key: string,
+      sequenceKey: string,
+      limit: number,
+      granularityMs: number,
+      slots: number,
+      now: string,
+    ): Result<ScriptReply, Context>;
   }
 }
 
@@ -140,7 +152,7 @@ export function rateLimitKey(prefix: string, environmentId: string): string {
 export function defineSlidingWindow(redis: Redis): void {
   // ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT (e.g. after a Redis restart).
   if (typeof (redis as Partial<Pick<Redis, 'gatehouseSlidingWindow'>>).gatehouseSlidingWindow !== 'function') {
-    redis.defineCommand('gatehouseSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
+    redis.defineCommand('gatehouseSlidingWindow', { numberOfKeys: 2, lua: SLIDING_WINDOW_LUA });
   }
 }
 
@@ -162,13 +174,14 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   async hit(key: string, limit: number): Promise<RateLimitDecision> {
     const now = this.clock ? String(Math.floor(this.clock())) : '';
-    const [allowed, remaining, freeAtMs, nowMs] = await this.redis.gatehouseSlidingWindow(
+    const [allowed, remaining, freeAtMs, nowMs, changeSequence] = await this.redis.gatehouseSlidingWindow(
       rateLimitKey(this.prefix, key),
+      changeSequenceKey(this.prefix, key),
       limit,
       this.granularityMs,
       this.slots,
       now,
     );
-    return { allowed: allowed === 1, limit, remaining, freeAtMs, nowMs };
+    return { allowed: allowed === 1, limit, remaining, freeAtMs, nowMs, changeSequence };
   }
 }

@@ -35,6 +35,8 @@ export interface RateLimitDecision {
   /** Epoch ms at which a request is next free; `nowMs` when one is free already. */
   freeAtMs: number;
   nowMs: number;
+  /** The environment's change number, read with the count (Redis store only; see lib/redis.ts). */
+  changeSequence?: number;
 }
 
 export interface RateLimitStore {

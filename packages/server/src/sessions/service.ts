@@ -103,6 +103,13 @@ const EXPIRED_MESSAGE = 'This session has expired (it reached its lifetime or wa
 const UNKNOWN_REFRESH_MESSAGE =
   'Unknown refresh token. Send the refreshToken of the latest sign-in or refresh, to the environment that issued it.';
 
+/**
+ * Resolves whether this node has applied every change of the environment announced before the
+ * call (lib/redis.ts, `caughtUp`), so its cached rows may serve a request that began after a
+ * revoking response. `request` lets the check ride on the rate limiter's round trip.
+ */
+export type CacheFreshness = (environment: Environment, request: object | undefined) => Promise<boolean>;
+
 export interface SessionServiceOptions {
   store: Store;
   tokens: AccessTokens;
@@ -112,6 +119,8 @@ export interface SessionServiceOptions {
   extraClaims?: ExtraClaimsProvider | undefined;
   /** Without one, every `/v1/me*` request reads its session. */
   cache?: SessionCache | undefined;
+  /** With several nodes (Redis), checked before the cache serves; without, the cache serves as is. */
+  freshness?: CacheFreshness | undefined;
 }
 
 export class SessionService {
@@ -122,6 +131,9 @@ export class SessionService {
   private readonly now: () => number;
   private readonly extraClaims: ExtraClaimsProvider | undefined;
   private readonly cache: SessionCache | undefined;
+  private readonly freshness: CacheFreshness | undefined;
+  /** Requests (by their session) that found this node caught up, whose other cached reads may serve too. */
+  private readonly caughtUpFor = new WeakSet<SessionIdentity>();
   private readonly usersReadWithSession = new WeakMap<SessionIdentity, Readonly<UsersTable>>();
 
   constructor(options: SessionServiceOptions) {
@@ -132,6 +144,7 @@ export class SessionService {
     this.now = options.now;
     this.extraClaims = options.extraClaims;
     this.cache = options.cache;
+    this.freshness = options.freshness;
   }
 
   private get db() {
@@ -281,11 +294,19 @@ export class SessionService {
    * session that is still live. Checking the session is what makes Gatehouse's own /v1/me* refuse a
    * revoked session at once, while an application verifying offline accepts the token until `exp`.
    * It costs one primary-key read, or none when the session is cached: a cached session is dropped
-   * when its revocation commits, before the revoking request is answered.
+   * when its revocation commits, before the revoking request is answered, and with several nodes
+   * it serves only once this node has applied every change announced before (see CacheFreshness).
    */
-  async verifyAccessToken(token: string): Promise<{ environment: Environment; session: SessionIdentity }> {
+  async verifyAccessToken(token: string, request?: object): Promise<{ environment: Environment; session: SessionIdentity }> {
     const { environmentId, claims } = await this.tokens.verify(token);
-    const record = this.cache?.get(environmentId, claims.sid) ?? (await this.readSession(environmentId, claims.sid));
+    let cached = this.cache?.get(environmentId, claims.sid);
+    let caughtUp = this.freshness === undefined;
+    if (cached && this.freshness) {
+      caughtUp = await this.freshness(cached.environment, request);
+      // Taken again: a change applied while waiting has dropped it.
+      cached = caughtUp ? this.cache?.get(environmentId, claims.sid) : undefined;
+    }
+    const record = cached ?? (await this.readSession(environmentId, claims.sid));
     if (!record || record.user.id !== claims.sub) {
       throw new ApiError('unauthenticated', 'The session of this access token does not exist. Sign in again.');
     }
@@ -299,7 +320,16 @@ export class SessionService {
       claims,
     };
     this.usersReadWithSession.set(session, record.user);
+    if (caughtUp) this.caughtUpFor.add(session);
     return { environment: record.environment, session };
+  }
+
+  /**
+   * Whether the other `/v1/me*` caches (the organization list) may serve this request: without
+   * several nodes always; with them, only when its session check found this node caught up.
+   */
+  cachesMayServe(session: SessionIdentity): boolean {
+    return this.freshness === undefined || this.caughtUpFor.has(session);
   }
 
   private async readSession(environmentId: string, sessionId: string): Promise<SessionRecord | undefined> {
