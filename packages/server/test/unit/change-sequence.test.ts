@@ -1,0 +1,78 @@
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Change } from '../../src/db/changes.js';
+import { changeSequenceKey, RedisLink } from '../../src/lib/redis.js';
+import { deletePrefix, REDIS_SUITE, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { within } from '../helpers/wait.js';
+
+const silentLog = { warn: () => undefined, info: () => undefined };
+
+describe.skipIf(!REDIS_URL)(`changes numbered per environment ${REDIS_SUITE}`, () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+
+  async function node(prefix: string): Promise<{ link: RedisLink; heard: Change[] }> {
+    const link = new RedisLink({ url: REDIS_URL!, prefix, log: silentLog });
+    const heard: Change[] = [];
+    link.on('change', (message: string) => heard.push(JSON.parse(message) as Change));
+    cleanup.push(() => link.close());
+    expect(await link.connect()).toBe('ok');
+    return { link, heard };
+  }
+
+  function prefixed(): string {
+    const prefix = testPrefix();
+    cleanup.push(async () => {
+      const redis = new Redis(REDIS_URL!);
+      await deletePrefix(redis, prefix);
+      await redis.quit();
+    });
+    return prefix;
+  }
+
+  const revoked = (environmentId: string): Change => ({ kind: 'session', environmentId, sessionId: 'sess_1' });
+
+  it('a node is caught up with a number only once it has applied the change of that number', async () => {
+    const prefix = prefixed();
+    const a = await node(prefix);
+    const b = await node(prefix);
+    await a.link.publishChange(revoked('env_1'));
+    // What a request on B reads right after A's response: the number is already 1.
+    const seq = await b.link.readSequence('env_1');
+    expect(seq).toBe(1);
+    if (b.heard.length === 0) expect(b.link.caughtUp('env_1', seq)).toBe(false);
+    await within(1000, async () => b.link.caughtUp('env_1', seq));
+    expect(b.heard).toEqual([{ ...revoked('env_1'), seq: 1 }]);
+    // Numbers are per environment: another one is untouched, and one with no change is caught up.
+    expect(await b.link.readSequence('env_2')).toBe(0);
+    expect(b.link.caughtUp('env_2', 0)).toBe(true);
+    expect(b.link.caughtUp('env_1', undefined)).toBe(false);
+  });
+
+  it('a node that heard nothing of an environment since it subscribed asks for its number, and trusts it once heard', async () => {
+    const prefix = prefixed();
+    const a = await node(prefix);
+    for (let i = 0; i < 3; i++) await a.link.publishChange(revoked('env_1'));
+    const late = await node(prefix);
+    const seq = await late.link.readSequence('env_1');
+    expect(seq).toBe(3);
+    expect(late.link.caughtUp('env_1', seq)).toBe(false);
+    await within(1000, async () => late.link.caughtUp('env_1', seq));
+    // The sync announces no change: nobody's caches hear it.
+    expect(late.heard).toEqual([]);
+    expect(a.heard).toHaveLength(3);
+  });
+
+  it('announcing a change increments the number and tags the message in one step', async () => {
+    const prefix = prefixed();
+    const a = await node(prefix);
+    await a.link.publishChange(revoked('env_1'));
+    await a.link.publishChange({ kind: 'user', environmentId: 'env_1', userId: 'user_1' });
+    const redis = new Redis(REDIS_URL!);
+    cleanup.push(async () => void (await redis.quit()));
+    expect(await redis.get(changeSequenceKey(prefix, 'env_1'))).toBe('2');
+    expect(changeSequenceKey(prefix, 'env_1')).toBe(`${prefix}changes:{env_1}`);
+  });
+});
