@@ -73,6 +73,8 @@ function rateSync(op: () => unknown, seconds = Math.min(SECONDS, 2)): number {
 }
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** `BENCH_ME_ONLY=1`: only the GET /v1/me pair, on PostgreSQL (with and without Redis), for before/after comparisons. */
+const ME_ONLY = process.env.BENCH_ME_ONLY === '1';
 
 /**
  * Measures the raw limit and the server alternately, ROUNDS times each, and reports the medians and
@@ -281,12 +283,13 @@ export async function run(): Promise<void> {
 }
 
 async function runAll(raw: RawLimits): Promise<void> {
-  await httpBenchmarks({ label: 'SQLite', instanceSecret: randomBytes(48).toString('base64url') }, raw);
-
-  const sqlite = openStore({ sqliteFile: ':memory:' });
-  await migrate(sqlite);
-  await verificationBenchmark(sqlite);
-  await sqlite.close();
+  if (!ME_ONLY) {
+    await httpBenchmarks({ label: 'SQLite', instanceSecret: randomBytes(48).toString('base64url') }, raw);
+    const sqlite = openStore({ sqliteFile: ':memory:' });
+    await migrate(sqlite);
+    await verificationBenchmark(sqlite);
+    await sqlite.close();
+  }
 
   const databaseUrl = process.env.DATABASE_URL;
   if (databaseUrl) {
@@ -297,12 +300,12 @@ async function runAll(raw: RawLimits): Promise<void> {
       console.log('');
       const redisUrl = process.env.REDIS_URL;
       const postgres = { databaseUrl, databaseSchema: schema, instanceSecret: randomBytes(48).toString('base64url') };
-      await httpBenchmarks({ ...postgres, label: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', redisUrl }, raw);
+      await httpBenchmarks({ ...postgres, label: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', redisUrl, meOnly: ME_ONLY }, raw);
       if (redisUrl) {
         console.log('');
         await httpBenchmarks({ ...postgres, label: 'PostgreSQL without Redis (no session cache)', meOnly: true }, raw);
       }
-      await verificationBenchmark(admin);
+      if (!ME_ONLY) await verificationBenchmark(admin);
     } finally {
       const { sql } = await import('kysely');
       await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);

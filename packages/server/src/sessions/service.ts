@@ -301,7 +301,8 @@ export class SessionService {
     const { environmentId, claims } = await this.tokens.verify(token);
     let cached = this.cache?.get(environmentId, claims.sid);
     let caughtUp = this.freshness === undefined;
-    if (cached && this.freshness) {
+    // Only a live copy needs checking: revocation and expiry are final, so a copy that refuses is right.
+    if (cached && this.freshness && sessionLiveness(cached.environment, cached.times, this.now()) === 'live') {
       caughtUp = await this.freshness(cached.environment, request);
       // Taken again: a change applied while waiting has dropped it.
       cached = caughtUp ? this.cache?.get(environmentId, claims.sid) : undefined;
