@@ -173,6 +173,18 @@ describe.skipIf(!enabled)(`revocation is at once on every node ${why}`, () => {
     expect(json(await me(b, user.accessToken)).user.firstName).toBeNull();
   });
 
+  it('a request whose session check reads the change number through the limiter is counted once', async () => {
+    const user = await signUp(a);
+    await cachedOnB(user.accessToken);
+    const remaining: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await me(b, user.accessToken);
+      expect(response.statusCode).toBe(200);
+      remaining.push(Number(response.headers['x-ratelimit-remaining']));
+    }
+    expect([remaining[0]! - remaining[1]!, remaining[1]! - remaining[2]!]).toEqual([1, 1]);
+  });
+
   it(`password reset (revokes every session): ${ROUNDS.passwordReset} rounds, none stale`, { timeout: 180_000 }, async () => {
     const stale = await staleRounds(ROUNDS.passwordReset, async () => {
       const user = await signUp(a, { email: uniqueEmail('reset') });
