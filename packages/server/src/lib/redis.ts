@@ -99,6 +99,7 @@ export class RedisLink extends EventEmitter {
   readonly prefix: string;
   readonly channel: string;
   private readonly log: RedisLog;
+  private readonly commandTimeoutMs: number;
   private commandFailed = false;
   private subscribed = false;
   private hears = false;
@@ -114,8 +115,8 @@ export class RedisLink extends EventEmitter {
   private closed = false;
   /** Per environment, the highest change number applied on the current subscription. */
   private readonly applied = new Map<string, number>();
-  /** Environments whose number this node asked to be announced, and has not heard yet. */
-  private readonly syncing = new Set<string>();
+  /** Environments whose number this node asked to be announced: settles once heard (or given up). */
+  private readonly syncing = new Map<string, { heard: Promise<void>; done: () => void }>();
 
   constructor(options: RedisLinkOptions) {
     super();
@@ -123,12 +124,13 @@ export class RedisLink extends EventEmitter {
     this.channel = `${options.prefix}changes`;
     this.heartbeatChannel = `${options.prefix}heartbeat:${randomBytes(9).toString('base64url')}`;
     this.log = options.log;
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 1000;
     const common = {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       autoResubscribe: false,
-      commandTimeout: options.commandTimeoutMs ?? 1000,
+      commandTimeout: this.commandTimeoutMs,
       retryStrategy: (times: number) => Math.min(100 * times, 1000),
       lazyConnect: true,
     };
@@ -186,38 +188,47 @@ export class RedisLink extends EventEmitter {
     if (!tag || !this.subscribed) return;
     if (this.applied.size >= MAX_TRACKED_ENVIRONMENTS && !this.applied.has(tag.environmentId)) this.forgetApplied();
     this.applied.set(tag.environmentId, Math.max(tag.seq, this.applied.get(tag.environmentId) ?? 0));
-    this.syncing.delete(tag.environmentId);
+    this.syncing.get(tag.environmentId)?.done();
   }
 
   private forgetApplied(): void {
     this.applied.clear();
-    this.syncing.clear();
+    for (const sync of this.syncing.values()) sync.done();
   }
 
   /**
    * Whether this node has applied every change of the environment up to `seq`, a number read from
    * Redis during the request (undefined: could not be read). When the node has heard nothing of the
    * environment since it subscribed, it cannot tell: it asks for the current number to be announced
-   * (once), and answers false until it hears it.
+   * (a sync; once for all requests waiting on it) and waits to hear it, at most the command timeout.
    */
-  caughtUp(environmentId: string, seq: number | undefined): boolean {
+  caughtUp(environmentId: string, seq: number | undefined): boolean | Promise<boolean> {
     if (seq === undefined || !this.hears || this.current !== 'ok') return false;
     if (seq === 0) return true; // nothing was ever announced in this environment
     const applied = this.applied.get(environmentId);
-    if (applied === undefined) {
-      this.requestSync(environmentId);
-      return false;
-    }
-    return applied >= seq;
+    if (applied !== undefined) return applied >= seq;
+    return this.sync(environmentId).then(() => this.hears && (this.applied.get(environmentId) ?? 0) >= seq);
   }
 
-  private requestSync(environmentId: string): void {
-    if (this.syncing.has(environmentId)) return;
-    this.syncing.add(environmentId);
+  private sync(environmentId: string): Promise<void> {
+    const pending = this.syncing.get(environmentId);
+    if (pending) return pending.heard;
+    let done!: () => void;
+    const heard = new Promise<void>((resolve) => (done = resolve));
+    const timer = setTimeout(() => sync.done(), this.commandTimeoutMs);
+    timer.unref();
+    const sync = {
+      heard,
+      done: () => {
+        clearTimeout(timer);
+        if (this.syncing.get(environmentId) === sync) this.syncing.delete(environmentId);
+        done();
+      },
+    };
+    this.syncing.set(environmentId, sync);
     const message = JSON.stringify({ kind: 'sync', environmentId });
-    this.command.gatehouseAnnounce(changeSequenceKey(this.prefix, environmentId), this.channel, message, '0').catch(() => {
-      this.syncing.delete(environmentId);
-    });
+    this.command.gatehouseAnnounce(changeSequenceKey(this.prefix, environmentId), this.channel, message, '0').catch(() => sync.done());
+    return heard;
   }
 
   /** The environment's change number, or undefined when Redis cannot say. */
