@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { Database, OutboxStatus } from '../db/schema.js';
+import { crossTenant } from '../db/tenant-scope.js';
 import { newId } from '../lib/crypto.js';
 import { parseEmail } from '../identity/email.js';
 import type { Environment } from '../tenancy/settings.js';
@@ -118,7 +119,8 @@ export async function claimDue(db: Db, options: ClaimOptions) {
     .where('next_attempt_at', '<=', options.now)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', options.now)]))
     .orderBy('next_attempt_at')
-    .limit(options.batchSize);
+    .limit(options.batchSize)
+    .modifyEnd(crossTenant('one worker delivers every environment\'s mail'));
   if (options.dialect === 'postgres') due = due.forUpdate().skipLocked();
 
   return db
@@ -126,6 +128,7 @@ export async function claimDue(db: Db, options: ClaimOptions) {
     .set({ locked_until: options.now + options.lockMs, attempts: sql<number>`attempts + 1` })
     .where((eb) => eb(eb.refTuple('environment_id', 'id'), 'in', due.$asTuple('environment_id', 'id')))
     .returningAll()
+    .modifyEnd(crossTenant('one worker delivers every environment\'s mail'))
     .execute();
 }
 

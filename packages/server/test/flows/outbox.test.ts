@@ -102,6 +102,7 @@ describe('email outbox', () => {
     const row = await t.store.db
       .selectFrom('email_outbox')
       .selectAll()
+      .where('environment_id', '=', prod.id)
       .where('to_address', '=', 'carol@example.test')
       .executeTakeFirstOrThrow();
     expect([row.text_body, row.html_body]).toEqual(['', '']);
@@ -126,6 +127,7 @@ describe('email outbox', () => {
     const row = await t.store.db
       .selectFrom('email_outbox')
       .selectAll()
+      .where('environment_id', '=', prod.id)
       .where('to_address', '=', 'nobody@example.test')
       .executeTakeFirstOrThrow();
     expect([row.text_body, row.html_body]).toEqual(['', '']);
