@@ -3,7 +3,7 @@ import type { Dialect } from '../db/index.js';
 import type { Database, OutboxStatus } from '../db/schema.js';
 import { crossTenant } from '../db/tenant-scope.js';
 import { newId } from '../lib/crypto.js';
-import { parseEmail } from '../identity/email.js';
+import { emailKey, parseEmail } from '../identity/email.js';
 import type { Environment } from '../tenancy/settings.js';
 import type { EmailKind, RenderedEmail } from './templates.js';
 
@@ -46,6 +46,7 @@ export async function enqueueEmail(db: Db, input: EnqueueInput, now: number): Pr
       id: newId('msg', environmentId),
       kind: input.kind,
       to_address: input.to,
+      to_key: emailKey(input.to),
       subject: input.rendered.subject,
       text_body: keepBody ? input.rendered.text : '',
       html_body: keepBody ? input.rendered.html : '',
@@ -62,13 +63,13 @@ export async function enqueueEmail(db: Db, input: EnqueueInput, now: number): Pr
   return status;
 }
 
-/** Whether the address already had its share of email in the throttle window. */
+/** Whether the address, in any case, already had its share of email in the throttle window. */
 export async function isThrottled(db: Db, environmentId: string, to: string, now: number): Promise<boolean> {
   const recent = await db
     .selectFrom('email_outbox')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .where('environment_id', '=', environmentId)
-    .where('to_address', '=', to)
+    .where('to_key', '=', emailKey(to))
     .where('created_at', '>', now - THROTTLE.windowMs)
     .where('status', '!=', 'suppressed')
     .executeTakeFirstOrThrow();
@@ -163,7 +164,8 @@ export async function markFailedAttempt(
 }
 
 export interface ListEmailsOptions {
-  to?: string | undefined;
+  /** The recipient's comparison key (emailKeyOf the filter as given). */
+  toKey?: string | undefined;
   statuses?: OutboxStatus[];
   limit: number;
 }
@@ -175,7 +177,7 @@ export async function listEmails(db: Db, environmentId: string, options: ListEma
     .where('environment_id', '=', environmentId)
     .orderBy('id', 'desc')
     .limit(options.limit);
-  if (options.to !== undefined) query = query.where('to_address', '=', options.to);
+  if (options.toKey !== undefined) query = query.where('to_key', '=', options.toKey);
   if (options.statuses) query = query.where('status', 'in', options.statuses);
   return query.execute();
 }

@@ -4,7 +4,7 @@ import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { FlowTokensTable } from '../db/schema.js';
 import { ApiError, apiError } from '../lib/errors.js';
-import { normalizeEmail } from '../identity/email.js';
+import { emailKey, normalizeEmail } from '../identity/email.js';
 import { assertAcceptablePassword } from '../identity/password-policy.js';
 import { hashPassword } from '../identity/passwords.js';
 import * as users from '../identity/queries.js';
@@ -102,12 +102,14 @@ export class FlowService {
       const throttled = await isThrottled(tx, environment.id, user?.email ?? input.email, now);
       // A throttled request sends nothing, so it must not void the code the person already has:
       // otherwise anyone could keep a victim's emailed code dead. Its own token is born consumed.
-      if (input.purpose === 'email_code' && !throttled) await q.voidLiveCodes(tx, environment.id, input.email, now);
+      const key = emailKey(input.email);
+      if (input.purpose === 'email_code' && !throttled) await q.voidLiveCodes(tx, environment.id, key, now);
       const id = newId('flow', environment.id);
       await q.insertFlowToken(tx, environment.id, {
         id,
         purpose: input.purpose,
         email: input.email,
+        email_key: key,
         user_id: user?.id ?? null,
         secret_hash: input.secretHash(id),
         password_fingerprint: user && input.purpose === 'password_reset' ? passwordFingerprint(user.password_hash) : null,
@@ -181,7 +183,7 @@ export class FlowService {
     requireMethod(environment, 'emailCode');
     const email = normalizeEmail(input.email);
     const now = this.options.now();
-    const row = await q.findLiveCode(this.db, environment.id, email, now);
+    const row = await q.findLiveCode(this.db, environment.id, emailKey(email), now);
     if (!row)
       throw apiError(
         'invalid_credentials',

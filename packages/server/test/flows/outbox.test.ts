@@ -148,6 +148,7 @@ describe('outbox retention', () => {
         id: `msg_${String(i).padStart(6, '0')}`,
         kind: 'magic_link',
         to_address: `u${i}@example.test`,
+        to_key: `u${i}@example.test`,
         subject: rendered.subject,
         text_body: rendered.text,
         html_body: rendered.html,
