@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { announce } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
+import { crossTenant } from '../db/tenant-scope.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database } from '../db/schema.js';
 import { emailKey } from './email.js';
@@ -95,6 +96,7 @@ export async function findEmailCollisions(db: Db): Promise<EmailCollision[]> {
     .orderBy('u.email_collision')
     .orderBy('u.created_at')
     .orderBy('u.id')
+    .modifyEnd(crossTenant('the start-up report of case collisions covers every environment'))
     .execute();
   const groups = new Map<string, EmailCollision>();
   for (const row of rows) {
