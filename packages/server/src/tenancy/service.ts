@@ -1,5 +1,5 @@
-import { changeFeed } from '../db/changes.js';
-import type { Store } from '../db/index.js';
+import { announce, changeFeed, inTransaction } from '../db/changes.js';
+import { lockForUpdate, type Store } from '../db/index.js';
 import { apiError, notFound } from '../lib/errors.js';
 import { normalizeDomain, normalizeOrigin } from '../http/origin.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
@@ -155,6 +155,47 @@ export class TenancyService {
       items: page.map((project) => ({ project, environments: environments.filter((e) => e.projectId === project.id) })),
       hasMore: projects.length > limit,
     };
+  }
+
+  /** Renames the project and/or sets the domain of both its environments, in one transaction. */
+  async updateProject(projectId: string, patch: { name?: string | undefined; domain?: string | null | undefined }) {
+    const domain = patch.domain === undefined ? undefined : patch.domain === null ? null : validDomain(patch.domain);
+    return inTransaction(this.db, async (tx) => {
+      const project = await lockForUpdate(this.store, q.selectProjectForChange(tx, projectId)).executeTakeFirst();
+      if (!project) throw notFound(`Project ${projectId}`);
+      if (patch.name !== undefined) await q.renameProject(tx, projectId, patch.name);
+      let environments = (await lockForUpdate(this.store, q.selectEnvironmentsOfProjectForChange(tx, projectId)).execute()).map(
+        q.toEnvironment,
+      );
+      if (domain !== undefined) {
+        const now = Date.now();
+        environments = environments.map((e) => ({ ...e, settings: { ...e.settings, domain } }));
+        for (const environment of environments) {
+          await q.updateEnvironmentSettings(tx, environment.id, environment.settings, now);
+          announce(tx, { kind: 'environment', environmentId: environment.id });
+        }
+      }
+      return { project: { ...project, name: patch.name ?? project.name }, environments };
+    });
+  }
+
+  /**
+   * Deletes the project, both its environments and everything in them (users, sessions,
+   * organizations, keys, the email outbox, usage) in one transaction. Once it commits, every cache,
+   * here and on other nodes, drops the environments, so their keys and tokens stop working at once.
+   * Stored images are not records: their bytes stay in the object store, unreferenced.
+   */
+  async deleteProject(projectId: string): Promise<void> {
+    await inTransaction(this.db, async (tx) => {
+      const project = await lockForUpdate(this.store, q.selectProjectForChange(tx, projectId)).executeTakeFirst();
+      if (!project) throw notFound(`Project ${projectId}`);
+      const environments = await lockForUpdate(this.store, q.selectEnvironmentsOfProjectForChange(tx, projectId)).execute();
+      for (const environment of environments) {
+        await q.deleteEnvironmentAndData(tx, environment.id);
+        announce(tx, { kind: 'environment', environmentId: environment.id });
+      }
+      await q.deleteProjectRow(tx, projectId);
+    });
   }
 
   async updateSettings(environmentId: string, patch: SettingsPatch): Promise<Environment> {
