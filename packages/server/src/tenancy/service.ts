@@ -96,12 +96,24 @@ export class TenancyService {
 
   /** Creates a project with its two environments and one secret key for each, shown only here. */
   async createProject(input: { name: string; domain?: string | null | undefined }) {
+    const { project, environments } = await this.createProjectWithSecretKeys(input, ENVIRONMENT_TYPES);
+    return { project, environments: environments.map((e) => ({ ...e, secretKey: e.secretKey! })) };
+  }
+
+  /**
+   * Creates a project with its two environments, and a secret key (shown only here) for the
+   * environment types listed; the others get theirs when an operator asks for one.
+   */
+  async createProjectWithSecretKeys(
+    input: { name: string; domain?: string | null | undefined },
+    secretKeysFor: readonly EnvironmentType[],
+  ) {
     const domain = input.domain == null ? null : validDomain(input.domain);
     const now = Date.now();
     const project = { id: newId('proj'), name: input.name, createdAt: now };
     const environments = ENVIRONMENT_TYPES.map((type) => {
       const publishableKey = newSecret(`pk_${KEY_ENV_TAG[type]}_`, 24);
-      const secretKey = newSecret(`sk_${KEY_ENV_TAG[type]}_`);
+      const secretKey = secretKeysFor.includes(type) ? newSecret(`sk_${KEY_ENV_TAG[type]}_`) : undefined;
       const environment: Environment = {
         id: newId('env'),
         projectId: project.id,
@@ -120,6 +132,7 @@ export class TenancyService {
           publishableKeyHash: sha256Hex(environment.publishableKey),
           createdAt: now,
         });
+        if (secretKey === undefined) continue;
         await q.insertSecretKey(tx, environment.id, {
           id: secretKeyId,
           keyHash: sha256Hex(secretKey),
