@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     '',
     'Gatehouse is running.',
     `  Base URL:      ${config.baseUrl}`,
-    // DESIGN lists a console URL here; the console is not built yet, so say so rather than omit it.
+    // The console's URL belongs here; the console is not built yet, so say so rather than omit it.
     `  Console:       not built yet; operators use the platform API at ${config.baseUrl}/v1/platform`,
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
     `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
