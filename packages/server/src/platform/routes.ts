@@ -175,6 +175,45 @@ export const platformRoutes: FastifyPluginAsyncTypebox<PlatformRouteOptions> = a
     },
   );
 
+  app.patch(
+    '/v1/platform/projects/:projectId',
+    {
+      config: platform,
+      schema: {
+        summary: 'Rename a project, or set the domain of both its environments; omitted fields are unchanged',
+        tags,
+        params: IdParams('projectId'),
+        body: Type.Object(
+          { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), domain: Type.Optional(DomainField) },
+          { additionalProperties: false },
+        ),
+        response: { 200: ProjectView },
+      },
+    },
+    async (request) => {
+      const { project, environments } = await tenancy.updateProject(request.params.projectId, request.body);
+      return projectView(project, environments);
+    },
+  );
+
+  app.delete(
+    '/v1/platform/projects/:projectId',
+    {
+      config: platform,
+      schema: {
+        summary:
+          'Delete a project, both its environments and all their data (users, sessions, organizations, keys, emails, usage), at once and for good',
+        tags,
+        params: IdParams('projectId'),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await tenancy.deleteProject(request.params.projectId);
+      return reply.code(204).send(null);
+    },
+  );
+
   app.get(
     '/v1/platform/environments/:environmentId',
     {
