@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AuthUser, SessionTokens } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf } from '../http/credentials.js';
-import { AuthUser, Password } from '../identity/routes.js';
-import { requestContext, SessionTokensSchema } from '../sessions/routes.js';
+import { requestContext } from '../http/request-context.js';
+import { Password } from '../identity/fields.js';
 import type { FlowService } from './service.js';
 
 const publishable = { credentials: ['publishable'] } as const;
@@ -15,7 +16,7 @@ const RedirectUrl = Type.String({
 });
 const Token = Type.String({ minLength: 1, maxLength: 512 });
 const Sent = Type.Object({ status: Type.Literal('sent') });
-const SignedIn = Type.Object({ user: AuthUser, session: SessionTokensSchema });
+const SignedIn = Type.Object({ user: AuthUser, session: SessionTokens });
 const IDENTICAL =
   'Answers 202 {status:"sent"} whether or not the address has an account, and may be called repeatedly; at most 5 emails per address per 10 minutes are actually sent.';
 

@@ -1,14 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AuthUser, SessionTokens } from '@gatehouse/contract';
 import { Type, type Static } from 'typebox';
 import { environmentOf, sessionOf, type SessionIdentity } from '../http/credentials.js';
 import { apiError } from '../lib/errors.js';
 import { IdParams, page, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
-import { requestContext, SessionTokensSchema } from '../sessions/routes.js';
+import { requestContext } from '../http/request-context.js';
 import type { Environment } from '../tenancy/settings.js';
 import { EMAIL_MAX_LENGTH } from './email.js';
 import { MAX_IMAGE_URL_LENGTH } from '../assets/image-url.js';
-import { PASSWORD_MAX_LENGTH } from './password-policy.js';
+import { Password } from './fields.js';
 import type { IdentityService } from './service.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -25,10 +26,7 @@ export const UserSchema = Type.Object({
   updatedAt: Type.Integer(),
 });
 
-export const AuthUser = Type.Object({ id: Type.String(), email: Type.String() });
-
 const Email = Type.String({ minLength: 1, maxLength: EMAIL_MAX_LENGTH + 64, description: 'Trimmed; the domain is lowercased' });
-export const Password = Type.String({ maxLength: PASSWORD_MAX_LENGTH });
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
 const Username = Type.String({ minLength: 1, maxLength: 64 });
 const ImageUrl = Type.String({
@@ -99,7 +97,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
           },
           { additionalProperties: false },
         ),
-        response: { 201: Type.Object({ user: AuthUser, session: SessionTokensSchema }) },
+        response: { 201: Type.Object({ user: AuthUser, session: SessionTokens }) },
       },
     },
     async (request, reply) => {
@@ -117,7 +115,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
         description: 'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time.',
         tags: ['auth'],
         body: Type.Object({ email: Type.String({ maxLength: 1024 }), password: Password }, { additionalProperties: false }),
-        response: { 200: Type.Object({ user: AuthUser, session: SessionTokensSchema }) },
+        response: { 200: Type.Object({ user: AuthUser, session: SessionTokens }) },
       },
     },
     async (request) => {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { SessionTokens } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
 import { apiError } from '../lib/errors.js';
@@ -6,7 +7,7 @@ import { IdParams, page, PaginationQuery } from '../http/schemas.js';
 import { EMAIL_MAX_LENGTH } from '../identity/email.js';
 import { MAX_IMAGE_URL_LENGTH } from '../assets/image-url.js';
 import type { CursorCodec } from '../lib/cursor.js';
-import { requestContext, SessionTokensSchema } from '../sessions/routes.js';
+import { requestContext } from '../http/request-context.js';
 import type { SessionService } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
@@ -135,7 +136,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
           { refreshToken: Type.String({ minLength: 1, maxLength: 512 }), organizationId: Type.Union([Id, Type.Null()]) },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ session: SessionTokensSchema }) },
+        response: { 200: Type.Object({ session: SessionTokens }) },
       },
     },
     async (request) => {

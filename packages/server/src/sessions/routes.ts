@@ -1,19 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import { SessionTokens } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
+import { requestContext } from '../http/request-context.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
-import type { RequestContext, SessionService } from './service.js';
+import type { SessionService } from './service.js';
 import type { SigningKeys } from './signing-keys.js';
 import type { AccessTokens } from './tokens.js';
-
-export const SessionTokensSchema = Type.Object({
-  accessToken: Type.String({ description: 'JWT (typ at+jwt) for /v1/me* and for your own backend' }),
-  refreshToken: Type.String({ description: 'rt_…; exchange at POST /v1/auth/refresh. Rotates on every use.' }),
-  expiresIn: Type.Integer({ description: 'Lifetime of the access token in seconds' }),
-  tokenType: Type.Literal('Bearer'),
-});
 
 const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
 
@@ -41,10 +35,6 @@ const SigningKeyView = Type.Object({
 /** The JWKS and discovery documents may be cached by verifiers this long. */
 const KEYS_CACHE_CONTROL = 'public, max-age=300';
 
-export function requestContext(request: FastifyRequest): RequestContext {
-  return { origin: request.headers.origin, userAgent: request.headers['user-agent'] };
-}
-
 export interface SessionRouteOptions {
   sessions: SessionService;
   keys: SigningKeys;
@@ -63,7 +53,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
           'The refresh token rotates on every use. Presenting a rotated token again within 10 s returns the same successor; later, it revokes the session (401 session_revoked).',
         tags: ['auth'],
         body: RefreshBody,
-        response: { 200: Type.Object({ session: SessionTokensSchema }) },
+        response: { 200: Type.Object({ session: SessionTokens }) },
       },
     },
     async (request) => ({
