@@ -20,6 +20,7 @@ import { validatorCompiler } from './http/validation.js';
 import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
 import { authFlowRoutes } from './flows/auth-routes.js';
+import { Mailbox } from './flows/mailbox.js';
 import { outboxRoutes } from './flows/routes.js';
 import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
@@ -278,7 +279,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(organizationRoutes, { organizations, sessions, tenancy, cursors });
   await app.register(usageRoutes, { usage, now });
-  await app.register(outboxRoutes, { store: options.store, tenancy });
+  await app.register(outboxRoutes, { mailbox: new Mailbox(options.store), tenancy });
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);

@@ -1,13 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Store } from '../db/index.js';
 import { environmentOf } from '../http/credentials.js';
-import { ApiError } from '../lib/errors.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
-import { listEmails } from './outbox.js';
-
-type OutboxRow = Awaited<ReturnType<typeof listEmails>>[number];
+import type { Mailbox } from './mailbox.js';
 
 const CapturedEmail = Type.Object({
   id: Type.String(),
@@ -41,27 +37,7 @@ const EmailQuery = Type.Object(
   { additionalProperties: false },
 );
 
-function capturedView(row: OutboxRow) {
-  return {
-    id: row.id,
-    to: row.to_address,
-    subject: row.subject,
-    text: row.text_body,
-    html: row.html_body,
-    kind: row.kind,
-    createdAt: row.created_at,
-  };
-}
-
-/** Addresses are stored canonical (domain lowercased), so a filter is compared the same way. */
-function canonicalFilter(to: string | undefined): string | undefined {
-  if (to === undefined) return undefined;
-  const trimmed = to.trim();
-  const at = trimmed.lastIndexOf('@');
-  return at < 0 ? trimmed : trimmed.slice(0, at) + trimmed.slice(at).toLowerCase();
-}
-
-export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: TenancyService }> = async (app, { store, tenancy }) => {
+export const outboxRoutes: FastifyPluginAsyncTypebox<{ mailbox: Mailbox; tenancy: TenancyService }> = async (app, { mailbox, tenancy }) => {
   app.get(
     '/v1/dev/emails',
     {
@@ -73,21 +49,9 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: Te
         response: { 200: Type.Object({ data: Type.Array(CapturedEmail) }) },
       },
     },
-    async (request) => {
-      const environment = environmentOf(request);
-      if (environment.type !== 'development') {
-        throw new ApiError(
-          'not_found',
-          "The email outbox exists only in development environments: production email is delivered, not captured. Use the development environment's secret key.",
-        );
-      }
-      const rows = await listEmails(store.db, environment.id, {
-        to: canonicalFilter(request.query.to),
-        statuses: ['captured'],
-        limit: request.query.limit ?? 20,
-      });
-      return { data: rows.map(capturedView) };
-    },
+    async (request) => ({
+      data: await mailbox.captured(environmentOf(request), { to: request.query.to, limit: request.query.limit ?? 20 }),
+    }),
   );
 
   app.get(
@@ -104,18 +68,7 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: Te
     },
     async (request) => {
       const environment = await tenancy.getEnvironment(request.params.environmentId);
-      const rows = await listEmails(store.db, environment.id, { to: canonicalFilter(request.query.to), limit: request.query.limit ?? 20 });
-      return {
-        data: rows.map((r) => ({
-          ...capturedView(r),
-          // Production bodies hold live one-time secrets until sent; operators see the delivery, not the secret.
-          ...(environment.type === 'production' ? { text: '', html: '' } : {}),
-          status: r.status,
-          attempts: r.attempts,
-          lastError: r.last_error,
-          sentAt: r.sent_at,
-        })),
-      };
+      return { data: await mailbox.deliveries(environment, { to: request.query.to, limit: request.query.limit ?? 20 }) };
     },
   );
 };
