@@ -6,6 +6,7 @@ import { acceptedImageType, checkImageBytes, imageTooLarge } from './checks.js';
 import { MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION } from './image.js';
 import { assertAcceptableImageUrl, ownAssetPath } from './image-url.js';
 import { parseObjectKeyPath, type ObjectStore, type StoredObject } from './object-store.js';
+import * as q from './queries.js';
 
 export const UPLOAD_PURPOSES = ['user_avatar', 'organization_image'] as const;
 export type UploadPurpose = (typeof UPLOAD_PURPOSES)[number];
@@ -138,17 +139,16 @@ export class AssetService {
     const contentType = acceptedImageType(contentTypeHeader);
     if (bytes.length === 0) throw invalid('body', 'The request body is empty; send the image bytes.');
     checkImageBytes(bytes, { contentType });
-    const project = await this.store.db.selectFrom('projects').select('id').where('id', '=', projectId).executeTakeFirst();
+    const project = await q.findProjectId(this.store.db, projectId);
     if (!project) throw notFound(`Project ${projectId}`);
-    const key = { namespace: project.id, sha256: sha256Hex(bytes) };
+    const key = { namespace: project, sha256: sha256Hex(bytes) };
     await this.objects.put(key, bytes, contentType);
     const logoUrl = this.objects.publicUrl(key);
-    await this.store.db.updateTable('projects').set({ logo_url: logoUrl }).where('id', '=', project.id).execute();
+    await q.setProjectLogoUrl(this.store.db, project, logoUrl);
     return logoUrl;
   }
 
   async removeProjectLogo(projectId: string): Promise<void> {
-    const result = await this.store.db.updateTable('projects').set({ logo_url: null }).where('id', '=', projectId).executeTakeFirst();
-    if (result.numUpdatedRows === 0n) throw notFound(`Project ${projectId}`);
+    if (!(await q.setProjectLogoUrl(this.store.db, projectId, null))) throw notFound(`Project ${projectId}`);
   }
 }
