@@ -229,8 +229,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const tokens = new AccessTokens(keys, options.config.baseUrl, now);
   const assets = new AssetService(options.store, options.objectStore);
   const acceptImageUrl = (environment: Environment, url: string) => assets.acceptImageUrl(environment, url);
-  const organizations = new OrganizationService({ store: options.store, acceptImageUrl, now, meCache: meOrganizationsCache });
-  const sessions = new SessionService({
+  const sessions: SessionService = new SessionService({
     store: options.store,
     tokens,
     refreshTokens: new RefreshTokens(options.instanceSecret),
@@ -239,12 +238,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     extraClaims: (context) => organizations.claimsFor(context),
     cache: sessionCache,
   });
-  const identity = new IdentityService({
+  const identity: IdentityService = new IdentityService({
     store: options.store,
     sessions,
     acceptImageUrl,
     now,
     deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
+  });
+  const organizations: OrganizationService = new OrganizationService({
+    store: options.store,
+    acceptImageUrl,
+    now,
+    identity,
+    sessions,
+    meCache: meOrganizationsCache,
   });
   const verifyAccessToken: AccessTokenVerifier = (token) => sessions.verifyAccessToken(token);
   warmUpPasswordHashing().catch(() => undefined);

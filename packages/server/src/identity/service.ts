@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation, type Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { Database } from '../db/schema.js';
@@ -287,5 +287,17 @@ export class IdentityService {
     const query = options.query?.trim() || undefined;
     const rows = await q.listUsers(this.db, environment.id, { ...options, email, query, limit: options.limit + 1 });
     return { users: rows.slice(0, options.limit).map(userView), hasMore: rows.length > options.limit };
+  }
+
+  // ---- for other domains, which read users through identity, never through its queries
+
+  /** A user row, read in the caller's transaction (`db` may be one). */
+  findUser(db: Kysely<Database> | Transaction<Database>, environment: Environment, userId: string): Promise<q.UserRow | undefined> {
+    return q.findUser(db, environment.id, userId);
+  }
+
+  /** The user with this (normalized) address, read in the caller's transaction (`db` may be one). */
+  findUserByEmail(db: Kysely<Database> | Transaction<Database>, environment: Environment, email: string): Promise<q.UserRow | undefined> {
+    return q.findUserByEmail(db, environment.id, email);
   }
 }

@@ -7,10 +7,9 @@ import type { Database } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../lib/errors.js';
 import { normalizeEmail } from '../identity/email.js';
-import { findUser, findUserByEmail } from '../identity/queries.js';
+import type { IdentityService } from '../identity/service.js';
 import { newId } from '../lib/crypto.js';
-import { clearActiveOrganization } from '../sessions/queries.js';
-import type { ClaimsContext } from '../sessions/service.js';
+import type { ClaimsContext, SessionService } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as q from './queries.js';
 import {
@@ -167,6 +166,9 @@ export interface OrganizationServiceOptions {
   /** The one imageUrl rule (`AssetService.acceptImageUrl`). */
   acceptImageUrl: ImageUrlCheck;
   now: () => number;
+  /** Users are read through identity, in this service's transactions. */
+  identity: Pick<IdentityService, 'findUser' | 'findUserByEmail'>;
+  sessions: Pick<SessionService, 'clearActiveOrganization'>;
   /** Without one, every GET /v1/me reads the caller's organizations. */
   meCache?: MeOrganizationsCache | undefined;
 }
@@ -204,8 +206,12 @@ export class OrganizationService {
   private readonly acceptImageUrl: ImageUrlCheck;
   private readonly now: () => number;
   private readonly meCache: MeOrganizationsCache | undefined;
+  private readonly identity: OrganizationServiceOptions['identity'];
+  private readonly sessions: OrganizationServiceOptions['sessions'];
 
   constructor(options: OrganizationServiceOptions) {
+    this.identity = options.identity;
+    this.sessions = options.sessions;
     this.store = options.store;
     this.acceptImageUrl = options.acceptImageUrl;
     this.now = options.now;
@@ -349,7 +355,7 @@ export class OrganizationService {
       };
       try {
         await inTransaction(this.db, async (tx) => {
-          if (!(await findUser(tx, environment.id, ownerId))) throw ownerNotFound(ownerId);
+          if (!(await this.identity.findUser(tx, environment, ownerId))) throw ownerNotFound(ownerId);
           await q.insertOrganization(tx, environment.id, row);
           await q.insertMembership(tx, environment.id, {
             organization_id: row.id,
@@ -552,7 +558,9 @@ export class OrganizationService {
       if (membership) await this.assertWithinOwnRights(tx, environment.id, membership, role);
       // Looked up only after the permission check, so that without it nobody can probe which emails have accounts.
       const user =
-        email !== undefined ? await findUserByEmail(tx, environment.id, email) : await findUser(tx, environment.id, input.userId!);
+        email !== undefined
+          ? await this.identity.findUserByEmail(tx, environment, email)
+          : await this.identity.findUser(tx, environment, input.userId!);
       const noSuchUser = () =>
         email !== undefined
           ? apiError('user_not_found', `No account with email ${email} exists in this environment; they must sign up first.`, {
@@ -719,7 +727,7 @@ export class OrganizationService {
     if (organizationId === null) return {};
     const row = await q.findUserOrganization(this.db, context.environment.id, context.userId, organizationId);
     if (!row) {
-      await clearActiveOrganization(this.db, context.environment.id, context.sessionId, organizationId);
+      await this.sessions.clearActiveOrganization(context.environment, context.sessionId, organizationId);
       return {};
     }
     const [view] = await this.withPermissions(context.environment.id, [row]);

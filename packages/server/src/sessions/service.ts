@@ -370,4 +370,9 @@ export class SessionService {
   async revokeAllForUser(environment: Environment, userId: string, keepSessionId?: string, db: Db = this.db): Promise<number> {
     return q.revokeUserSessions(db, environment.id, userId, this.liveWindow(environment), keepSessionId);
   }
+
+  /** Clears the session's active organization if it is still `organizationId` (a concurrent switch wins). */
+  async clearActiveOrganization(environment: Environment, sessionId: string, organizationId: string): Promise<void> {
+    await q.clearActiveOrganization(this.db, environment.id, sessionId, organizationId);
+  }
 }
