@@ -300,4 +300,15 @@ export class IdentityService {
   findUserByEmail(db: Kysely<Database> | Transaction<Database>, environment: Environment, email: string): Promise<q.UserRow | undefined> {
     return q.findUserByEmail(db, environment.id, email);
   }
+
+  /** Sets a new password hash in the caller's transaction (password reset), without the checks of a change. */
+  async setPasswordHash(
+    tx: Transaction<Database>,
+    environment: Environment,
+    userId: string,
+    passwordHash: string,
+    now: number,
+  ): Promise<void> {
+    await q.updateUser(tx, environment.id, userId, { password_hash: passwordHash, updated_at: now });
+  }
 }
