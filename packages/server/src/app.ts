@@ -26,6 +26,11 @@ import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { RedisLink } from './lib/redis.js';
+import { OrganizationAccess } from './organizations/access.js';
+import { memberRoutes } from './organizations/member-routes.js';
+import { MemberService } from './organizations/member-service.js';
+import { roleRoutes } from './organizations/role-routes.js';
+import { RoleService } from './organizations/role-service.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { newMeOrganizationsCache, OrganizationService } from './organizations/service.js';
 import { platformRoutes } from './platform/routes.js';
@@ -245,14 +250,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
   });
+  const organizationAccess = new OrganizationAccess(options.store);
   const organizations: OrganizationService = new OrganizationService({
     store: options.store,
+    access: organizationAccess,
     acceptImageUrl,
     now,
     identity,
     sessions,
     meCache: meOrganizationsCache,
   });
+  const members = new MemberService({ store: options.store, access: organizationAccess, now, identity });
+  const roles = new RoleService({ store: options.store, now });
   const verifyAccessToken: AccessTokenVerifier = (token) => sessions.verifyAccessToken(token);
   warmUpPasswordHashing().catch(() => undefined);
 
@@ -284,7 +293,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cursors,
     meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
   });
-  await app.register(organizationRoutes, { organizations, sessions, tenancy, cursors });
+  await app.register(organizationRoutes, { organizations, sessions, cursors });
+  await app.register(memberRoutes, { members, cursors });
+  await app.register(roleRoutes, { roles, tenancy });
   await app.register(usageRoutes, { usage, now });
   await app.register(outboxRoutes, { mailbox: new Mailbox(options.store), tenancy });
 
