@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ProjectLogo, UploadTicket, Uploaded } from '@gatehouse/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { sessionOf, type SessionIdentity } from '../http/credentials.js';
@@ -44,13 +45,6 @@ const TicketBody = Type.Object(
   { additionalProperties: false },
 );
 
-const TicketResponse = Type.Object({
-  uploadUrl: Type.Optional(Type.String({ description: 'PUT the bytes here within 5 minutes. Absent when alreadyExists is true.' })),
-  uploadHeaders: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Headers the PUT must carry, exactly as given.' })),
-  publicUrl: Type.String({ description: 'Save this with PATCH /v1/me or PATCH /v1/me/organization.' }),
-  alreadyExists: Type.Boolean(),
-});
-
 export interface AssetRouteOptions {
   assets: AssetService;
   authorizeUpload: UploadAuthorizer;
@@ -68,7 +62,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
           'PNG, JPEG or WebP, at most 1 MB and 4096×4096. organization_image needs org:manage in the current organization (read live, not from the token). When alreadyExists is true, save publicUrl directly; otherwise PUT the bytes to uploadUrl with uploadHeaders, then save publicUrl as imageUrl.',
         tags: ['me'],
         body: TicketBody,
-        response: { 200: TicketResponse },
+        response: { 200: UploadTicket },
       },
     },
     async (request) => {
@@ -114,7 +108,7 @@ const filesystemObjectRoutes: FastifyPluginAsyncTypebox<{ assets: AssetService }
         summary: 'Upload the bytes of an upload ticket (filesystem store); the URL is the credential',
         tags: ['assets'],
         params: ObjectParams,
-        response: { 200: Type.Object({ publicUrl: Type.String() }) },
+        response: { 200: Uploaded },
       },
       // Everything that can be judged from the URL and headers is judged before the body is read.
       onRequest: async (request) => {
@@ -161,7 +155,7 @@ export const brandingRoutes: FastifyPluginAsyncTypebox<{ assets: AssetService }>
         summary: 'Upload the project logo used in emails and hosted pages (raw PNG, JPEG or WebP bytes, at most 1 MB)',
         tags: ['platform'],
         params: IdParams('projectId'),
-        response: { 200: Type.Object({ logoUrl: Type.String() }) },
+        response: { 200: ProjectLogo },
       },
       onRequest: async (request) => assets.checkLogoRequest(request.headers['content-type'], declaredLength(request)),
     },

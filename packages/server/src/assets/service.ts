@@ -1,3 +1,4 @@
+import type { UploadTicket } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { ApiError, notFound } from '../lib/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
@@ -22,14 +23,7 @@ export interface TicketRequest {
   height: number;
 }
 
-export interface UploadTicket {
-  /** Absent when the object is already stored. */
-  uploadUrl?: string;
-  /** Headers the PUT to uploadUrl must carry. */
-  uploadHeaders?: Record<string, string>;
-  publicUrl: string;
-  alreadyExists: boolean;
-}
+export type { UploadTicket };
 
 /**
  * Decides whether the caller may upload for a purpose; throws `403 forbidden` when not. For

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AuthUser, SessionTokens } from '@gatehouse/contract';
+import { EmailSent, PasswordReset, SignedIn } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
@@ -15,8 +15,6 @@ const RedirectUrl = Type.String({
   description: 'Where the emailed link leads; `token` is added as a query parameter. Must pass the origin lock.',
 });
 const Token = Type.String({ minLength: 1, maxLength: 512 });
-const Sent = Type.Object({ status: Type.Literal('sent') });
-const SignedIn = Type.Object({ user: AuthUser, session: SessionTokens });
 const IDENTICAL =
   'Answers 202 {status:"sent"} whether or not the address has an account, and may be called repeatedly; at most 5 emails per address per 10 minutes are actually sent.';
 
@@ -34,7 +32,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
         description: IDENTICAL,
         tags,
         body: body({ email: Email, redirectUrl: RedirectUrl }),
-        response: { 202: Sent },
+        response: { 202: EmailSent },
       },
     },
     async (request, reply) => {
@@ -66,7 +64,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
         description: IDENTICAL,
         tags,
         body: body({ email: Email }),
-        response: { 202: Sent },
+        response: { 202: EmailSent },
       },
     },
     async (request, reply) => {
@@ -98,7 +96,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
         description: IDENTICAL,
         tags,
         body: body({ email: Email, redirectUrl: RedirectUrl }),
-        response: { 202: Sent },
+        response: { 202: EmailSent },
       },
     },
     async (request, reply) => {
@@ -115,7 +113,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
         summary: 'Set a new password with a reset token; revokes every session of the user',
         tags,
         body: body({ token: Token, newPassword: Password }),
-        response: { 200: Type.Object({ reset: Type.Literal(true), sessionsRevoked: Type.Integer() }) },
+        response: { 200: PasswordReset },
       },
     },
     async (request) => flows.completePasswordReset(environmentOf(request), request.body),

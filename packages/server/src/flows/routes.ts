@@ -1,33 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { CapturedEmailList, OutboxEmailList } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf } from '../http/credentials.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Mailbox } from './mailbox.js';
-
-const CapturedEmail = Type.Object({
-  id: Type.String(),
-  to: Type.String(),
-  subject: Type.String(),
-  text: Type.String(),
-  html: Type.String(),
-  kind: Type.String(),
-  createdAt: Type.Integer(),
-});
-
-const OutboxEmail = Type.Object({
-  ...CapturedEmail.properties,
-  status: Type.Union([
-    Type.Literal('pending'),
-    Type.Literal('sent'),
-    Type.Literal('failed'),
-    Type.Literal('captured'),
-    Type.Literal('suppressed'),
-  ]),
-  attempts: Type.Integer(),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  sentAt: Type.Union([Type.Integer(), Type.Null()]),
-});
 
 const EmailQuery = Type.Object(
   {
@@ -46,7 +23,7 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ mailbox: Mailbox; tenancy
         summary: 'Emails captured in this development environment, newest first (production: 404)',
         tags: ['dev'],
         querystring: EmailQuery,
-        response: { 200: Type.Object({ data: Type.Array(CapturedEmail) }) },
+        response: { 200: CapturedEmailList },
       },
     },
     async (request) => ({
@@ -63,7 +40,7 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ mailbox: Mailbox; tenancy
         tags: ['platform'],
         params: IdParams('environmentId'),
         querystring: EmailQuery,
-        response: { 200: Type.Object({ data: Type.Array(OutboxEmail) }) },
+        response: { 200: OutboxEmailList },
       },
     },
     async (request) => {

@@ -1,3 +1,4 @@
+import type { SignedIn } from '@gatehouse/contract';
 import { createHmac, randomInt } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Store } from '../db/index.js';
@@ -22,10 +23,7 @@ export const MAX_CODE_ATTEMPTS = 5;
 
 type FlowToken = Selectable<FlowTokensTable>;
 
-export interface SignedIn {
-  user: { id: string; email: string };
-  session: SessionTokens;
-}
+export type { SignedIn };
 
 export interface FlowServiceOptions {
   store: Store;

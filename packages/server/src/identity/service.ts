@@ -1,3 +1,4 @@
+import type { User } from '@gatehouse/contract';
 import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation, type Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
@@ -13,17 +14,7 @@ import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import * as q from './queries.js';
 
-export interface UserView {
-  id: string;
-  email: string;
-  firstName: string | null;
-  lastName: string | null;
-  username: string | null;
-  imageUrl: string | null;
-  passwordEnabled: boolean;
-  createdAt: number;
-  updatedAt: number;
-}
+export type UserView = User;
 
 export function userView(row: Readonly<q.UserRow>): UserView {
   return {

@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Member, MemberPage, MemberRemoved } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
-import { IdParams, page } from '../http/schemas.js';
+import { IdParams } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import type { Environment } from '../tenancy/settings.js';
 import { type Actor, foreignCursor } from './access.js';
 import type { MemberService } from './member-service.js';
-import { Email, Id, MemberListQuery, MemberSchema, RemovalSchema, Role, RoleBody } from './schemas.js';
+import { Email, Id, MemberListQuery, RoleBody, RoleName } from './schemas.js';
 
 /** An organization's members: by id with the secret key, and the current organization's with a session. */
 export interface MemberRouteOptions {
@@ -48,7 +49,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
         tags: ['organizations'],
         params: IdParams('organizationId'),
         querystring: MemberListQuery,
-        response: { 200: page(MemberSchema) },
+        response: { 200: MemberPage },
       },
     },
     async (request) => memberPage(environmentOf(request), backend, request.params.organizationId, request.query),
@@ -63,10 +64,10 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
         tags: ['organizations'],
         params: IdParams('organizationId'),
         body: Type.Object(
-          { userId: Type.Optional(Id), email: Type.Optional(Email), role: Type.Optional(Role) },
+          { userId: Type.Optional(Id), email: Type.Optional(Email), role: Type.Optional(RoleName) },
           { additionalProperties: false, description: 'Exactly one of userId or email; role defaults to member' },
         ),
-        response: { 201: MemberSchema },
+        response: { 201: Member },
       },
     },
     async (request, reply) => {
@@ -84,7 +85,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
         summary: 'Read one member of an organization',
         tags: ['organizations'],
         params: IdParams('organizationId', 'userId'),
-        response: { 200: MemberSchema },
+        response: { 200: Member },
       },
     },
     async (request) => members.getMember(environmentOf(request), backend, request.params.organizationId, request.params.userId),
@@ -99,7 +100,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
         tags: ['organizations'],
         params: IdParams('organizationId', 'userId'),
         body: RoleBody,
-        response: { 200: MemberSchema },
+        response: { 200: Member },
       },
     },
     async (request) =>
@@ -114,7 +115,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
         summary: 'Remove a member; the last owner cannot be removed',
         tags: ['organizations'],
         params: IdParams('organizationId', 'userId'),
-        response: { 200: RemovalSchema },
+        response: { 200: MemberRemoved },
       },
     },
     async (request) => members.removeMember(environmentOf(request), backend, request.params.organizationId, request.params.userId),
@@ -128,7 +129,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
         summary: 'Members of the current organization, in the order they joined',
         tags: ['me'],
         querystring: MemberListQuery,
-        response: { 200: page(MemberSchema) },
+        response: { 200: MemberPage },
       },
     },
     async (request) => {
@@ -145,8 +146,8 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
       schema: {
         summary: 'Add someone who has an account to the current organization; needs org:members:manage',
         tags: ['me'],
-        body: Type.Object({ email: Email, role: Type.Optional(Role) }, { additionalProperties: false }),
-        response: { 201: MemberSchema },
+        body: Type.Object({ email: Email, role: Type.Optional(RoleName) }, { additionalProperties: false }),
+        response: { 201: Member },
       },
     },
     async (request, reply) => {
@@ -168,7 +169,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
         summary: 'One member of the current organization',
         tags: ['me'],
         params: IdParams('userId'),
-        response: { 200: MemberSchema },
+        response: { 200: Member },
       },
     },
     async (request) => {
@@ -187,7 +188,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
         tags: ['me'],
         params: IdParams('userId'),
         body: RoleBody,
-        response: { 200: MemberSchema },
+        response: { 200: Member },
       },
     },
     async (request) => {
@@ -211,7 +212,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
         summary: 'Remove a member (yourself with no permission; others need org:members:manage); never the last owner',
         tags: ['me'],
         params: IdParams('userId'),
-        response: { 200: RemovalSchema },
+        response: { 200: MemberRemoved },
       },
     },
     async (request) => {

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Role, RoleList } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { RoleService } from './role-service.js';
-import { Name, Nullable, Permissions, RoleDescription, RoleSchema } from './schemas.js';
+import { Name, Nullable, Permissions, RoleDescription } from './schemas.js';
 
 /** An environment's custom organization roles, managed with the platform key. */
 export interface RoleRouteOptions {
@@ -24,7 +25,7 @@ export const roleRoutes: FastifyPluginAsyncTypebox<RoleRouteOptions> = async (ap
         summary: "An environment's organization roles: the system roles, then its custom roles",
         tags: ['platform'],
         params: IdParams('environmentId'),
-        response: { 200: Type.Object({ data: Type.Array(RoleSchema) }) },
+        response: { 200: RoleList },
       },
     },
     async (request) => ({ data: await roles.listRoles(await tenancy.getEnvironment(request.params.environmentId)) }),
@@ -47,7 +48,7 @@ export const roleRoutes: FastifyPluginAsyncTypebox<RoleRouteOptions> = async (ap
           },
           { additionalProperties: false },
         ),
-        response: { 201: RoleSchema },
+        response: { 201: Role },
       },
     },
     async (request, reply) => {
@@ -68,7 +69,7 @@ export const roleRoutes: FastifyPluginAsyncTypebox<RoleRouteOptions> = async (ap
           { name: Type.Optional(Name), description: Type.Optional(Nullable(RoleDescription)), permissions: Type.Optional(Permissions) },
           { additionalProperties: false },
         ),
-        response: { 200: RoleSchema },
+        response: { 200: Role },
       },
     },
     async (request) => {

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { SessionTokens } from '@gatehouse/contract';
+import { Deleted, Organization, OrganizationPage, SessionRefreshed, UserOrganization, UserOrganizationPage } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
-import { IdParams, page, PaginationQuery } from '../http/schemas.js';
+import { IdParams, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import type { SessionService } from '../sessions/service.js';
 import { type Actor, foreignCursor } from './access.js';
-import { Id, ImageUrl, Name, Nullable, OrganizationCreate, OrganizationSchema, Slug, UserOrganizationSchema } from './schemas.js';
+import { Id, ImageUrl, Name, Nullable, OrganizationCreate, Slug } from './schemas.js';
 import type { OrganizationService } from './service.js';
 
 /** Organizations themselves (secret key and session), and switching the session's organization. */
@@ -40,7 +40,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
           { refreshToken: Type.String({ minLength: 1, maxLength: 512 }), organizationId: Type.Union([Id, Type.Null()]) },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ session: SessionTokens }) },
+        response: { 200: SessionRefreshed },
       },
     },
     async (request) => {
@@ -64,7 +64,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
         summary: 'Create an organization; ownerId becomes its first owner',
         tags: ['organizations'],
         body: Type.Object({ ...OrganizationCreate, ownerId: Id }, { additionalProperties: false }),
-        response: { 201: OrganizationSchema },
+        response: { 201: Organization },
       },
     },
     async (request, reply) => reply.code(201).send(await organizations.createOrganization(environmentOf(request), request.body)),
@@ -84,7 +84,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
           },
           { additionalProperties: false },
         ),
-        response: { 200: page(OrganizationSchema) },
+        response: { 200: OrganizationPage },
       },
     },
     async (request) => {
@@ -109,7 +109,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
         summary: 'Read an organization',
         tags: ['organizations'],
         params: IdParams('organizationId'),
-        response: { 200: OrganizationSchema },
+        response: { 200: Organization },
       },
     },
     async (request) => organizations.getOrganization(environmentOf(request), request.params.organizationId),
@@ -127,7 +127,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
           { name: Type.Optional(Name), slug: Type.Optional(Slug), imageUrl: Type.Optional(Nullable(ImageUrl)) },
           { additionalProperties: false },
         ),
-        response: { 200: OrganizationSchema },
+        response: { 200: Organization },
       },
     },
     async (request) => organizations.updateOrganization(environmentOf(request), request.params.organizationId, request.body),
@@ -141,7 +141,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
         summary: 'Delete an organization and all its memberships',
         tags: ['organizations'],
         params: IdParams('organizationId'),
-        response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
+        response: { 200: Deleted },
       },
     },
     async (request) => {
@@ -160,7 +160,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
         summary: "The signed-in user's organizations, with their role in each",
         tags: ['me'],
         querystring: PaginationQuery,
-        response: { 200: page(UserOrganizationSchema) },
+        response: { 200: UserOrganizationPage },
       },
     },
     async (request) => {
@@ -191,7 +191,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
         description: 'Does not switch the session to it; use POST /v1/auth/switch-organization. The environment can turn this off.',
         tags: ['me'],
         body: Type.Object(OrganizationCreate, { additionalProperties: false }),
-        response: { 201: UserOrganizationSchema },
+        response: { 201: UserOrganization },
       },
     },
     async (request, reply) => {
@@ -207,7 +207,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
       schema: {
         summary: 'The organization the session acts as, with your role; 404 when there is none',
         tags: ['me'],
-        response: { 200: UserOrganizationSchema },
+        response: { 200: UserOrganization },
       },
     },
     async (request) => {
@@ -224,7 +224,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
         summary: 'Rename the current organization or change its image; needs org:manage',
         tags: ['me'],
         body: Type.Object({ name: Type.Optional(Name), imageUrl: Type.Optional(Nullable(ImageUrl)) }, { additionalProperties: false }),
-        response: { 200: UserOrganizationSchema },
+        response: { 200: UserOrganization },
       },
     },
     async (request) => {
@@ -241,7 +241,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
       schema: {
         summary: 'Delete the current organization; needs org:delete (owners)',
         tags: ['me'],
-        response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
+        response: { 200: Deleted },
       },
     },
     async (request) => {

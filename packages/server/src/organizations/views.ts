@@ -1,40 +1,15 @@
+import type { Member, Organization, Role, UserOrganization } from '@gatehouse/contract';
 import type * as q from './queries.js';
 import { parsePermissions } from './roles.js';
 
-export interface OrganizationView {
-  id: string;
-  name: string;
-  slug: string;
-  imageUrl: string | null;
-  createdAt: number;
-  updatedAt: number;
-}
+export type OrganizationView = Organization;
 
 /** An organization as its member sees it: with their role and what it allows. */
-export interface UserOrganizationView extends OrganizationView {
-  role: string;
-  permissions: string[];
-}
+export type UserOrganizationView = UserOrganization;
 
-export interface MemberView {
-  userId: string;
-  email: string;
-  firstName: string | null;
-  lastName: string | null;
-  imageUrl: string | null;
-  role: string;
-  createdAt: number;
-}
+export type MemberView = Member;
 
-export interface RoleView {
-  key: string;
-  name: string;
-  description: string | null;
-  permissions: string[];
-  system: boolean;
-  createdAt: number | null;
-  updatedAt: number | null;
-}
+export type RoleView = Role;
 
 export function organizationView(row: q.OrganizationRow): OrganizationView {
   return { id: row.id, name: row.name, slug: row.slug, imageUrl: row.image_url, createdAt: row.created_at, updatedAt: row.updated_at };
