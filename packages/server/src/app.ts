@@ -20,11 +20,17 @@ import { validatorCompiler } from './http/validation.js';
 import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
 import { authFlowRoutes } from './flows/auth-routes.js';
+import { Mailbox } from './flows/mailbox.js';
 import { outboxRoutes } from './flows/routes.js';
 import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { RedisLink } from './lib/redis.js';
+import { OrganizationAccess } from './organizations/access.js';
+import { memberRoutes } from './organizations/member-routes.js';
+import { MemberService } from './organizations/member-service.js';
+import { roleRoutes } from './organizations/role-routes.js';
+import { RoleService } from './organizations/role-service.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { newMeOrganizationsCache, OrganizationService } from './organizations/service.js';
 import { platformRoutes } from './platform/routes.js';
@@ -228,8 +234,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const tokens = new AccessTokens(keys, options.config.baseUrl, now);
   const assets = new AssetService(options.store, options.objectStore);
   const acceptImageUrl = (environment: Environment, url: string) => assets.acceptImageUrl(environment, url);
-  const organizations = new OrganizationService({ store: options.store, acceptImageUrl, now, meCache: meOrganizationsCache });
-  const sessions = new SessionService({
+  const sessions: SessionService = new SessionService({
     store: options.store,
     tokens,
     refreshTokens: new RefreshTokens(options.instanceSecret),
@@ -238,13 +243,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     extraClaims: (context) => organizations.claimsFor(context),
     cache: sessionCache,
   });
-  const identity = new IdentityService({
+  const identity: IdentityService = new IdentityService({
     store: options.store,
     sessions,
     acceptImageUrl,
     now,
     deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
   });
+  const organizationAccess = new OrganizationAccess(options.store);
+  const organizations: OrganizationService = new OrganizationService({
+    store: options.store,
+    access: organizationAccess,
+    acceptImageUrl,
+    now,
+    identity,
+    sessions,
+    meCache: meOrganizationsCache,
+  });
+  const members = new MemberService({ store: options.store, access: organizationAccess, now, identity });
+  const roles = new RoleService({ store: options.store, now });
   const verifyAccessToken: AccessTokenVerifier = (token) => sessions.verifyAccessToken(token);
   warmUpPasswordHashing().catch(() => undefined);
 
@@ -276,9 +293,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cursors,
     meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
   });
-  await app.register(organizationRoutes, { organizations, sessions, tenancy, cursors });
+  await app.register(organizationRoutes, { organizations, sessions, cursors });
+  await app.register(memberRoutes, { members, cursors });
+  await app.register(roleRoutes, { roles, tenancy });
   await app.register(usageRoutes, { usage, now });
-  await app.register(outboxRoutes, { store: options.store, tenancy });
+  await app.register(outboxRoutes, { mailbox: new Mailbox(options.store), tenancy });
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);

@@ -1,3 +1,4 @@
+import type { SignedIn } from '@gatehouse/contract';
 import { createHmac, randomInt } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Store } from '../db/index.js';
@@ -7,7 +8,6 @@ import { ApiError, apiError } from '../lib/errors.js';
 import { emailKey, normalizeEmail } from '../identity/email.js';
 import { assertAcceptablePassword } from '../identity/password-policy.js';
 import { hashPassword } from '../identity/passwords.js';
-import * as users from '../identity/queries.js';
 import type { IdentityService } from '../identity/service.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
@@ -23,10 +23,7 @@ export const MAX_CODE_ATTEMPTS = 5;
 
 type FlowToken = Selectable<FlowTokensTable>;
 
-export interface SignedIn {
-  user: { id: string; email: string };
-  session: SessionTokens;
-}
+export type { SignedIn };
 
 export interface FlowServiceOptions {
   store: Store;
@@ -98,7 +95,7 @@ export class FlowService {
     const now = this.options.now();
     const branding = await this.branding(environment);
     await inTransaction(this.db, async (tx) => {
-      const user = await users.findUserByEmail(tx, environment.id, input.email);
+      const user = await this.options.identity.findUserByEmail(tx, environment, input.email);
       const throttled = await isThrottled(tx, environment.id, user?.email ?? input.email, now);
       // A throttled request sends nothing, so it must not void the code the person already has:
       // otherwise anyone could keep a victim's emailed code dead. Its own token is born consumed.
@@ -222,7 +219,7 @@ export class FlowService {
 
     // A link sent to an address without an account creates it; if the account appeared meanwhile
     // (another flow, the admin API), the link still proves the mailbox, so it resets that account.
-    let userId = row.user_id ?? (await users.findUserByEmail(this.db, environment.id, row.email))?.id;
+    let userId = row.user_id ?? (await this.options.identity.findUserByEmail(this.db, environment, row.email))?.id;
     if (userId === undefined) {
       this.requireSignUp(environment);
       const created = await this.createOrFind(environment, row.email, input.newPassword);
@@ -232,12 +229,12 @@ export class FlowService {
     const passwordHash = await hashPassword(input.newPassword);
     const resetUserId = userId;
     const sessionsRevoked = await inTransaction(this.db, async (tx) => {
-      const user = await users.findUser(tx, environment.id, resetUserId);
+      const user = await this.options.identity.findUser(tx, environment, resetUserId);
       if (!user) throw apiError('invalid_credentials', INVALID_LINK);
       if (row.password_fingerprint !== null && !constantTimeEqual(passwordFingerprint(user.password_hash), row.password_fingerprint)) {
         throw apiError('invalid_credentials', 'This reset link is void because the password changed after it was sent. Request a new one.');
       }
-      await users.updateUser(tx, environment.id, resetUserId, { password_hash: passwordHash, updated_at: this.options.now() });
+      await this.options.identity.setPasswordHash(tx, environment, resetUserId, passwordHash, this.options.now());
       return this.options.sessions.revokeAllForUser(environment, resetUserId, undefined, tx);
     });
     return { reset: true, sessionsRevoked };
@@ -260,7 +257,7 @@ export class FlowService {
       return { id: user.id, email: user.email, created: true };
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 'conflict') throw error;
-      const existing = await users.findUserByEmail(this.db, environment.id, email);
+      const existing = await this.options.identity.findUserByEmail(this.db, environment, email);
       if (!existing) throw error;
       return { id: existing.id, email: existing.email, created: false };
     }
@@ -269,7 +266,7 @@ export class FlowService {
   private async signInOrSignUp(environment: Environment, row: FlowToken, context: RequestContext): Promise<SignedIn> {
     let user: { id: string; email: string };
     if (row.user_id !== null) {
-      const found = await users.findUser(this.db, environment.id, row.user_id);
+      const found = await this.options.identity.findUser(this.db, environment, row.user_id);
       if (!found) throw apiError('invalid_credentials', INVALID_LINK);
       user = { id: found.id, email: found.email };
     } else {

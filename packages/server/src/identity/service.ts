@@ -1,4 +1,5 @@
-import type { Transaction } from 'kysely';
+import type { User } from '@gatehouse/contract';
+import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation, type Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { Database, UsersTable } from '../db/schema.js';
@@ -13,17 +14,7 @@ import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import * as q from './queries.js';
 
-export interface UserView {
-  id: string;
-  email: string;
-  firstName: string | null;
-  lastName: string | null;
-  username: string | null;
-  imageUrl: string | null;
-  passwordEnabled: boolean;
-  createdAt: number;
-  updatedAt: number;
-}
+export type UserView = User;
 
 export function userView(row: Readonly<UsersTable>): UserView {
   return {
@@ -305,5 +296,28 @@ export class IdentityService {
       query,
     });
     return { users: rows.slice(0, options.limit).map(userView), hasMore: rows.length > options.limit };
+  }
+
+  // ---- for other domains, which read users through identity, never through its queries
+
+  /** A user row, read in the caller's transaction (`db` may be one). */
+  findUser(db: Kysely<Database> | Transaction<Database>, environment: Environment, userId: string): Promise<q.UserRow | undefined> {
+    return q.findUser(db, environment.id, userId);
+  }
+
+  /** The user with this (normalized) address, read in the caller's transaction (`db` may be one). */
+  findUserByEmail(db: Kysely<Database> | Transaction<Database>, environment: Environment, email: string): Promise<q.UserRow | undefined> {
+    return q.findUserByEmail(db, environment.id, email);
+  }
+
+  /** Sets a new password hash in the caller's transaction (password reset), without the checks of a change. */
+  async setPasswordHash(
+    tx: Transaction<Database>,
+    environment: Environment,
+    userId: string,
+    passwordHash: string,
+    now: number,
+  ): Promise<void> {
+    await q.updateUser(tx, environment.id, userId, { password_hash: passwordHash, updated_at: now });
   }
 }

@@ -1,49 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import { Jwks, OpenIdConfiguration, SessionList, SessionRefreshed, SigningKey, SigningKeyList } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
+import { requestContext } from '../http/request-context.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
-import type { RequestContext, SessionService } from './service.js';
+import type { SessionService } from './service.js';
 import type { SigningKeys } from './signing-keys.js';
 import type { AccessTokens } from './tokens.js';
 
-export const SessionTokensSchema = Type.Object({
-  accessToken: Type.String({ description: 'JWT (typ at+jwt) for /v1/me* and for your own backend' }),
-  refreshToken: Type.String({ description: 'rt_…; exchange at POST /v1/auth/refresh. Rotates on every use.' }),
-  expiresIn: Type.Integer({ description: 'Lifetime of the access token in seconds' }),
-  tokenType: Type.Literal('Bearer'),
-});
-
 const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
-
-const Jwks = Type.Object({
-  keys: Type.Array(Type.Object({ kid: Type.String(), alg: Type.String(), kty: Type.String() }, { additionalProperties: true })),
-});
-
-const SessionView = Type.Object({
-  id: Type.String(),
-  createdAt: Type.Integer(),
-  lastActiveAt: Type.Integer({ description: 'Last sign-in or refresh' }),
-  expiresAt: Type.Integer({ description: 'End of the absolute lifetime' }),
-  userAgent: Type.Union([Type.String(), Type.Null()]),
-  current: Type.Boolean({ description: 'Whether this is the session making the request' }),
-});
-
-const SigningKeyView = Type.Object({
-  kid: Type.String(),
-  algorithm: Type.String(),
-  createdAt: Type.Integer(),
-  retiredAt: Type.Union([Type.Integer(), Type.Null()]),
-  publishUntil: Type.Union([Type.Integer(), Type.Null()], { description: 'A retired key is published until then' }),
-});
 
 /** The JWKS and discovery documents may be cached by verifiers this long. */
 const KEYS_CACHE_CONTROL = 'public, max-age=300';
-
-export function requestContext(request: FastifyRequest): RequestContext {
-  return { origin: request.headers.origin, userAgent: request.headers['user-agent'] };
-}
 
 export interface SessionRouteOptions {
   sessions: SessionService;
@@ -63,7 +32,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
           'The refresh token rotates on every use. Presenting a rotated token again within 10 s returns the same successor; later, it revokes the session (401 session_revoked).',
         tags: ['auth'],
         body: RefreshBody,
-        response: { 200: Type.Object({ session: SessionTokensSchema }) },
+        response: { 200: SessionRefreshed },
       },
     },
     async (request) => ({
@@ -112,7 +81,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
         summary: 'Minimal OpenID discovery document: issuer and jwks_uri',
         tags: ['keys'],
         params: IdParams('environmentId'),
-        response: { 200: Type.Object({ issuer: Type.String(), jwks_uri: Type.String() }, { additionalProperties: true }) },
+        response: { 200: OpenIdConfiguration },
       },
     },
     async (request, reply) => {
@@ -146,7 +115,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
       schema: {
         summary: "The signed-in user's live sessions",
         tags: ['me'],
-        response: { 200: Type.Object({ data: Type.Array(SessionView) }) },
+        response: { 200: SessionList },
       },
     },
     async (request) => {
@@ -181,7 +150,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
         summary: 'The published signing keys of an environment (never their private halves)',
         tags: ['platform'],
         params: IdParams('environmentId'),
-        response: { 200: Type.Object({ data: Type.Array(SigningKeyView) }) },
+        response: { 200: SigningKeyList },
       },
     },
     async (request) => ({ data: await keys.list(await tenancy.getEnvironment(request.params.environmentId)) }),
@@ -195,7 +164,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
         summary: 'Rotate the signing key: new tokens use a new key; the old one stays published until its tokens expire',
         tags: ['platform'],
         params: IdParams('environmentId'),
-        response: { 201: SigningKeyView },
+        response: { 201: SigningKey },
       },
     },
     async (request, reply) => {

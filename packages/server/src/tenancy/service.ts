@@ -1,3 +1,4 @@
+import type { CreatedSecretKey } from '@gatehouse/contract';
 import { announce, changeFeed, inTransaction } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
 import { apiError, notFound } from '../lib/errors.js';
@@ -10,12 +11,7 @@ import { defaultSettings, type Environment, type EnvironmentSettings, type Envir
 const ENVIRONMENT_TYPES: EnvironmentType[] = ['development', 'production'];
 const KEY_ENV_TAG: Record<EnvironmentType, string> = { development: 'test', production: 'live' };
 
-export interface CreatedSecretKey {
-  id: string;
-  secretKey: string;
-  hint: string;
-  createdAt: number;
-}
+export type { CreatedSecretKey };
 
 export interface SettingsPatch {
   domain?: string | null;
