@@ -11,7 +11,8 @@ import type { RowCacheOptions } from './db/row-cache.js';
 import { installCors } from './http/cors.js';
 import { credentialsPlugin, type AccessTokenVerifier, type CredentialKind } from './http/credentials.js';
 import { ApiError } from './lib/errors.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { answerClientError, answerFrameworkError, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.js';
+import { installSecurityHeaders, securityHeaders } from './http/security-headers.js';
 import { healthRoutes } from './http/health.js';
 import { identityRoutes } from './identity/routes.js';
 import { IdentityService } from './identity/service.js';
@@ -102,16 +103,21 @@ const SECURITY_SCHEME: Record<CredentialKind, string> = {
 };
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const headers = securityHeaders(options.config.baseUrl);
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: JSON_BODY_LIMIT,
     exposeHeadRoutes: false,
-    return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Every answer the framework gives on its own is in the API's shape and headers (error-handler.ts).
+    return503OnClosing: false,
+    frameworkErrors: answerFrameworkError(headers),
+    clientErrorHandler: answerClientError(headers),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  installErrorHandling(app);
+  installSecurityHeaders(app, headers);
+  installErrorHandling(app, headers);
 
   // The API speaks JSON only; Fastify's default text/plain parser would let a string reach
   // validation and turn a 415 into a confusing 400.
