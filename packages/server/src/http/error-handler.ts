@@ -170,9 +170,9 @@ export function answerClientError(headers: Readonly<Record<string, string>>) {
 
 /**
  * Three requests node answers by itself, with an empty body, unless told otherwise: an HTTP/1.1
- * request without Host (refused in an onRequest hook instead, in the API's shape), an `Expect`
- * other than 100-continue (ignored, as RFC 9110 allows, so the request is served), and CONNECT
- * (which would just be hung up on: this is not a proxy).
+ * request without Host (refused in the hook below instead, in the API's shape), an `Expect` other
+ * than 100-continue (ignored, as RFC 9110 allows, so the request is served), and CONNECT (which
+ * would just be hung up on: this is not a proxy).
  */
 function answerWhatNodeWouldRefuse(app: FastifyInstance, headers: Readonly<Record<string, string>>): void {
   const server = app.server;
@@ -181,32 +181,35 @@ function answerWhatNodeWouldRefuse(app: FastifyInstance, headers: Readonly<Recor
   server.on('connect', (_request, socket: Socket) =>
     writeRaw(socket, new ApiError('invalid_request', 'This server is not a proxy and does not accept CONNECT. Send API requests directly.'), headers),
   );
-  app.addHook('onRequest', async (request) => {
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-      throw new ApiError('invalid_request', 'An HTTP/1.1 request must carry a Host header. Send "Host: <the server\'s host name>".');
-    }
-  });
 }
 
 /**
- * While the app closes, requests that still arrive (on kept-alive connections, or before the
- * listener stops) are answered 503 in the error shape, so a load balancer retries them elsewhere.
- * Replaces Fastify's `return503OnClosing`, whose body is not the API's.
+ * Refusals every request is checked for before anything else: a missing Host, and a server that
+ * is closing. Requests that still arrive while it closes (on kept-alive connections, or before the
+ * listener stops) are 503 in the error shape, so a load balancer retries them elsewhere; this
+ * replaces Fastify's `return503OnClosing`, whose body is not the API's.
  */
-function refuseWhileClosing(app: FastifyInstance): void {
+function refuseEarly(app: FastifyInstance): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
-    void reply.header('connection', 'close');
-    throw new ApiError('unavailable', 'This server is shutting down. Send the request again; another server will answer it.');
+  app.addHook('onRequest', (request, reply, done) => {
+    if (closing) {
+      void reply.header('connection', 'close');
+      return done(
+        new ApiError('unavailable', 'This server is shutting down. Send the request again in a moment; behind a load balancer another node answers it.'),
+      );
+    }
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      return done(new ApiError('invalid_request', 'An HTTP/1.1 request must carry a Host header. Send "Host: <the server\'s host name>".'));
+    }
+    done();
   });
 }
 
 export function installErrorHandling(app: FastifyInstance, headers: Readonly<Record<string, string>> = {}): void {
-  refuseWhileClosing(app);
+  refuseEarly(app);
   answerWhatNodeWouldRefuse(app, headers);
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
