@@ -11,7 +11,9 @@ import type { RowCacheOptions } from './db/row-cache.js';
 import { installCors } from './http/cors.js';
 import { credentialsPlugin, type AccessTokenVerifier, type CredentialKind } from './http/credentials.js';
 import { ApiError } from './lib/errors.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { answerClientError, answerFrameworkError, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.js';
+import { installSecurityHeaders, securityHeaders } from './http/security-headers.js';
+import { addErrorResponses, errorResponseComponents, type DocumentedRoute } from './http/openapi-errors.js';
 import { healthRoutes } from './http/health.js';
 import { identityRoutes } from './identity/routes.js';
 import { IdentityService } from './identity/service.js';
@@ -83,11 +85,7 @@ export interface AppOptions {
   now?: () => number;
 }
 
-export interface RegisteredRoute {
-  method: string;
-  url: string;
-  credentials: readonly CredentialKind[];
-}
+export type RegisteredRoute = DocumentedRoute;
 
 export const DEFAULT_REDIS_PREFIX = 'gh:';
 
@@ -108,16 +106,21 @@ const SECURITY_SCHEME: Record<CredentialKind, string> = {
 };
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const headers = securityHeaders(options.config.baseUrl);
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: JSON_BODY_LIMIT,
     exposeHeadRoutes: false,
-    return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Every answer the framework gives on its own is in the API's shape and headers (error-handler.ts).
+    return503OnClosing: false,
+    frameworkErrors: answerFrameworkError(headers),
+    clientErrorHandler: answerClientError(headers),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  installErrorHandling(app);
+  installSecurityHeaders(app, headers);
+  installErrorHandling(app, headers);
 
   // The API speaks JSON only; Fastify's default text/plain parser would let a string reach
   // validation and turn a 415 into a confusing 400.
@@ -143,13 +146,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (/%00/i.test(request.url)) throw nulRefused('The URL');
   });
 
-  // Each route's security requirement in the OpenAPI document comes from its credential config.
+  // Each route's security requirement and error answers in the OpenAPI document come from its config.
   const routes: RegisteredRoute[] = [];
   app.decorate('registeredRoutes', routes);
   app.addHook('onRoute', (route) => {
-    const kinds = route.config?.credentials;
-    route.schema = { ...route.schema, security: kinds ? kinds.map((k) => ({ [SECURITY_SCHEME[k]]: [] })) : [] };
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url, credentials: kinds ?? [] });
+    const kinds = route.config?.credentials ?? [];
+    route.schema = { ...route.schema, security: kinds.map((k) => ({ [SECURITY_SCHEME[k]]: [] })) };
+    const counted = options.rateLimit !== false && route.config?.rateLimit !== false && kinds.some((k) => k !== 'platform');
+    for (const method of [route.method].flat()) {
+      const hasBody = ['POST', 'PUT', 'PATCH'].includes(method);
+      routes.push({ method, url: route.url, credentials: kinds, rateLimited: counted, hasBody, hasParams: route.url.includes(':'), errors: route.config?.errors ?? [] });
+    }
   });
 
   await app.register(swagger, {
@@ -168,8 +175,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Session access token' },
           platformKey: { type: 'http', scheme: 'bearer', description: 'Operator platform key: plk_…' },
         },
+        responses: errorResponseComponents(),
       },
     },
+    transformObject: (document) => addErrorResponses('openapiObject' in document ? document.openapiObject : document.swaggerObject, routes),
   });
 
   let redis: RedisLink | undefined;

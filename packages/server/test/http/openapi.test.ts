@@ -1,5 +1,6 @@
 import { contractShapes } from '@gatehouse/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_STATUS } from '../../src/lib/errors.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 describe('GET /v1/openapi.json', () => {
@@ -88,3 +89,77 @@ function asDocumented(schema: unknown): unknown {
     return result;
   });
 }
+
+describe('error answers in the OpenAPI document', () => {
+  type Operation = { responses: Record<string, { $ref?: string; description?: string }> };
+  type Document = {
+    paths: Record<string, Record<string, Operation>>;
+    components: { responses: Record<string, { headers?: Record<string, unknown>; content: Record<string, { schema: any }> }> };
+  };
+  let t: TestApp;
+  let doc: Document;
+  beforeAll(async () => {
+    t = await startTestApp();
+    doc = (await t.call({ method: 'GET', url: '/v1/openapi.json' })).json();
+  });
+  afterAll(() => t.close());
+
+  const operation = (method: string, path: string) => doc.paths[path]![method]!;
+  const statuses = (method: string, path: string) => Object.keys(operation(method, path).responses);
+
+  it('defines one response per error status, whose body names exactly the catalogue codes of that status', () => {
+    const byStatus = new Map<number, string[]>();
+    for (const [code, status] of Object.entries(ERROR_STATUS)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+    for (const [status, codes] of byStatus) {
+      const response = doc.components.responses[`Error${status}`];
+      expect(response, `no shared response for ${status}`).toBeDefined();
+      const schema = response!.content['application/json']!.schema;
+      expect(schema.required).toEqual(['error']);
+      expect(schema.properties.error.required).toEqual(['code', 'message']);
+      expect([...schema.properties.error.properties.code.enum].sort()).toEqual(codes.sort());
+    }
+    expect(doc.components.responses.Error429!.headers).toHaveProperty('Retry-After');
+  });
+
+  it('lists 400 and 500 on every route, and every reference resolves', () => {
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        expect(Object.keys(op.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['400', '500', '503']));
+        for (const response of Object.values(op.responses)) {
+          if (response.$ref) expect(doc.components.responses[response.$ref.replace('#/components/responses/', '')], response.$ref).toBeDefined();
+        }
+      }
+    }
+  });
+
+  it('lists the credential refusals (401, 403) exactly on routes that take a credential', () => {
+    for (const route of t.app.registeredRoutes.filter((r) => r.url !== '/v1/openapi.json')) {
+      const listed = statuses(route.method.toLowerCase(), route.url.replace(/:(\w+)/g, '{$1}'));
+      const expected = route.credentials.length > 0;
+      expect(listed.includes('401'), `${route.method} ${route.url}`).toBe(expected);
+      expect(listed.includes('403'), `${route.method} ${route.url}`).toBe(expected);
+    }
+  });
+
+  it('lists 429 where the rate limit counts the request, and not on public, platform or JWKS routes', () => {
+    expect(statuses('post', '/v1/auth/signin')).toContain('429');
+    expect(statuses('get', '/v1/me')).toContain('429');
+    expect(statuses('get', '/v1/users')).toContain('429');
+    expect(statuses('get', '/v1/jwks')).not.toContain('429');
+    expect(statuses('get', '/v1/platform/projects')).not.toContain('429');
+    expect(statuses('get', '/v1/health')).not.toContain('429');
+  });
+
+  it('lists route-specific answers: 404 and 414 on paths with ids, 413 and 415 on bodies', () => {
+    expect(statuses('get', '/v1/users/{userId}')).toEqual(expect.arrayContaining(['404', '414']));
+    expect(statuses('get', '/v1/users')).not.toContain('404');
+    expect(statuses('post', '/v1/auth/signin')).toEqual(expect.arrayContaining(['413', '415']));
+    expect(statuses('get', '/v1/me')).not.toContain('415');
+  });
+
+  it("keeps a route's own documented answer for a status (health's 503 body)", () => {
+    const health = operation('get', '/v1/health').responses['503']!;
+    expect(health.$ref).toBeUndefined();
+    expect(JSON.stringify(health)).toContain('database');
+  });
+});
