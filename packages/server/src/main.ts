@@ -32,6 +32,7 @@ async function main(): Promise<void> {
       startWorker: config.emailWorker,
     },
     redis: config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : undefined,
+    trustProxy: config.trustProxy,
   });
   await app.listen({ port: config.port, host: config.host });
 
