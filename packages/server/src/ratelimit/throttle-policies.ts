@@ -3,9 +3,9 @@
  *
  * A policy counts attempts per subject (an account's address, or a client address) within one
  * environment. Every attempt counts when it starts; one that turns out not to be a credential
- * failure is given back (`undo`) or wipes the subject's record (`clear`). Past `free` counted
- * attempts, each further one starts a lock of `baseLockMs × 2^(n − free − 1)`, at most `maxLockMs`,
- * during which the subject's attempts are refused unexamined. The record is forgotten `windowMs`
+ * failure is given back (`undo`) or wipes the subject's record (`clear`). The `free`-th counted
+ * attempt and every later one start a lock of `baseLockMs × 2^(n − free)`, at most `maxLockMs`,
+ * during which the subject's attempts are refused unexamined: `free` failures in a row, then a wait. The record is forgotten `windowMs`
  * after its last attempt. A policy with `baseLockMs: 0` only counts: the caller reads the count.
  */
 export interface ThrottlePolicy {
@@ -89,12 +89,12 @@ export const SIGN_UP_VERIFICATION_CLIENT: ThrottlePolicy = { ...EMAIL_CODE_CLIEN
 
 /** The lock a policy sets on the attempt that brings its count to `count`; 0 for none. */
 export function lockMs(policy: ThrottlePolicy, count: number): number {
-  if (policy.baseLockMs <= 0 || count <= policy.free) return 0;
-  const doublings = Math.min(count - policy.free - 1, 30);
+  if (policy.baseLockMs <= 0 || count < policy.free) return 0;
+  const doublings = Math.min(count - policy.free, 30);
   return Math.min(policy.maxLockMs, policy.baseLockMs * 2 ** doublings);
 }
 
-/** Whether a count-only policy is past its free allowance. */
+/** Whether a count-only policy is past its free allowance (the attempt after the `free`-th). */
 export function overAllowance(policy: ThrottlePolicy, count: number): boolean {
   return count > policy.free;
 }

@@ -28,8 +28,8 @@ for i = 1, #KEYS do
   local a = 2 + (i - 1) * 4
   local free, base, max, window = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   local f = redis.call('HINCRBY', KEYS[i], 'f', 1)
-  if base > 0 and f > free then
-    local lock = math.min(max, base * 2 ^ math.min(f - free - 1, 30))
+  if base > 0 and f >= free then
+    local lock = math.min(max, base * 2 ^ math.min(f - free, 30))
     redis.call('HSET', KEYS[i], 'u', string.format('%d', now + lock))
   end
   redis.call('PEXPIRE', KEYS[i], window)
@@ -51,7 +51,7 @@ for i = 1, #KEYS do
     local f = redis.call('HINCRBY', KEYS[i], 'f', -1)
     if f <= 0 then
       redis.call('DEL', KEYS[i])
-    elseif f <= free then
+    elseif f < free then
       redis.call('HDEL', KEYS[i], 'u')
     end
   end

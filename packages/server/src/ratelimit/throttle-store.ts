@@ -70,7 +70,7 @@ export class MemoryThrottleStore implements ThrottleStore {
         continue;
       }
       entry.count -= 1;
-      if (entry.count <= policy.free) entry.lockedUntil = 0;
+      if (entry.count < policy.free) entry.lockedUntil = 0;
     }
   }
 
