@@ -144,6 +144,14 @@ describe.each(modes)('sign-in throttling, counters in $name', ({ redis }) => {
     clock.advance(PASSWORD_CLIENT.maxLockMs);
   });
 
+  it.skipIf(skip)('a right password is given back to its client address: it never starts that address\'s lock', async () => {
+    const user = await signUp(t);
+    for (let i = 0; i < PASSWORD_CLIENT.free - 1; i++) await from(t, '198.51.100.50').signIn(uniqueEmail('near'), WRONG);
+    expect((await from(t, '198.51.100.50').signIn(user.email, GOOD_PASSWORD)).statusCode).toBe(200);
+    expect((await from(t, '198.51.100.50').signIn(uniqueEmail('near'), WRONG)).statusCode).toBe(401);
+    clock.advance(PASSWORD_CLIENT.maxLockMs);
+  });
+
   it.skipIf(skip)('lockout attack: wrong passwords for the victim do not block their magic link or email code', async () => {
     const victim = await signUp(t);
     await failPasswords(t, '203.0.113.66', victim.email, 30);
