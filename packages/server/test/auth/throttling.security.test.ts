@@ -100,6 +100,16 @@ describe.each(modes)('sign-in throttling, counters in $name', ({ redis }) => {
     clock.advance(second * 1000);
   });
 
+  it.skipIf(skip)('parallel password guessing: a burst of guesses gets no more tries than the allowance', async () => {
+    const user = await signUp(t);
+    const burst = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => from(t, `192.0.2.${100 + (i % 50)}`).signIn(user.email, WRONG)),
+    );
+    const statuses = burst.map((r) => r.statusCode);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(PASSWORD_ACCOUNT.free);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(40 - PASSWORD_ACCOUNT.free);
+  });
+
   it.skipIf(skip)('account enumeration: a locked unknown address answers exactly like a locked known one', async () => {
     const known = await signUp(t);
     const unknown = uniqueEmail('nobody');
