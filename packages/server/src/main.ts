@@ -5,6 +5,7 @@ import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets } from '
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, openStore } from './db/index.js';
 import { SmtpTransport, UnconfiguredTransport } from './flows/transport.js';
+import { emailCollisionWarning } from './identity/email-collisions.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
       'email cannot be delivered: it waits in the outbox, with its error shown by the platform API.',
     );
   }
+  lines.push(...(await emailCollisionWarning(store.db)));
   process.stdout.write(`${lines.join('\n')}\n\n`);
 
   const shutdown = async () => {

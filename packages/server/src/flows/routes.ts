@@ -5,6 +5,7 @@ import { environmentOf } from '../http/credentials.js';
 import { ApiError } from '../lib/errors.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
+import { emailKeyOf } from '../identity/email.js';
 import { listEmails } from './outbox.js';
 
 type OutboxRow = Awaited<ReturnType<typeof listEmails>>[number];
@@ -53,12 +54,9 @@ function capturedView(row: OutboxRow) {
   };
 }
 
-/** Addresses are stored canonical (domain lowercased), so a filter is compared the same way. */
-function canonicalFilter(to: string | undefined): string | undefined {
-  if (to === undefined) return undefined;
-  const trimmed = to.trim();
-  const at = trimmed.lastIndexOf('@');
-  return at < 0 ? trimmed : trimmed.slice(0, at) + trimmed.slice(at).toLowerCase();
+/** The `to` filter matches the address in any case, like every other look-up by address. */
+function recipientFilter(to: string | undefined): string | undefined {
+  return to === undefined ? undefined : emailKeyOf(to);
 }
 
 export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: TenancyService }> = async (app, { store, tenancy }) => {
@@ -82,7 +80,7 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: Te
         );
       }
       const rows = await listEmails(store.db, environment.id, {
-        to: canonicalFilter(request.query.to),
+        toKey: recipientFilter(request.query.to),
         statuses: ['captured'],
         limit: request.query.limit ?? 20,
       });
@@ -104,7 +102,7 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: Te
     },
     async (request) => {
       const environment = await tenancy.getEnvironment(request.params.environmentId);
-      const rows = await listEmails(store.db, environment.id, { to: canonicalFilter(request.query.to), limit: request.query.limit ?? 20 });
+      const rows = await listEmails(store.db, environment.id, { toKey: recipientFilter(request.query.to), limit: request.query.limit ?? 20 });
       return {
         data: rows.map((r) => ({
           ...capturedView(r),

@@ -4,14 +4,14 @@ import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { FlowTokensTable } from '../db/schema.js';
 import { ApiError, apiError } from '../lib/errors.js';
-import { normalizeEmail } from '../identity/email.js';
+import { emailKey, normalizeEmail } from '../identity/email.js';
 import { assertAcceptablePassword } from '../identity/password-policy.js';
 import { hashPassword } from '../identity/passwords.js';
 import * as users from '../identity/queries.js';
 import type { IdentityService } from '../identity/service.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { EMAIL_CODE_ACCOUNT, EMAIL_CODE_CLIENT, overAllowance, PASSWORD_ACCOUNT, RESET_CLIENT } from '../ratelimit/throttle-policies.js';
-import { accountSubject, clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
+import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment, EnvironmentSettings } from '../tenancy/settings.js';
@@ -118,12 +118,14 @@ export class FlowService {
       const throttled = await isThrottled(tx, environment.id, user?.email ?? input.email, now);
       // A throttled request sends nothing, so it must not void the code the person already has:
       // otherwise anyone could keep a victim's emailed code dead. Its own token is born consumed.
-      if (input.purpose === 'email_code' && !throttled) await q.voidLiveCodes(tx, environment.id, input.email, now);
+      const key = emailKey(input.email);
+      if (input.purpose === 'email_code' && !throttled) await q.voidLiveCodes(tx, environment.id, key, now);
       const id = newId('flow', environment.id);
       await q.insertFlowToken(tx, environment.id, {
         id,
         purpose: input.purpose,
         email: input.email,
+        email_key: key,
         user_id: user?.id ?? null,
         secret_hash: input.secretHash(id),
         password_fingerprint: user && input.purpose === 'password_reset' ? passwordFingerprint(user.password_hash) : null,
@@ -207,11 +209,11 @@ export class FlowService {
     const email = normalizeEmail(input.email);
     const subjects = [
       { policy: EMAIL_CODE_CLIENT, subject: clientSubject(clientAddress) },
-      { policy: EMAIL_CODE_ACCOUNT, subject: accountSubject(email) },
+      { policy: EMAIL_CODE_ACCOUNT, subject: emailKey(email) },
     ];
     return this.throttle.guard(environment.id, subjects, codesLocked, async (ticket) => {
       const now = this.options.now();
-      const row = await q.findLiveCode(this.db, environment.id, email, now);
+      const row = await q.findLiveCode(this.db, environment.id, emailKey(email), now);
       if (!row)
         throw apiError(
           'invalid_credentials',
@@ -251,7 +253,7 @@ export class FlowService {
     const subjects = [{ policy: RESET_CLIENT, subject: clientSubject(clientAddress) }];
     const result = await this.throttle.guard(environment.id, subjects, resetsLocked, () => this.resetPassword(environment, input));
     // The mailbox is proven and the password new: failures against the old one no longer matter.
-    await this.throttle.forget(environment.id, { policy: PASSWORD_ACCOUNT, subject: accountSubject(result.email) });
+    await this.throttle.forget(environment.id, { policy: PASSWORD_ACCOUNT, subject: emailKey(result.email) });
     return { reset: true, sessionsRevoked: result.sessionsRevoked };
   }
 

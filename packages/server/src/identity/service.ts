@@ -1,16 +1,16 @@
 import type { Transaction } from 'kysely';
 import { isUniqueViolation, type Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
-import type { Database } from '../db/schema.js';
+import type { Database, UsersTable } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../lib/errors.js';
 import { newId } from '../lib/crypto.js';
 import { PASSWORD_ACCOUNT, PASSWORD_CLIENT } from '../ratelimit/throttle-policies.js';
-import { accountSubject, clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
+import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
-import { normalizeEmail, parseEmail } from './email.js';
+import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import * as q from './queries.js';
@@ -27,7 +27,7 @@ export interface UserView {
   updatedAt: number;
 }
 
-export function userView(row: Readonly<q.UserRow>): UserView {
+export function userView(row: Readonly<UsersTable>): UserView {
   return {
     id: row.id,
     email: row.email,
@@ -90,6 +90,14 @@ function validUsername(username: string): string {
   return username;
 }
 
+function emailTaken(): ApiError {
+  return apiError(
+    'conflict',
+    'A user with this email address already exists in this environment (addresses match whatever their case). Sign in instead.',
+    { fields: ['email'] },
+  );
+}
+
 /** Maps a unique-index violation on users to a 409 naming the field. */
 function conflictFrom(error: unknown): ApiError | undefined {
   if (!isUniqueViolation(error)) return undefined;
@@ -97,9 +105,7 @@ function conflictFrom(error: unknown): ApiError | undefined {
   if (text.includes('username')) {
     return apiError('conflict', 'That username is taken in this environment; choose another.', { fields: ['username'] });
   }
-  return apiError('conflict', 'A user with this email address already exists in this environment. Sign in instead.', {
-    fields: ['email'],
-  });
+  return emailTaken();
 }
 
 export interface IdentityServiceOptions {
@@ -155,6 +161,8 @@ export class IdentityService {
       environment_id: environment.id,
       id: newId('user', environment.id),
       email,
+      email_key: emailKey(email),
+      email_collision: 0,
       username: profile.username ?? null,
       first_name: profile.first_name ?? null,
       last_name: profile.last_name ?? null,
@@ -164,6 +172,8 @@ export class IdentityService {
       updated_at: now,
     };
     try {
+      // The unique index settles races; this also sees a collision group's marked users, which it leaves out.
+      if (await q.emailKeyTaken(this.db, environment.id, row.email_key)) throw emailTaken();
       await q.insertUser(this.db, environment.id, row);
     } catch (error) {
       throw conflictFrom(error) ?? error;
@@ -199,7 +209,7 @@ export class IdentityService {
     if (!environment.settings.authMethods.password) throw methodDisabled('Password sign-in');
     const parsed = parseEmail(input.email);
     const subjects = [
-      { policy: PASSWORD_ACCOUNT, subject: accountSubject('email' in parsed ? parsed.email : input.email) },
+      { policy: PASSWORD_ACCOUNT, subject: emailKeyOf(input.email) },
       { policy: PASSWORD_CLIENT, subject: clientSubject(clientAddress) },
     ];
     return this.throttle.guard(environment.id, subjects, passwordLocked, async () => {
@@ -234,12 +244,20 @@ export class IdentityService {
   /** Changes the given fields; omitted fields are unchanged and null clears one. */
   async updateUser(environment: Environment, userId: string, input: AdminUserInput): Promise<UserView> {
     const columns: Parameters<typeof q.updateUser>[3] = { ...(await this.profileColumns(environment, input)), updated_at: this.now() };
-    if (input.email !== undefined) columns.email = normalizeEmail(input.email);
+    if (input.email !== undefined) {
+      columns.email = normalizeEmail(input.email);
+      columns.email_key = emailKey(columns.email);
+      // A new address is held like any other, so a user of a collision group leaves it by changing theirs.
+      columns.email_collision = 0;
+    }
     if (input.password !== undefined) {
       assertAcceptablePassword(input.password);
       columns.password_hash = await hashPassword(input.password);
     }
     try {
+      if (columns.email_key !== undefined && (await q.emailKeyTaken(this.db, environment.id, columns.email_key, userId))) {
+        throw emailTaken();
+      }
       if (!(await q.updateUser(this.db, environment.id, userId, columns))) throw notFound(`User ${userId}`);
     } catch (error) {
       throw conflictFrom(error) ?? error;
@@ -302,13 +320,13 @@ export class IdentityService {
     environment: Environment,
     options: { limit: number; beforeId: string | undefined; email: string | undefined; query: string | undefined },
   ): Promise<{ users: UserView[]; hasMore: boolean }> {
-    let email = options.email;
-    if (email !== undefined) {
-      const parsed = parseEmail(email);
-      email = 'email' in parsed ? parsed.email : email.trim();
-    }
     const query = options.query?.trim() || undefined;
-    const rows = await q.listUsers(this.db, environment.id, { ...options, email, query, limit: options.limit + 1 });
+    const rows = await q.listUsers(this.db, environment.id, {
+      limit: options.limit + 1,
+      beforeId: options.beforeId,
+      emailKey: options.email === undefined ? undefined : emailKeyOf(options.email),
+      query,
+    });
     return { users: rows.slice(0, options.limit).map(userView), hasMore: rows.length > options.limit };
   }
 }

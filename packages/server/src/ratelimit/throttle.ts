@@ -26,13 +26,12 @@ export interface SignInThrottleOptions {
 
 export interface ThrottleSubject {
   policy: ThrottlePolicy;
-  /** An account's address (see accountSubject) or a client address (see clientSubject). */
+  /**
+   * An account's email key (`emailKey` in identity/email.ts: the address compared case-insensitively,
+   * the same key the users table matches on, whether or not an account has it) or a client address
+   * (see clientSubject).
+   */
   subject: string;
-}
-
-/** Per-account keys compare addresses case-insensitively, known or not. */
-export function accountSubject(email: string): string {
-  return email.trim().toLowerCase();
 }
 
 /**

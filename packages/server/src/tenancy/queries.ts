@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, EnvironmentsTable } from '../db/schema.js';
+import { crossTenant } from '../db/tenant-scope.js';
 import { parseSettings, type Environment, type EnvironmentSettings } from './settings.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -28,6 +29,7 @@ export async function findLiveSecretKeyByHash(db: Db, keyHash: string) {
     .select(['secret_keys.id as secret_key_id', 'secret_keys.key_hash as secret_key_hash'])
     .where('secret_keys.key_hash', '=', keyHash)
     .where('secret_keys.revoked_at', 'is', null)
+    .modifyEnd(crossTenant('a secret key is found by its hash, which is how its environment is found'))
     .executeTakeFirst();
 }
 

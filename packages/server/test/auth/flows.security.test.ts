@@ -1,3 +1,4 @@
+import { crossTenant } from '../../src/db/tenant-scope.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { THROTTLE } from '../../src/flows/outbox.js';
 import { startTestApp, type TestApp, type TestEnvironment } from '../helpers/app.js';
@@ -92,7 +93,7 @@ describe('recipient safety', () => {
     await start(t, 'magic-link', { email: user.email, redirectUrl: REDIRECT });
     const [email] = await outbox(t, user.email);
     const token = new URL(/(https:\/\/\S+)/.exec(email!.text)![1]!).searchParams.get('token')!;
-    const rows = await t.store.db.selectFrom('flow_tokens').selectAll().execute();
+    const rows = await t.store.db.selectFrom('flow_tokens').selectAll().modifyEnd(crossTenant('test: every stored token')).execute();
     expect(JSON.stringify(rows)).not.toContain(token);
   });
 });

@@ -1,3 +1,4 @@
+import { crossTenant } from '../../src/db/tenant-scope.js';
 import { createPublicKey, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RETIRED_KEY_PUBLISH_MS } from '../../src/sessions/signing-keys.js';
@@ -60,7 +61,7 @@ describe('signing keys, JWKS, discovery and rotation', () => {
   });
 
   it('stores private keys encrypted', async () => {
-    const rows = await t.store.db.selectFrom('signing_keys').select(['private_key']).execute();
+    const rows = await t.store.db.selectFrom('signing_keys').select(['private_key']).modifyEnd(crossTenant('test: every stored key')).execute();
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) {
       expect(row.private_key).toMatch(/^v1\./);

@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { lockMs, PASSWORD_ACCOUNT } from '../../src/ratelimit/throttle-policies.js';
-import { accountSubject, clientSubject, SignInThrottle } from '../../src/ratelimit/throttle.js';
+import { clientSubject, SignInThrottle } from '../../src/ratelimit/throttle.js';
 
 describe('throttle subjects', () => {
-  it('counts an account by its address compared case-insensitively', () => {
-    expect(accountSubject(' Ada@Example.COM ')).toBe('ada@example.com');
-  });
-
   it('counts an IPv4 client by its address, an IPv4-mapped one as IPv4, an IPv6 one by its /64', () => {
     expect(clientSubject('203.0.113.9')).toBe('203.0.113.9');
     expect(clientSubject('::ffff:203.0.113.9')).toBe('203.0.113.9');
