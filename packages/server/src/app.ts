@@ -38,6 +38,7 @@ import { newMeOrganizationsCache, OrganizationService } from './organizations/se
 import { platformRoutes } from './platform/routes.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { rateLimitPlugin } from './ratelimit/plugin.js';
+import { SignInThrottle } from './ratelimit/throttle.js';
 import type { Clock } from './ratelimit/window.js';
 import { TenancyCache, type TenancyCacheOptions } from './tenancy/cache.js';
 import { RefreshTokens } from './sessions/refresh-token.js';
@@ -79,6 +80,13 @@ export interface AppOptions {
   redis?: { url: string; prefix?: string; commandTimeoutMs?: number; heartbeatMs?: number } | undefined;
   /** `false` turns the limiter off (the benchmark's baseline). */
   rateLimit?: false | { clock?: Clock; granularityMs?: number; redisUsesClock?: boolean };
+  /** Sign-in throttling's clock (tests); with `redisUsesClock` the Redis script uses it too. */
+  throttle?: { clock?: Clock; redisUsesClock?: boolean };
+  /**
+   * Proxies (addresses, CIDR blocks, `loopback`…) whose X-Forwarded-For names the client. Unset:
+   * the client address is the socket's peer.
+   */
+  trustProxy?: string[] | undefined;
   /** `false` turns the caches off: credentials, and the sessions and organization lists of `/v1/me*`. */
   cache?: false | (TenancyCacheOptions & { rows?: RowCacheOptions });
   /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
@@ -116,6 +124,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: answerFrameworkError(headers),
     clientErrorHandler: answerClientError(headers),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // request.ip: the socket's peer, or the client a trusted proxy names.
+    trustProxy: options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -252,7 +262,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     extraClaims: (context) => organizations.claimsFor(context),
     cache: sessionCache,
   });
+  const throttle = new SignInThrottle({
+    clock: options.throttle?.clock ?? Date.now,
+    redis,
+    ...(options.throttle?.redisUsesClock ? { redisUsesClock: true } : {}),
+  });
   const identity: IdentityService = new IdentityService({
+    throttle,
     store: options.store,
     sessions,
     acceptImageUrl,
@@ -311,6 +327,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);
   const flows = new FlowService({
+    throttle,
     store: options.store,
     identity,
     sessions,

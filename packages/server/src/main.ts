@@ -36,6 +36,7 @@ async function main(): Promise<void> {
       startWorker: config.emailWorker,
     },
     redis: config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : undefined,
+    trustProxy: config.trustProxy,
   });
   await app.listen({ port: config.port, host: config.host });
 
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
     `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
     `  Object store:  ${describeObjectStore(config)}`,
+    `  Client IP:     ${config.trustProxy ? `X-Forwarded-For from ${config.trustProxy.join(', ')} (TRUST_PROXY)` : 'the connection\'s peer (set TRUST_PROXY behind a proxy)'}`,
   ];
   if (secrets.platformKeyGenerated) {
     lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);

@@ -79,12 +79,14 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
       config: publishable,
       schema: {
         summary: 'Exchange an email code for a session; five wrong tries void the code',
+        description:
+          'Repeated failures from one client address are refused for a while with 429 rate_limited and Retry-After. After many wrong codes for one address, each new code accepts a single try.',
         tags,
         body: body({ email: Email, code: Type.String({ pattern: '^[0-9]{6}$', description: 'The 6 digits from the email' }) }),
         response: { 200: SignedIn },
       },
     },
-    async (request) => flows.verifyEmailCode(environmentOf(request), request.body, requestContext(request)),
+    async (request) => flows.verifyEmailCode(environmentOf(request), request.body, requestContext(request), request.ip),
   );
 
   app.post(
@@ -111,11 +113,12 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
       config: publishable,
       schema: {
         summary: 'Set a new password with a reset token; revokes every session of the user',
+        description: 'Repeated invalid tokens from one client address are refused for a while with 429 rate_limited and Retry-After.',
         tags,
         body: body({ token: Token, newPassword: Password }),
         response: { 200: PasswordReset },
       },
     },
-    async (request) => flows.completePasswordReset(environmentOf(request), request.body),
+    async (request) => flows.completePasswordReset(environmentOf(request), request.body, request.ip),
   );
 };

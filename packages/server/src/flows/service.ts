@@ -10,6 +10,8 @@ import { assertAcceptablePassword } from '../identity/password-policy.js';
 import { hashPassword } from '../identity/passwords.js';
 import type { IdentityService } from '../identity/service.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
+import { EMAIL_CODE_ACCOUNT, EMAIL_CODE_CLIENT, overAllowance, PASSWORD_ACCOUNT, RESET_CLIENT } from '../ratelimit/throttle-policies.js';
+import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment, EnvironmentSettings } from '../tenancy/settings.js';
@@ -35,6 +37,8 @@ export interface FlowServiceOptions {
   codeKey: Buffer;
   /** Called after a message was committed, so the worker sends it soon. */
   wake: () => void;
+  /** Sign-in throttling, shared with password sign-in; by default a per-node one on the real clock. */
+  throttle?: SignInThrottle | undefined;
 }
 
 const METHOD_NAMES: Record<keyof EnvironmentSettings['authMethods'], string> = {
@@ -59,13 +63,25 @@ function passwordFingerprint(passwordHash: string | null): string {
 
 const INVALID_LINK = 'This link is invalid, expired or already used. Request a new one.';
 
+function codesLocked(seconds: number): string {
+  return `Too many wrong or expired email codes from this network; wait ${seconds} seconds before trying again, or sign in with a magic link.`;
+}
+
+function resetsLocked(seconds: number): string {
+  return `Too many invalid password-reset links from this network; wait ${seconds} seconds before trying again, then use the newest link you received.`;
+}
+
 /**
  * Magic links, email codes and password resets. Starting a flow answers the same whatever the
  * address: every path writes one token and one outbox row in one transaction, and only the row's
  * status differs (sent, captured, or suppressed when there is no account and no sign-up).
  */
 export class FlowService {
-  constructor(private readonly options: FlowServiceOptions) {}
+  private readonly throttle: SignInThrottle;
+
+  constructor(private readonly options: FlowServiceOptions) {
+    this.throttle = options.throttle ?? new SignInThrottle({ clock: Date.now });
+  }
 
   private get db() {
     return this.options.store.db;
@@ -176,30 +192,46 @@ export class FlowService {
     });
   }
 
-  async verifyEmailCode(environment: Environment, input: { email: string; code: string }, context: RequestContext): Promise<SignedIn> {
+  /**
+   * Counted per client address (locks) and per address (never a lock: past its allowance each code
+   * takes one try instead of five), so nobody can keep the owner from using a fresh code.
+   */
+  async verifyEmailCode(
+    environment: Environment,
+    input: { email: string; code: string },
+    context: RequestContext,
+    clientAddress: string,
+  ): Promise<SignedIn> {
     requireMethod(environment, 'emailCode');
     const email = normalizeEmail(input.email);
-    const now = this.options.now();
-    const row = await q.findLiveCode(this.db, environment.id, emailKey(email), now);
-    if (!row)
-      throw apiError(
-        'invalid_credentials',
-        'No valid code for this address: it expired, was used, or was replaced by a newer one. Request a new code.',
-      );
-    if (!constantTimeEqual(row.secret_hash, this.codeHash(row.id, input.code))) {
-      const attempts = await q.recordWrongCode(this.db, environment.id, row.id, MAX_CODE_ATTEMPTS, now);
-      const left = MAX_CODE_ATTEMPTS - (attempts ?? MAX_CODE_ATTEMPTS);
-      throw apiError(
-        'invalid_credentials',
-        left > 0
-          ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
-          : 'The code is incorrect and is now void after too many tries. Request a new code.',
-      );
-    }
-    if (!(await q.consumeCode(this.db, environment.id, row.id, MAX_CODE_ATTEMPTS, now))) {
-      throw apiError('invalid_credentials', 'This code is no longer valid. Request a new code.');
-    }
-    return this.signInOrSignUp(environment, row, context);
+    const subjects = [
+      { policy: EMAIL_CODE_CLIENT, subject: clientSubject(clientAddress) },
+      { policy: EMAIL_CODE_ACCOUNT, subject: emailKey(email) },
+    ];
+    return this.throttle.guard(environment.id, subjects, codesLocked, async (ticket) => {
+      const now = this.options.now();
+      const row = await q.findLiveCode(this.db, environment.id, emailKey(email), now);
+      if (!row)
+        throw apiError(
+          'invalid_credentials',
+          'No valid code for this address: it expired, was used, or was replaced by a newer one. Request a new code.',
+        );
+      if (!constantTimeEqual(row.secret_hash, this.codeHash(row.id, input.code))) {
+        const maxAttempts = overAllowance(EMAIL_CODE_ACCOUNT, ticket.count(EMAIL_CODE_ACCOUNT)) ? row.attempts + 1 : MAX_CODE_ATTEMPTS;
+        const attempts = await q.recordWrongCode(this.db, environment.id, row.id, maxAttempts, now);
+        const left = maxAttempts - (attempts ?? maxAttempts);
+        throw apiError(
+          'invalid_credentials',
+          left > 0
+            ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
+            : 'The code is incorrect and is now void after too many tries. Request a new code.',
+        );
+      }
+      if (!(await q.consumeCode(this.db, environment.id, row.id, MAX_CODE_ATTEMPTS, now))) {
+        throw apiError('invalid_credentials', 'This code is no longer valid. Request a new code.');
+      }
+      return this.signInOrSignUp(environment, row, context);
+    });
   }
 
   async startPasswordReset(environment: Environment, input: { email: string; redirectUrl: string }): Promise<void> {
@@ -211,9 +243,21 @@ export class FlowService {
   async completePasswordReset(
     environment: Environment,
     input: { token: string; newPassword: string },
+    clientAddress: string,
   ): Promise<{ reset: true; sessionsRevoked: number }> {
     requireMethod(environment, 'password');
     assertAcceptablePassword(input.newPassword, 'newPassword');
+    const subjects = [{ policy: RESET_CLIENT, subject: clientSubject(clientAddress) }];
+    const result = await this.throttle.guard(environment.id, subjects, resetsLocked, () => this.resetPassword(environment, input));
+    // The mailbox is proven and the password new: failures against the old one no longer matter.
+    await this.throttle.forget(environment.id, { policy: PASSWORD_ACCOUNT, subject: emailKey(result.email) });
+    return { reset: true, sessionsRevoked: result.sessionsRevoked };
+  }
+
+  private async resetPassword(
+    environment: Environment,
+    input: { token: string; newPassword: string },
+  ): Promise<{ email: string; sessionsRevoked: number }> {
     const row = await q.consumeBySecret(this.db, environment.id, 'password_reset', sha256Hex(input.token), this.options.now());
     if (!row) throw apiError('invalid_credentials', INVALID_LINK);
 
@@ -223,7 +267,7 @@ export class FlowService {
     if (userId === undefined) {
       this.requireSignUp(environment);
       const created = await this.createOrFind(environment, row.email, input.newPassword);
-      if (created.created) return { reset: true, sessionsRevoked: 0 };
+      if (created.created) return { email: row.email, sessionsRevoked: 0 };
       userId = created.id;
     }
     const passwordHash = await hashPassword(input.newPassword);
@@ -237,7 +281,7 @@ export class FlowService {
       await this.options.identity.setPasswordHash(tx, environment, resetUserId, passwordHash, this.options.now());
       return this.options.sessions.revokeAllForUser(environment, resetUserId, undefined, tx);
     });
-    return { reset: true, sessionsRevoked };
+    return { email: row.email, sessionsRevoked };
   }
 
   private requireSignUp(environment: Environment): void {

@@ -89,14 +89,15 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
       config: publishable,
       schema: {
         summary: 'Sign in with email and password',
-        description: 'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time.',
+        description:
+          'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time. Repeated failures for one address or from one client address are refused for a while with 429 rate_limited and Retry-After.',
         tags: ['auth'],
         body: Type.Object({ email: Type.String({ maxLength: 1024 }), password: Password }, { additionalProperties: false }),
         response: { 200: SignedIn },
       },
     },
     async (request) => {
-      const { user, session } = await identity.signIn(environmentOf(request), request.body, requestContext(request));
+      const { user, session } = await identity.signIn(environmentOf(request), request.body, requestContext(request), request.ip);
       return { user: { id: user.id, email: user.email }, session };
     },
   );

@@ -7,6 +7,8 @@ import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../lib/errors.js';
 import { newId } from '../lib/crypto.js';
+import { PASSWORD_ACCOUNT, PASSWORD_CLIENT } from '../ratelimit/throttle-policies.js';
+import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
@@ -53,6 +55,14 @@ export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environ
 const USERNAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{1,62}[A-Za-z0-9])$/;
 const INVALID_CREDENTIALS = 'The email or password is incorrect.';
 
+// One message whichever counter is locked and whether or not the account exists.
+function passwordLocked(seconds: number): string {
+  return (
+    `Too many failed password sign-ins for this account or from this network; wait ${seconds} seconds before trying again. ` +
+    'A magic link, an email code or a password reset works meanwhile.'
+  );
+}
+
 function methodDisabled(what: string): ApiError {
   return apiError(
     'method_disabled',
@@ -96,6 +106,8 @@ export interface IdentityServiceOptions {
   acceptImageUrl: ImageUrlCheck;
   now: () => number;
   deletionGuard?: UserDeletionGuard | undefined;
+  /** Sign-in throttling; by default a per-node one on the real clock. */
+  throttle?: SignInThrottle | undefined;
 }
 
 export class IdentityService {
@@ -104,8 +116,10 @@ export class IdentityService {
   private readonly acceptImageUrl: ImageUrlCheck;
   private readonly now: () => number;
   private readonly deletionGuard: UserDeletionGuard | undefined;
+  private readonly throttle: SignInThrottle;
 
   constructor(options: IdentityServiceOptions) {
+    this.throttle = options.throttle ?? new SignInThrottle({ clock: Date.now });
     this.store = options.store;
     this.sessions = options.sessions;
     this.acceptImageUrl = options.acceptImageUrl;
@@ -173,20 +187,29 @@ export class IdentityService {
 
   /**
    * POST /v1/auth/signin. An unknown email, a user without a password and a wrong password all do
-   * the same argon2 work and give the same 401 invalid_credentials.
+   * the same argon2 work and give the same 401 invalid_credentials. Each attempt counts against the
+   * address (known or not) and the client address; while either is locked the attempt is refused
+   * with 429 before any password is looked at.
    */
   async signIn(
     environment: Environment,
     input: { email: string; password: string },
     context: RequestContext,
+    clientAddress: string,
   ): Promise<{ user: UserView; session: SessionTokens }> {
     if (!environment.settings.authMethods.password) throw methodDisabled('Password sign-in');
     const parsed = parseEmail(input.email);
-    const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
-    const ok = await verifyPassword(row?.password_hash, input.password);
-    if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
-    const session = await this.sessions.create(environment, row.id, context);
-    return { user: userView(row), session };
+    const subjects = [
+      { policy: PASSWORD_ACCOUNT, subject: emailKeyOf(input.email) },
+      { policy: PASSWORD_CLIENT, subject: clientSubject(clientAddress) },
+    ];
+    return this.throttle.guard(environment.id, subjects, passwordLocked, async () => {
+      const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
+      const ok = await verifyPassword(row?.password_hash, input.password);
+      if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
+      const session = await this.sessions.create(environment, row.id, context);
+      return { user: userView(row), session };
+    });
   }
 
   async createUser(environment: Environment, input: AdminUserInput & { email: string }): Promise<UserView> {
