@@ -13,3 +13,14 @@ export function unauthenticatedBody(auth: SignedOutAuth): ErrorBody {
 export function wwwAuthenticate(auth: SignedOutAuth): string {
   return auth.reason === 'token-missing' ? 'Bearer' : 'Bearer error="invalid_token"';
 }
+
+/**
+ * The 401 for fetch runtimes (Next.js route handlers and middleware, Workers, Deno, Bun), in
+ * Gatehouse's error shape.
+ */
+export function unauthenticatedResponse(auth: SignedOutAuth): Response {
+  return new Response(JSON.stringify(unauthenticatedBody(auth)), {
+    status: 401,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': wwwAuthenticate(auth) },
+  });
+}

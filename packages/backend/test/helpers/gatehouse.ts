@@ -108,7 +108,7 @@ export async function startGatehouse(options: Pick<AppOptions, 'rateLimit'> = {}
     },
     async jwks(environment) {
       const response = await fetch(`${environment.issuer}/.well-known/jwks.json`);
-      return response.json();
+      return (await response.json()) as any;
     },
     async close() {
       for (const response of hanging) response.destroy();
