@@ -30,14 +30,18 @@ export class JwksCache {
 
   constructor(readonly url: string) {}
 
+  /** The key `kid` when it is cached: the hot path, with no promise. */
+  cached(kid: string): VerificationKey | undefined {
+    const known = this.keys?.get(kid);
+    if (known && Date.now() - this.loadedAt > JWKS_REFRESH_MS && !this.inFlight) this.load().catch(() => {});
+    return known;
+  }
+
   /** The key `kid`, fetching the JWKS when the rules above allow. */
   async key(kid: string, timeoutMs = DEFAULT_JWKS_TIMEOUT_MS): Promise<VerificationKey> {
     this.timeoutMs = timeoutMs;
-    const known = this.keys?.get(kid);
-    if (known) {
-      if (Date.now() - this.loadedAt > JWKS_REFRESH_MS && !this.inFlight) this.load().catch(() => {});
-      return known;
-    }
+    const known = this.cached(kid);
+    if (known) return known;
     if (this.inFlight) {
       await this.settle(this.inFlight);
     } else if (this.keys === undefined) {
