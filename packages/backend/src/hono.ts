@@ -23,7 +23,7 @@ export function requireAuth(options?: AuthenticateRequestOptions): MiddlewareHan
   return async (c, next) => {
     let auth = c.get('auth') as RequestAuth | undefined;
     if (!auth) {
-      if (!options) throw new Error("requireAuth() without options needs app.use(gatehouse(options)) before it.");
+      if (!options) throw new Error('requireAuth() without options needs app.use(gatehouse(options)) before it.');
       auth = await authenticateRequest(c.req.raw, options);
       c.set('auth', auth);
     }

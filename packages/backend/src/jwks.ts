@@ -96,7 +96,9 @@ export class JwksCache {
     } catch (error) {
       const name = (error as Error).name;
       if (name === 'TimeoutError' || name === 'AbortError') throw new Error(`no answer within ${this.timeoutMs} ms`);
-      throw new Error(`the request failed (${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message})`);
+      throw new Error(
+        `the request failed (${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message})`,
+      );
     }
     if (!response.ok) {
       await response.body?.cancel().catch(() => {});

@@ -70,7 +70,7 @@ export function importJwtKey(jwtKey: string | Jwk): VerificationKey {
   const text = jwtKey.trim();
   if (text.startsWith('{')) return importJwk(JSON.parse(text) as Jwk);
   if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text)) {
-    throw new Error('jwtKey is a private key. Give the public key (the PEM or JWK from the environment\'s JWKS).');
+    throw new Error("jwtKey is a private key. Give the public key (the PEM or JWK from the environment's JWKS).");
   }
   return fromKeyObject(createPublicKey(text), undefined, undefined);
 }

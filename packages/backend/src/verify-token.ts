@@ -33,7 +33,10 @@ function decodeJson(segment: string, part: string): Record<string, unknown> {
   try {
     value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
   } catch {
-    throw refuse('token-invalid', `The token's ${part} is not base64url-encoded JSON. Pass the accessToken exactly as Gatehouse issued it.`);
+    throw refuse(
+      'token-invalid',
+      `The token's ${part} is not base64url-encoded JSON. Pass the accessToken exactly as Gatehouse issued it.`,
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw refuse('token-invalid', `The token's ${part} is not a JSON object. Pass the accessToken exactly as Gatehouse issued it.`);
@@ -69,7 +72,10 @@ function parseHeader(segment: string): Header {
     throw refuse('token-invalid', `The token's algorithm "${alg}" is not one Gatehouse signs with (RS256, ES256, EdDSA).`);
   }
   if (typeof typ !== 'string' || !/^(application\/)?at\+jwt$/i.test(typ)) {
-    throw refuse('token-invalid', 'The token header "typ" must be "at+jwt": only Gatehouse access tokens are accepted (not ID tokens or other JWTs).');
+    throw refuse(
+      'token-invalid',
+      'The token header "typ" must be "at+jwt": only Gatehouse access tokens are accepted (not ID tokens or other JWTs).',
+    );
   }
   if (header.crit !== undefined) throw refuse('token-invalid', 'The token has "crit" header parameters, which Gatehouse never sets.');
   if (kid !== undefined && (typeof kid !== 'string' || kid.length === 0 || kid.length > 256)) {
@@ -138,7 +144,10 @@ export async function verifyToken(token: string, options: VerifyTokenOptions): P
     token.indexOf('.', firstDot + 1) !== lastDot ||
     token.length > MAX_TOKEN_LENGTH
   ) {
-    throw refuse('token-invalid', 'The token is not a compact JWT (three base64url parts separated by dots). Pass the accessToken as Gatehouse issued it.');
+    throw refuse(
+      'token-invalid',
+      'The token is not a compact JWT (three base64url parts separated by dots). Pass the accessToken as Gatehouse issued it.',
+    );
   }
   const header = parseHeader(token.slice(0, firstDot));
   const claims = decodeJson(token.slice(firstDot + 1, lastDot), 'payload');
@@ -171,7 +180,10 @@ export async function verifyToken(token: string, options: VerifyTokenOptions): P
     signature.toString('base64url') !== encodedSignature ||
     !verifySignature(key, Buffer.from(token.slice(0, lastDot), 'utf8'), signature)
   ) {
-    throw refuse('signature-invalid', 'The token signature is invalid: the token was altered, or signed by another key than the issuer publishes.');
+    throw refuse(
+      'signature-invalid',
+      'The token signature is invalid: the token was altered, or signed by another key than the issuer publishes.',
+    );
   }
 
   const { sub, sid, jti, exp, nbf, iat, azp } = claims;

@@ -56,7 +56,11 @@ function bodyBytes(rawBody: unknown): Buffer {
  * each `v1,` signature of `webhook-signature` (there are two while a secret rotates), and a
  * timestamp within 5 minutes. Throws WebhookVerificationError otherwise.
  */
-export function verifyWebhook<T = unknown>(rawBody: string | Uint8Array | ArrayBuffer, headers: WebhookHeaders, secret: string): WebhookEvent<T> {
+export function verifyWebhook<T = unknown>(
+  rawBody: string | Uint8Array | ArrayBuffer,
+  headers: WebhookHeaders,
+  secret: string,
+): WebhookEvent<T> {
   const key = secretBytes(secret);
   const body = bodyBytes(rawBody);
   if (headers === null || typeof headers !== 'object') throw new WebhookVerificationError('verifyWebhook needs the request headers.');
@@ -64,15 +68,21 @@ export function verifyWebhook<T = unknown>(rawBody: string | Uint8Array | ArrayB
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
   if (!id || !timestamp || !signatures) {
-    throw new WebhookVerificationError('The request lacks webhook-id, webhook-timestamp or webhook-signature: it is not a Gatehouse webhook delivery.');
+    throw new WebhookVerificationError(
+      'The request lacks webhook-id, webhook-timestamp or webhook-signature: it is not a Gatehouse webhook delivery.',
+    );
   }
   if (!/^\d{1,15}$/.test(timestamp)) throw new WebhookVerificationError('webhook-timestamp is not a Unix time in seconds.');
   const age = Math.floor(Date.now() / 1000) - Number(timestamp);
   if (age > WEBHOOK_TOLERANCE_SECONDS) {
-    throw new WebhookVerificationError(`The delivery is ${age} s old, more than the 5 minutes allowed: a replay, or this machine's clock is off.`);
+    throw new WebhookVerificationError(
+      `The delivery is ${age} s old, more than the 5 minutes allowed: a replay, or this machine's clock is off.`,
+    );
   }
   if (age < -WEBHOOK_TOLERANCE_SECONDS) {
-    throw new WebhookVerificationError(`The delivery is dated ${-age} s in the future, more than the 5 minutes allowed: check this machine's clock.`);
+    throw new WebhookVerificationError(
+      `The delivery is dated ${-age} s in the future, more than the 5 minutes allowed: check this machine's clock.`,
+    );
   }
 
   const expected = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
@@ -86,7 +96,7 @@ export function verifyWebhook<T = unknown>(rawBody: string | Uint8Array | ArrayB
   }
   if (!matched) {
     throw new WebhookVerificationError(
-      'No webhook-signature matches: the body was changed (verify the raw bytes, before any JSON parsing), or the secret is not this endpoint\'s.',
+      "No webhook-signature matches: the body was changed (verify the raw bytes, before any JSON parsing), or the secret is not this endpoint's.",
     );
   }
 

@@ -132,7 +132,13 @@ describe.each(Object.keys(frameworks))('the %s adapter, against a running Gateho
 
   it('has() reads the organization claims of the token', async () => {
     const response = await call('/me', owner.accessToken);
-    expect(await response.json()).toMatchObject({ orgId: organizationId, orgRole: 'owner', canManage: true, isOwner: true, isAdmin: false });
+    expect(await response.json()).toMatchObject({
+      orgId: organizationId,
+      orgRole: 'owner',
+      canManage: true,
+      isOwner: true,
+      isAdmin: false,
+    });
   });
 
   it('requireAuth answers 401 in Gatehouse’s error shape, with the reason', async () => {

@@ -46,7 +46,9 @@ describe('attacks on tokens of a running Gatehouse', () => {
   it('alg confusion: HS256 with the public key (PEM or JWK text) as the HMAC secret never verifies', async () => {
     const { keys } = await gh.jwks(gh.development);
     const jwk = keys.find((k) => k.kid === header.kid)!;
-    const pem = createPublicKey({ key: jwk as any, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString();
+    const pem = createPublicKey({ key: jwk as any, format: 'jwk' })
+      .export({ format: 'pem', type: 'spki' })
+      .toString();
     for (const secret of [pem, JSON.stringify(jwk)]) {
       const forged = signHmac(secret, { ...claims, sub: 'user_victim' }, { kid: header.kid });
       expect(await reasonOf(forged, options)).toBe('token-invalid');

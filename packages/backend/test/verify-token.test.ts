@@ -65,7 +65,9 @@ describe('verifyToken against a running Gatehouse', () => {
       const user = await gh.signUp(gh.production);
       const { keys } = await gh.jwks(gh.production);
       const jwk = keys.find((k) => k.alg === alg)!;
-      const pem = createPublicKey({ key: jwk as any, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString();
+      const pem = createPublicKey({ key: jwk as any, format: 'jwk' })
+        .export({ format: 'pem', type: 'spki' })
+        .toString();
       const before = gh.requests.length;
       // A jwksUrl that would fail proves nothing is fetched.
       const options = { issuer: gh.production.issuer, jwksUrl: 'http://127.0.0.1:1/nothing-here' };

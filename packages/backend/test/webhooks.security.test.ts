@@ -10,7 +10,11 @@ const body = JSON.stringify({ type: 'organizationMembership.created', timestamp:
 function signed(payload = body, at = new Date(), id = 'msg_1') {
   return {
     payload,
-    headers: { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': reference.sign(id, at, payload) },
+    headers: {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': reference.sign(id, at, payload),
+    },
   };
 }
 
@@ -40,7 +44,11 @@ describe('attacks on webhook deliveries', () => {
   it('a signature made with another secret is refused', () => {
     const other = new Webhook(`whsec_${randomBytes(24).toString('base64')}`);
     const at = new Date();
-    const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': other.sign('msg_1', at, body) };
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': other.sign('msg_1', at, body),
+    };
     refused(() => verifyWebhook(body, headers, secret));
   });
 

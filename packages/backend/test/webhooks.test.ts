@@ -6,7 +6,11 @@ import { verifyWebhook, WebhookVerificationError } from '../src/index.js';
 /** Deliveries signed by the reference implementation of Standard Webhooks (the `standardwebhooks` package). */
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 const reference = new Webhook(secret);
-const body = JSON.stringify({ type: 'user.created', timestamp: '2026-11-24T12:00:00.000Z', data: { id: 'user_1', email: 'ada@example.test' } });
+const body = JSON.stringify({
+  type: 'user.created',
+  timestamp: '2026-11-24T12:00:00.000Z',
+  data: { id: 'user_1', email: 'ada@example.test' },
+});
 
 function delivery(options: { at?: Date; id?: string; payload?: string; signWith?: Webhook[] } = {}) {
   const at = options.at ?? new Date();

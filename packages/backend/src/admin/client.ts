@@ -66,7 +66,9 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
   function list<T>(path: string, params: Record<string, string | number | undefined> & { cursor?: string | undefined }) {
     const { cursor, ...query } = params;
     return new PageList<T>(async (next) => {
-      const page = await http.request<Page<T> | { data: T[]; nextCursor?: string | null }>('GET', path, { query: { ...query, cursor: next } });
+      const page = await http.request<Page<T> | { data: T[]; nextCursor?: string | null }>('GET', path, {
+        query: { ...query, cursor: next },
+      });
       return { data: page.data, nextCursor: page.nextCursor ?? null };
     }, cursor);
   }
