@@ -28,6 +28,7 @@ export default defineConfig({
     reporters: ['default', new SkippedSuitesReporter(skipped)],
     projects: [
       { extends: true, test: { name: 'unit', include: [unitTests] } },
+      { extends: true, test: { name: 'backend', include: ['packages/backend/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'sqlite', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'sqlite' } } },
       ...(postgres
         ? [
