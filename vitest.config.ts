@@ -24,6 +24,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     projects: [
       { extends: true, test: { name: 'unit', include: [unitTests] } },
+      // @gatehouse/js: node tests of the state machine and flows, and the real-browser suite.
+      { extends: true, test: { name: 'js', include: ['packages/js/test/**/*.test.ts'], testTimeout: 60_000 } },
       { extends: true, test: { name: 'sqlite', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'sqlite' } } },
       ...(postgres
         ? [

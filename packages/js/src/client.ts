@@ -96,6 +96,8 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let failures = 0;
   let backoffUntil = 0;
+  /** The refused access token a failed forced refresh was replacing: the retry must replace it too. */
+  let retryRejected: string | undefined;
 
   function patchState(patch: Partial<GatehouseState>): GatehouseState {
     state = { ...state, ...patch };
@@ -107,8 +109,9 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
     if (!current) return;
-    const due = Math.max(backoffUntil, current.expiresAt - refreshMargin(current.lifetime));
-    timer = setTimeout(() => void refresh().catch(() => undefined), Math.max(0, due - Date.now()));
+    // After a failure the retry is due when the backoff ends, however fresh the token looks.
+    const due = failures > 0 ? backoffUntil : current.expiresAt - refreshMargin(current.lifetime);
+    timer = setTimeout(() => void refresh(failures > 0 ? retryRejected : undefined).catch(() => undefined), Math.max(0, due - Date.now()));
   }
 
   /** Makes `stored` this tab's session; a different session or organization reloads the profile. */
@@ -125,8 +128,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
 
   function becomeSignedOut(): GatehouseState {
     current = null;
-    failures = 0;
-    backoffUntil = 0;
+    recovered();
     schedule();
     return patchState({ isLoaded: true, ...SIGNED_OUT });
   }
@@ -157,6 +159,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       const stored = await store.read();
       if (!stored) return current ? (becomeSignedOut(), null) : null;
       if (isFresh(stored, Date.now()) && stored.accessToken !== rejected) {
+        if (failures > 0) recovered();
         if (stored.refreshToken !== current?.refreshToken) adopt(stored);
         return stored;
       }
@@ -164,9 +167,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
         const { session } = await call<{ session: SessionTokens }>('POST', '/v1/auth/refresh', { refreshToken: stored.refreshToken });
         const next = toStored(session, Date.now());
         await store.write(next);
-        failures = 0;
-        backoffUntil = 0;
-        if (state.degraded) patchState({ degraded: null });
+        recovered();
         adopt(next);
         channel.post({ type: 'session', from: tabId });
         return next;
@@ -178,6 +179,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
           return null;
         }
         const failure = error as GatehouseError;
+        retryRejected = rejected;
         backoffUntil = Date.now() + backoffDelay(failures++, failure.retryAfter);
         const reason = failure.code === 'rate_limited' ? 'rate_limited' : failure.code === 'network_error' || failure.status >= 500 ? 'network' : 'error';
         if (!current) adopt(stored);
@@ -186,6 +188,13 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
         throw error;
       }
     }).finally(() => (inflight = undefined)));
+  }
+
+  function recovered(): void {
+    failures = 0;
+    backoffUntil = 0;
+    retryRejected = undefined;
+    if (state.degraded) patchState({ degraded: null });
   }
 
   async function getToken(opts: { forceRefresh?: boolean } = {}): Promise<string | null> {
@@ -243,9 +252,8 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       return previous;
     });
     if (replaced && replaced.sessionId !== next.sessionId) void call('POST', '/v1/auth/signout', { refreshToken: replaced.refreshToken }).catch(() => undefined);
-    failures = 0;
-    backoffUntil = 0;
-    patchState({ isLoaded: true, isSignedIn: true, degraded: null });
+    recovered();
+    patchState({ isLoaded: true, isSignedIn: true });
     adopt(next, false);
     channel.post({ type: 'session', from: tabId });
     return loadProfile();
@@ -288,9 +296,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       if (!stored) {
         if (current) becomeSignedOut();
       } else if (stored.refreshToken !== current?.refreshToken) {
-        failures = 0;
-        backoffUntil = 0;
-        if (state.degraded) patchState({ degraded: null });
+        recovered();
         adopt(stored);
       }
     });
@@ -301,7 +307,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     if (!state.isLoaded || !current) return;
     if (retryNow) backoffUntil = 0;
     if (backoffUntil > Date.now()) return;
-    if (!isFresh(current, Date.now()) || retryNow) void refresh().catch(() => undefined);
+    if (!isFresh(current, Date.now()) || retryNow) void refresh(failures > 0 ? retryRejected : undefined).catch(() => undefined);
     else void store.read().then((stored) => stored ? stored.refreshToken !== current?.refreshToken && adopt(stored) : current && becomeSignedOut());
   }
 
