@@ -4,7 +4,15 @@ import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url));
-const result = await build({ entryPoints: [entry], bundle: true, minify: true, format: 'esm', target: 'es2022', platform: 'browser', write: false });
+const result = await build({
+  entryPoints: [entry],
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  target: 'es2022',
+  platform: 'browser',
+  write: false,
+});
 const code = result.outputFiles[0].contents;
 const gzipped = gzipSync(code, { level: 9 }).length;
 const kB = (n) => (n / 1024).toFixed(2);

@@ -181,7 +181,12 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
         const failure = error as GatehouseError;
         retryRejected = rejected;
         backoffUntil = Date.now() + backoffDelay(failures++, failure.retryAfter);
-        const reason = failure.code === 'rate_limited' ? 'rate_limited' : failure.code === 'network_error' || failure.status >= 500 ? 'network' : 'error';
+        const reason =
+          failure.code === 'rate_limited'
+            ? 'rate_limited'
+            : failure.code === 'network_error' || failure.status >= 500
+              ? 'network'
+              : 'error';
         if (!current) adopt(stored);
         patchState({ degraded: { reason, error: failure, retryAt: backoffUntil } });
         schedule();
@@ -251,7 +256,8 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       await store.write(next);
       return previous;
     });
-    if (replaced && replaced.sessionId !== next.sessionId) void call('POST', '/v1/auth/signout', { refreshToken: replaced.refreshToken }).catch(() => undefined);
+    if (replaced && replaced.sessionId !== next.sessionId)
+      void call('POST', '/v1/auth/signout', { refreshToken: replaced.refreshToken }).catch(() => undefined);
     recovered();
     patchState({ isLoaded: true, isSignedIn: true });
     adopt(next, false);
@@ -308,7 +314,10 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     if (retryNow) backoffUntil = 0;
     if (backoffUntil > Date.now()) return;
     if (!isFresh(current, Date.now()) || retryNow) void refresh(failures > 0 ? retryRejected : undefined).catch(() => undefined);
-    else void store.read().then((stored) => stored ? stored.refreshToken !== current?.refreshToken && adopt(stored) : current && becomeSignedOut());
+    else
+      void store
+        .read()
+        .then((stored) => (stored ? stored.refreshToken !== current?.refreshToken && adopt(stored) : current && becomeSignedOut()));
   }
 
   if (typeof addEventListener === 'function' && typeof document !== 'undefined') {

@@ -13,7 +13,13 @@ export class GatehouseError extends Error {
   readonly retryAfter?: number;
   readonly details?: unknown;
 
-  constructor(init: { status: number; code: ErrorCode | ClientErrorCode; message: string; retryAfter?: number | undefined; details?: unknown }) {
+  constructor(init: {
+    status: number;
+    code: ErrorCode | ClientErrorCode;
+    message: string;
+    retryAfter?: number | undefined;
+    details?: unknown;
+  }) {
     super(init.message);
     this.status = init.status;
     this.code = init.code;
@@ -47,7 +53,13 @@ export async function errorFromResponse(response: Response): Promise<GatehouseEr
   }
   const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)?.error;
   if (error && typeof error.code === 'string' && typeof error.message === 'string') {
-    return new GatehouseError({ status: response.status, code: error.code as ErrorCode, message: error.message, retryAfter, details: error.details });
+    return new GatehouseError({
+      status: response.status,
+      code: error.code as ErrorCode,
+      message: error.message,
+      retryAfter,
+      details: error.details,
+    });
   }
   return new GatehouseError({
     status: response.status,

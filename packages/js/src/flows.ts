@@ -61,7 +61,11 @@ export function createFlows(core: Core) {
     if (!ticket.alreadyExists && ticket.uploadUrl) {
       let response: Response;
       try {
-        response = await core.fetch(ticket.uploadUrl, { method: 'PUT', headers: ticket.uploadHeaders ?? {}, body: bytes as Uint8Array<ArrayBuffer> });
+        response = await core.fetch(ticket.uploadUrl, {
+          method: 'PUT',
+          headers: ticket.uploadHeaders ?? {},
+          body: bytes as Uint8Array<ArrayBuffer>,
+        });
       } catch (cause) {
         throw networkError(cause);
       }
@@ -169,7 +173,8 @@ export function createFlows(core: Core) {
     },
 
     organizations: {
-      list: (params?: { limit?: number; cursor?: string }) => core.authed<Page<UserOrganization>>('GET', `/v1/me/organizations${query(params)}`),
+      list: (params?: { limit?: number; cursor?: string }) =>
+        core.authed<Page<UserOrganization>>('GET', `/v1/me/organizations${query(params)}`),
       /** The signed-in user becomes its owner; switch to it with setActiveOrganization. */
       async create(params: { name: string; slug?: string; imageUrl?: string | null }): Promise<UserOrganization> {
         const created = await core.authed<UserOrganization>('POST', '/v1/me/organizations', params);
@@ -185,7 +190,8 @@ export function createFlows(core: Core) {
       /** Needs org:manage. Same ticket flow as the avatar. */
       setImage: async (file: ImageInput) => updateOrganization({ imageUrl: await upload('organization_image', file) }),
       members: {
-        list: (params?: { limit?: number; cursor?: string }) => core.authed<Page<Member>>('GET', `/v1/me/organization/members${query(params)}`),
+        list: (params?: { limit?: number; cursor?: string }) =>
+          core.authed<Page<Member>>('GET', `/v1/me/organization/members${query(params)}`),
         get: (userId: string) => core.authed<Member>('GET', `/v1/me/organization/members/${encodeURIComponent(userId)}`),
         add: (params: { email: string; role?: string }) => core.authed<Member>('POST', '/v1/me/organization/members', params),
         updateRole: (userId: string, role: string) =>

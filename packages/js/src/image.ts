@@ -54,8 +54,7 @@ export function imageDimensions(b: Uint8Array): Omit<ImageFacts, 'contentLength'
 
 /** The upload ticket's facts of a file, computed here: type from its bytes, SHA-256, pixel size. */
 export async function imageFacts(file: Blob | ArrayBuffer | Uint8Array): Promise<ImageFacts> {
-  const bytes =
-    file instanceof Uint8Array ? file : new Uint8Array(file instanceof ArrayBuffer ? file : await (file as Blob).arrayBuffer());
+  const bytes = file instanceof Uint8Array ? file : new Uint8Array(file instanceof ArrayBuffer ? file : await (file as Blob).arrayBuffer());
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
   const sha256 = Array.from(digest, (x) => x.toString(16).padStart(2, '0')).join('');
   return { ...imageDimensions(bytes), contentLength: bytes.length, sha256 };

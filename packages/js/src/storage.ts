@@ -99,6 +99,13 @@ export function sessionStore(option: StorageOption | undefined, key: string): Se
   const local = browserLocalStorage();
   if (option === undefined && !local) return adapterStore(memoryAdapter(), key, false);
   if (typeof indexedDB !== 'undefined') return indexedDbStore(key);
-  if (local) return adapterStore({ get: (k) => local.getItem(k), set: (k, v) => local.setItem(k, v), remove: (k) => local.removeItem(k) }, key, true);
-  throw new TypeError("storage: 'localStorage' needs a browser: this runtime has neither IndexedDB nor localStorage. Use storage: 'memory'.");
+  if (local)
+    return adapterStore(
+      { get: (k) => local.getItem(k), set: (k, v) => local.setItem(k, v), remove: (k) => local.removeItem(k) },
+      key,
+      true,
+    );
+  throw new TypeError(
+    "storage: 'localStorage' needs a browser: this runtime has neither IndexedDB nor localStorage. Use storage: 'memory'.",
+  );
 }

@@ -26,15 +26,13 @@ declare global {
 }
 
 const view = (page: Page) =>
-  page.evaluate(
-    (): TabView => ({
-      isLoaded: window.gh.state.isLoaded,
-      isSignedIn: window.gh.state.isSignedIn,
-      sessionId: window.gh.state.session?.id ?? null,
-      email: window.gh.state.user?.email ?? null,
-      degraded: window.gh.state.degraded?.reason ?? null,
-    }),
-  );
+  page.evaluate((): TabView => ({
+    isLoaded: window.gh.state.isLoaded,
+    isSignedIn: window.gh.state.isSignedIn,
+    sessionId: window.gh.state.session?.id ?? null,
+    email: window.gh.state.user?.email ?? null,
+    degraded: window.gh.state.degraded?.reason ?? null,
+  }));
 
 describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
   let live: LiveGatehouse;
@@ -63,7 +61,12 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
     const env = project.development;
     if (settings.accessTokenTtlSeconds) await live.t.setSettings(env.id, settings);
     const email = uniqueEmail('browser');
-    const created = await live.t.call({ method: 'POST', url: '/v1/users', credential: env.secretKey, payload: { email, password: GOOD_PASSWORD } });
+    const created = await live.t.call({
+      method: 'POST',
+      url: '/v1/users',
+      credential: env.secretKey,
+      payload: { email, password: GOOD_PASSWORD },
+    });
     expect(created.statusCode).toBe(201);
     return { env, email };
   }
@@ -76,62 +79,60 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
     return page;
   }
 
-  it(
-    `${TABS} tabs over ${ROTATIONS} rotations of 30 s tokens: one refresh per rotation, no session_revoked, one session everywhere; sign-out reaches every tab within a second`,
-    async () => {
-      const { env, email } = await environmentWithUser({ accessTokenTtlSeconds: 30 });
-      const context = await browser.newContext();
-      const tabs: Page[] = [];
-      for (let i = 0; i < TABS; i++) tabs.push(await openTab(context, env));
-      for (const tab of tabs) expect(await view(tab)).toMatchObject({ isLoaded: true, isSignedIn: false });
+  it(`${TABS} tabs over ${ROTATIONS} rotations of 30 s tokens: one refresh per rotation, no session_revoked, one session everywhere; sign-out reaches every tab within a second`, async () => {
+    const { env, email } = await environmentWithUser({ accessTokenTtlSeconds: 30 });
+    const context = await browser.newContext();
+    const tabs: Page[] = [];
+    for (let i = 0; i < TABS; i++) tabs.push(await openTab(context, env));
+    for (const tab of tabs) expect(await view(tab)).toMatchObject({ isLoaded: true, isSignedIn: false });
 
-      // Sign-in in one tab signs the others in.
-      await tabs[0]!.evaluate(({ email, password }) => window.gh.signIn.password({ email, password }).then(() => undefined), {
-        email,
-        password: GOOD_PASSWORD,
-      });
-      const sessionId = (await view(tabs[0]!)).sessionId;
-      expect(sessionId).toMatch(/^sess_/);
-      for (const tab of tabs) {
-        await tab.waitForFunction((sid) => window.gh.state.session?.id === sid && window.gh.state.user !== null, sessionId);
-      }
+    // Sign-in in one tab signs the others in.
+    await tabs[0]!.evaluate(({ email, password }) => window.gh.signIn.password({ email, password }).then(() => undefined), {
+      email,
+      password: GOOD_PASSWORD,
+    });
+    const sessionId = (await view(tabs[0]!)).sessionId;
+    expect(sessionId).toMatch(/^sess_/);
+    for (const tab of tabs) {
+      await tab.waitForFunction((sid) => window.gh.state.session?.id === sid && window.gh.state.user !== null, sessionId);
+    }
 
-      // Watch every tab until the server has answered ROTATIONS refreshes for this environment.
-      const ours = () => live.refreshes.filter((r) => r.key === env.publishableKey);
-      const samples: TabView[][] = [];
-      while (ours().length < ROTATIONS) {
-        samples.push(await Promise.all(tabs.map(view)));
-        await new Promise((resolve) => setTimeout(resolve, 2_000));
-      }
-      // Let every tab adopt the last rotation, then ask each for a token.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const tokens = await Promise.all(tabs.map((tab) => tab.evaluate(() => window.gh.getToken())));
-      await tabs[0]!.screenshot({ path: `${SCREENSHOTS}tabs-signed-in.png` });
+    // Watch every tab until the server has answered ROTATIONS refreshes for this environment.
+    const ours = () => live.refreshes.filter((r) => r.key === env.publishableKey);
+    const samples: TabView[][] = [];
+    while (ours().length < ROTATIONS) {
+      samples.push(await Promise.all(tabs.map(view)));
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    }
+    // Let every tab adopt the last rotation, then ask each for a token.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const tokens = await Promise.all(tabs.map((tab) => tab.evaluate(() => window.gh.getToken())));
+    await tabs[0]!.screenshot({ path: `${SCREENSHOTS}tabs-signed-in.png` });
 
-      const refreshes = ours();
-      expect(refreshes.map((r) => r.status)).toEqual(refreshes.map(() => 200));
-      // One request per rotation: every refresh token was presented exactly once, by exactly one tab
-      // (a second presentation would be hidden by the grace window; it is counted here).
-      expect(new Set(refreshes.map((r) => r.refreshToken)).size).toBe(refreshes.length);
-      expect(refreshes.length).toBe(ROTATIONS);
-      expect(live.errorCodes).not.toContain('session_revoked');
-      for (const sample of samples) {
-        for (const tab of sample) expect(tab).toMatchObject({ isSignedIn: true, sessionId, email, degraded: null });
-      }
-      expect(new Set(tokens).size).toBe(1);
-      expect(tokens[0]).toEqual(expect.any(String));
+    const refreshes = ours();
+    expect(refreshes.map((r) => r.status)).toEqual(refreshes.map(() => 200));
+    // One request per rotation: every refresh token was presented exactly once, by exactly one tab
+    // (a second presentation would be hidden by the grace window; it is counted here).
+    expect(new Set(refreshes.map((r) => r.refreshToken)).size).toBe(refreshes.length);
+    expect(refreshes.length).toBe(ROTATIONS);
+    expect(live.errorCodes).not.toContain('session_revoked');
+    for (const sample of samples) {
+      for (const tab of sample) expect(tab).toMatchObject({ isSignedIn: true, sessionId, email, degraded: null });
+    }
+    expect(new Set(tokens).size).toBe(1);
+    expect(tokens[0]).toEqual(expect.any(String));
 
-      // Sign-out in one tab reaches the others within a second.
-      await tabs[2]!.evaluate(() => window.gh.signOut().then(() => undefined));
-      await Promise.all(
-        tabs.map((tab) => tab.waitForFunction(() => window.gh.state.isSignedIn === false && window.gh.state.user === null, null, { timeout: 1_000 })),
-      );
-      await tabs[0]!.screenshot({ path: `${SCREENSHOTS}tabs-signed-out.png` });
-      for (const tab of tabs) expect(await tab.evaluate(() => window.gh.getToken())).toBeNull();
-      await context.close();
-    },
-    150_000,
-  );
+    // Sign-out in one tab reaches the others within a second.
+    await tabs[2]!.evaluate(() => window.gh.signOut().then(() => undefined));
+    await Promise.all(
+      tabs.map((tab) =>
+        tab.waitForFunction(() => window.gh.state.isSignedIn === false && window.gh.state.user === null, null, { timeout: 1_000 }),
+      ),
+    );
+    await tabs[0]!.screenshot({ path: `${SCREENSHOTS}tabs-signed-out.png` });
+    for (const tab of tabs) expect(await tab.evaluate(() => window.gh.getToken())).toBeNull();
+    await context.close();
+  }, 150_000);
 
   it('a server answering 429 to refreshes keeps the user signed in and reports degraded; the client recovers after Retry-After', async () => {
     const { env, email } = await environmentWithUser();
@@ -148,7 +149,12 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
       const refused = await tab.evaluate(() =>
         window.gh.getToken({ forceRefresh: true }).then(
           () => null,
-          (e: { name: string; status: number; code: string; retryAfter?: number }) => ({ name: e.name, status: e.status, code: e.code, retryAfter: e.retryAfter }),
+          (e: { name: string; status: number; code: string; retryAfter?: number }) => ({
+            name: e.name,
+            status: e.status,
+            code: e.code,
+            retryAfter: e.retryAfter,
+          }),
         ),
       );
       expect(refused).toEqual({ name: 'GatehouseError', status: 429, code: 'rate_limited', retryAfter: 1 });
@@ -208,7 +214,12 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
       ({ email, password }) =>
         window.gh.signIn.password({ email, password }).then(
           () => null,
-          (e: { name: string; status: number; code: string; message: string }) => ({ name: e.name, status: e.status, code: e.code, message: e.message }),
+          (e: { name: string; status: number; code: string; message: string }) => ({
+            name: e.name,
+            status: e.status,
+            code: e.code,
+            message: e.message,
+          }),
         ),
       { email, password: GOOD_PASSWORD },
     );

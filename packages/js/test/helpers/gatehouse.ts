@@ -64,7 +64,12 @@ export async function startLiveGatehouse(): Promise<LiveGatehouse> {
         }
         if (isRefresh(request)) {
           const body = request.body as { refreshToken?: string } | undefined;
-          live.refreshes.push({ key: request.headers.authorization?.slice('Bearer '.length) ?? '', refreshToken: body?.refreshToken ?? '', status: reply.statusCode, code });
+          live.refreshes.push({
+            key: request.headers.authorization?.slice('Bearer '.length) ?? '',
+            refreshToken: body?.refreshToken ?? '',
+            status: reply.statusCode,
+            code,
+          });
         }
         return payload;
       });

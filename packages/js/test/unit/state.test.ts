@@ -6,7 +6,12 @@ import { fakeGatehouse } from './fake-server.js';
 
 const clients: Gatehouse[] = [];
 function client(server: ReturnType<typeof fakeGatehouse>, storage: StorageAdapter | 'memory' = 'memory') {
-  const gh = createGatehouse({ publishableKey: 'pk_test_x', baseUrl: 'http://gatehouse.test/', storage, fetch: server.fetch as typeof fetch });
+  const gh = createGatehouse({
+    publishableKey: 'pk_test_x',
+    baseUrl: 'http://gatehouse.test/',
+    storage,
+    fetch: server.fetch as typeof fetch,
+  });
   clients.push(gh);
   return gh;
 }
