@@ -5,6 +5,7 @@ import { environmentOf, sessionOf } from '../http/credentials.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { RequestContext, SessionService } from './service.js';
+import { JWKS_MAX_AGE_SECONDS } from './key-schedule.js';
 import type { SigningKeys } from './signing-keys.js';
 import type { AccessTokens } from './tokens.js';
 
@@ -33,13 +34,34 @@ const SessionView = Type.Object({
 const SigningKeyView = Type.Object({
   kid: Type.String(),
   algorithm: Type.String(),
-  createdAt: Type.Integer(),
-  retiredAt: Type.Union([Type.Integer(), Type.Null()]),
-  publishUntil: Type.Union([Type.Integer(), Type.Null()], { description: 'A retired key is published until then' }),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('retired')], {
+    description:
+      'pending: published, signs from activatesAt; active: signs new tokens; retired: signs no more, published until publishUntil',
+  }),
+  createdAt: Type.Integer({ description: 'When the key was made and published (ms since the epoch)' }),
+  activatesAt: Type.Integer({ description: 'From when the key signs; in the future while pending' }),
+  retiredAt: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'When the key stops (or stopped) signing: its successor\'s activatesAt. Null while no successor is scheduled',
+  }),
+  publishUntil: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The key stays in the JWKS until then, after every token it signed has expired',
+  }),
 });
 
-/** The JWKS and discovery documents may be cached by verifiers this long. */
-const KEYS_CACHE_CONTROL = 'public, max-age=300';
+const RotateBody = Type.Object(
+  {
+    immediate: Type.Optional(
+      Type.Boolean({
+        description:
+          'Emergency only: the new key signs at once. Verifiers that fetched the JWKS shortly before refuse its tokens until they may fetch again (up to 30 s with jose defaults; up to 5.5 min behind a cache honouring max-age)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The JWKS and discovery documents may be cached by verifiers this long; rotations wait it out. */
+const KEYS_CACHE_CONTROL = `public, max-age=${JWKS_MAX_AGE_SECONDS}`;
 
 export function requestContext(request: FastifyRequest): RequestContext {
   return { origin: request.headers.origin, userAgent: request.headers['user-agent'] };
@@ -178,7 +200,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
     {
       config: { credentials: ['platform'] },
       schema: {
-        summary: 'The published signing keys of an environment (never their private halves)',
+        summary: 'The published signing keys of an environment, with their state (never their private halves)',
+        description: 'Newest first: a pending key (published, not signing yet), the active key, and retired keys still published.',
         tags: ['platform'],
         params: IdParams('environmentId'),
         response: { 200: Type.Object({ data: Type.Array(SigningKeyView) }) },
@@ -191,18 +214,32 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
     '/v1/platform/environments/:environmentId/signing-keys/rotate',
     {
       config: { credentials: ['platform'] },
+      // The body is optional: a bare POST (what clients sent before `immediate` existed) is a staged rotation.
+      preValidation: async (request) => {
+        const body: unknown = request.body;
+        if (body === undefined || body === null || body === '') request.body = {};
+      },
       schema: {
-        summary: 'Rotate the signing key: new tokens use a new key; the old one stays published until its tokens expire',
+        summary: 'Rotate the signing key, staged so that no verifier refuses a valid token',
+        description: [
+          'Publishes a new key in the JWKS at once; it starts signing at `activatesAt`, 6 minutes later (the JWKS max-age of 300 s,',
+          'a verifier cooldown of 30 s as in jose, and a 30 s margin), when every verifier has fetched it or may fetch it.',
+          'From then the previous key signs no more, and it stays published until every token it signed has expired.',
+          'Answers 201 with the new key (`state: "pending"`). While a rotation is pending, another one answers 200 with that same',
+          'pending key and changes nothing. `{"immediate": true}` is the emergency rotation: the new key signs at once',
+          '(201, `state: "active"`, replacing any pending key), and verifiers that fetched the JWKS less than their cooldown',
+          'before (30 s with jose defaults) refuse its tokens until they may fetch again.',
+        ].join(' '),
         tags: ['platform'],
         params: IdParams('environmentId'),
-        response: { 201: SigningKeyView },
+        body: RotateBody,
+        response: { 200: SigningKeyView, 201: SigningKeyView },
       },
     },
     async (request, reply) => {
       const environment = await tenancy.getEnvironment(request.params.environmentId);
-      const key = await keys.rotate(environment);
-      const view = (await keys.list(environment)).find((k) => k.kid === key.kid)!;
-      return reply.code(201).send(view);
+      const { key, created } = await keys.rotate(environment, { immediate: request.body.immediate === true });
+      return reply.code(created ? 201 : 200).send(key);
     },
   );
 };
