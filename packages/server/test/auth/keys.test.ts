@@ -76,8 +76,8 @@ describe('signing keys, JWKS, discovery and rotation', () => {
       credential: app.platformKey,
       ...(body === undefined ? {} : { payload: body }),
     });
-  const listKeys = async (id = envId()) =>
-    json(await t.call({ method: 'GET', url: `/v1/platform/environments/${id}/signing-keys`, credential: t.platformKey })).data as Array<
+  const listKeys = async (id = envId(), app = t) =>
+    json(await app.call({ method: 'GET', url: `/v1/platform/environments/${id}/signing-keys`, credential: app.platformKey })).data as Array<
       Record<string, any>
     >;
   const kids = (jwks: { keys: Array<{ kid: string }> }) => jwks.keys.map((k) => k.kid).sort();
@@ -183,6 +183,46 @@ describe('signing keys, JWKS, discovery and rotation', () => {
       const response = await rotate(body);
       expect(response.statusCode).toBe(400);
       expect(json(response).error.code).toBe('invalid_request');
+    }
+  });
+
+  it('drops a pending change of algorithm when the setting goes back before it activates', async () => {
+    const project = await t.createProject('alg-back');
+    const environment = project.development;
+    const user = await signUp(t, { environment });
+    const rsaKid = decodeJwt(user.accessToken).header.kid;
+    await t.setSettings(environment.id, { tokenAlgorithm: 'ES256' });
+    const during = json(await refresh(t, user.refreshToken, environment)).session;
+    expect(decodeJwt(during.accessToken).header.kid).toBe(rsaKid);
+    const pending = (await listKeys(environment.id)).find((k) => k.state === 'pending');
+    expect(pending).toMatchObject({ algorithm: 'ES256' });
+
+    await t.setSettings(environment.id, { tokenAlgorithm: 'RS256' });
+    const back = json(await refresh(t, during.refreshToken, environment)).session;
+    const keys = await listKeys(environment.id);
+    expect(keys.find((k) => k.kid === pending!.kid)).toMatchObject({ state: 'retired' });
+    expect(keys.find((k) => k.kid === rsaKid)).toMatchObject({ state: 'active', retiredAt: null, publishUntil: null });
+    clock.advance(KEY_ACTIVATION_DELAY_MS);
+    const later = json(await refresh(t, back.refreshToken, environment)).session;
+    expect(decodeJwt(later.accessToken).header.kid).toBe(rsaKid);
+  });
+
+  it('settles racing rotations on several nodes on one pending key', async () => {
+    const [storeA, storeB] = await openSharedTestStores(2);
+    const shared = { now: clock.now, platformKey: t.platformKey, instanceSecret: t.instanceSecret };
+    const a = await startTestApp({ ...shared, store: storeA! });
+    const b = await startTestApp({ ...shared, store: storeB! });
+    try {
+      const environment = a.project.development;
+      await signUp(a, { environment });
+      const answers = await Promise.all([a, b, a, b].map((node) => rotate(undefined, environment.id, node)));
+      expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 201]);
+      expect(new Set(answers.map((r) => json(r).kid)).size).toBe(1);
+      const states = (await listKeys(environment.id, b)).map((k) => k.state);
+      expect(states).toEqual(['pending', 'active']);
+    } finally {
+      await b.close();
+      await a.close();
     }
   });
 
