@@ -5,7 +5,7 @@ import { environmentOf, sessionOf } from '../http/credentials.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { RequestContext, SessionService } from './service.js';
-import { JWKS_MAX_AGE_SECONDS } from './key-schedule.js';
+import { ACTIVATION_MARGIN_MS, JWKS_MAX_AGE_SECONDS, KEY_ACTIVATION_DELAY_MS, VERIFIER_COOLDOWN_MS } from './key-schedule.js';
 import type { SigningKeys } from './signing-keys.js';
 import type { AccessTokens } from './tokens.js';
 
@@ -222,13 +222,15 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
       schema: {
         summary: 'Rotate the signing key, staged so that no verifier refuses a valid token',
         description: [
-          'Publishes a new key in the JWKS at once; it starts signing at `activatesAt`, 6 minutes later (the JWKS max-age of 300 s,',
-          'a verifier cooldown of 30 s as in jose, and a 30 s margin), when every verifier has fetched it or may fetch it.',
+          `Publishes a new key in the JWKS at once; it starts signing at \`activatesAt\`, ${KEY_ACTIVATION_DELAY_MS / 1000} s later`,
+          `(the JWKS max-age of ${JWKS_MAX_AGE_SECONDS} s, a verifier cooldown of ${VERIFIER_COOLDOWN_MS / 1000} s as in jose, and a`,
+          `${ACTIVATION_MARGIN_MS / 1000} s margin), when every verifier has fetched it or may fetch it.`,
           'From then the previous key signs no more, and it stays published until every token it signed has expired.',
           'Answers 201 with the new key (`state: "pending"`). While a rotation is pending, another one answers 200 with that same',
           'pending key and changes nothing. `{"immediate": true}` is the emergency rotation: the new key signs at once',
           '(201, `state: "active"`, replacing any pending key), and verifiers that fetched the JWKS less than their cooldown',
           'before (30 s with jose defaults) refuse its tokens until they may fetch again.',
+          'The body may be omitted: a bare POST is a staged rotation.',
         ].join(' '),
         tags: ['platform'],
         params: IdParams('environmentId'),
