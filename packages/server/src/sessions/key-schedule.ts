@@ -87,7 +87,11 @@ export type RotationIntent = 'use' | 'rotate' | 'rotate-now';
  */
 export type RotationPlan = 'none' | 'immediate' | 'schedule' | 'cancel';
 
-export function planRotation(intent: RotationIntent, live: { active?: ScheduledKey; pending?: ScheduledKey }, algorithm: TokenAlgorithm): RotationPlan {
+export function planRotation(
+  intent: RotationIntent,
+  live: { active?: ScheduledKey; pending?: ScheduledKey },
+  algorithm: TokenAlgorithm,
+): RotationPlan {
   const { active, pending } = live;
   // With no key signing yet, nobody can have cached a JWKS without the new one: sign at once.
   if (intent === 'rotate-now' || !active) return 'immediate';

@@ -41,7 +41,7 @@ const SigningKeyView = Type.Object({
   createdAt: Type.Integer({ description: 'When the key was made and published (ms since the epoch)' }),
   activatesAt: Type.Integer({ description: 'From when the key signs; in the future while pending' }),
   retiredAt: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'When the key stops (or stopped) signing: its successor\'s activatesAt. Null while no successor is scheduled',
+    description: "When the key stops (or stopped) signing: its successor's activatesAt. Null while no successor is scheduled",
   }),
   publishUntil: Type.Union([Type.Integer(), Type.Null()], {
     description: 'The key stays in the JWKS until then, after every token it signed has expired',

@@ -205,13 +205,15 @@ export class SigningKeys {
   ): Promise<{ at: number; signer: SigningKey; active: KeyRow; pending?: KeyRow; created?: KeyRow }> {
     const environmentId = environment.id;
     const algorithm = environment.settings.tokenAlgorithm;
+    let material: Awaited<ReturnType<SigningKeys['newKey']>> | undefined;
     for (let attempt = 0; attempt < 5; attempt++) {
       const readAt = this.now();
       const seen = splitLive(await q.listLiveSigningKeys(this.store.db, environmentId, readAt), readAt);
       const plan = planRotation(intent, seen, algorithm);
       if (plan === 'none') return this.remember(environment, readAt, seen.active!, seen.pending);
-      // Generated outside the transaction: an RSA key takes a while, and no lock waits on it.
-      const material = plan === 'cancel' ? undefined : await this.newKey(environmentId, algorithm);
+      // Generated outside the transaction (an RSA key takes a while, and no lock waits on it), and
+      // kept for the next attempt if another node's change makes this one retry.
+      if (plan !== 'cancel' && material?.row.algorithm !== algorithm) material = await this.newKey(environmentId, algorithm);
       try {
         const outcome = await this.store.db.transaction().execute(async (tx) => {
           const now = this.now();
@@ -245,7 +247,10 @@ export class SigningKeys {
           this.signers.set(`${environmentId}/${material.row.id}`, material.signer);
           this.verification.set(`${environmentId}/${material.row.id}`, material.verification);
         }
-        return { ...this.remember(environment, outcome.now, outcome.active, outcome.pending), ...(outcome.created ? { created: outcome.created } : {}) };
+        return {
+          ...this.remember(environment, outcome.now, outcome.active, outcome.pending),
+          ...(outcome.created ? { created: outcome.created } : {}),
+        };
       } catch (error) {
         if (error instanceof ScheduleChanged || isUniqueViolation(error)) continue;
         throw error;

@@ -172,7 +172,11 @@ describe('signing keys, JWKS, discovery and rotation', () => {
     // The replaced pending key never signs; like the previous key, it is retired and published a while.
     const keys = await listKeys(environment.id);
     expect(keys.find((k) => k.kid === pending.kid)).toMatchObject({ state: 'retired', retiredAt: at });
-    expect(keys.find((k) => k.kid === oldKid)).toMatchObject({ state: 'retired', retiredAt: at, publishUntil: at + RETIRED_KEY_PUBLISH_MS });
+    expect(keys.find((k) => k.kid === oldKid)).toMatchObject({
+      state: 'retired',
+      retiredAt: at,
+      publishUntil: at + RETIRED_KEY_PUBLISH_MS,
+    });
     clock.advance(KEY_ACTIVATION_DELAY_MS);
     const later = json(await refresh(t, next.refreshToken, environment)).session;
     expect(decodeJwt(later.accessToken).header.kid).toBe(key.kid);
