@@ -30,6 +30,22 @@ function scaledClock() {
   return { now: () => Math.floor(realStart + (Date.now() - realStart) * SCALE) };
 }
 
+/**
+ * A shared HTTP cache (a CDN or proxy) in front of a verifier, keeping each JWKS response for the
+ * max-age it advertises, on the scaled time base. `seed`: the copy it holds to begin with.
+ */
+function httpCache(seed: { jwks: JSONWebKeySet; at: number }) {
+  let stored = { body: JSON.stringify(seed.jwks), at: seed.at, maxAgeMs: (JWKS_MAX_AGE_SECONDS * 1000) / SCALE };
+  return async (url: string, init: RequestInit): Promise<Response> => {
+    if (Date.now() >= stored.at + stored.maxAgeMs) {
+      const response = await fetch(url, init);
+      const maxAge = Number(/max-age=(\d+)/.exec(response.headers.get('cache-control') ?? '')?.[1] ?? 0);
+      stored = { body: await response.text(), at: Date.now(), maxAgeMs: (maxAge * 1000) / SCALE };
+    }
+    return new Response(stored.body, { status: 200, headers: { 'content-type': 'application/json' } });
+  };
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Verifier {
@@ -55,7 +71,12 @@ describe('a verifier using jose createRemoteJWKSet through a staged rotation', (
 
   function verifier(
     name: string,
-    options: { cooldownMs: number; cacheMaxAgeMs: number; fetched?: { jwks: JSONWebKeySet; at: number } },
+    options: {
+      cooldownMs: number;
+      cacheMaxAgeMs: number;
+      fetched?: { jwks: JSONWebKeySet; at: number };
+      via?: (url: string, init: RequestInit) => Promise<Response>;
+    },
   ): Verifier {
     const self: Verifier = {
       name,
@@ -71,7 +92,7 @@ describe('a verifier using jose createRemoteJWKSet through a staged rotation', (
       ...(options.fetched ? { [jwksCache]: { jwks: options.fetched.jwks, uat: options.fetched.at } } : {}),
       [customFetch]: (url: string, init: RequestInit) => {
         self.fetches += 1;
-        return fetch(url, init);
+        return (options.via ?? fetch)(url, init);
       },
     });
     return self;
@@ -117,6 +138,19 @@ describe('a verifier using jose createRemoteJWKSet through a staged rotation', (
     ] as const) {
       verifiers.push(verifier(name, { cooldownMs: VERIFIER_COOLDOWN_MS, cacheMaxAgeMs, fetched: { jwks: jwksBefore, at: Date.now() } }));
     }
+    // And one behind an HTTP cache that stored the JWKS as the rotation was made. Its own copy is a
+    // little older, so it refetches through the cache shortly before that copy expires, gets the
+    // copy without the new key, and starts its cooldown then: the case the delay's max-age and
+    // cooldown terms are both there for.
+    const rotatedAt = Date.now();
+    verifiers.push(
+      verifier('behind an HTTP cache', {
+        cooldownMs: VERIFIER_COOLDOWN_MS,
+        cacheMaxAgeMs: JWKS_MAX_AGE_SECONDS * 1000,
+        fetched: { jwks: jwksBefore, at: rotatedAt - 10_000 / SCALE },
+        via: httpCache({ jwks: jwksBefore, at: rotatedAt }),
+      }),
+    );
     // The staging itself (state, activatesAt) is asserted in keys.test.ts; here only what a
     // verifier sees counts, so the test shows refusals if the staging is taken away.
     const { kid: newKid, activatesAt } = json(rotation) as { kid: string; activatesAt: number };
