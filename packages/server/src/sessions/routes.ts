@@ -201,7 +201,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
       config: { credentials: ['platform'] },
       schema: {
         summary: 'The published signing keys of an environment, with their state (never their private halves)',
-        description: 'Newest first: a pending key (published, not signing yet), the active key, and retired keys still published.',
+        description:
+          'Latest activation first: a pending key (published, not signing yet), the active key, and retired keys still published.',
         tags: ['platform'],
         params: IdParams('environmentId'),
         response: { 200: Type.Object({ data: Type.Array(SigningKeyView) }) },
