@@ -53,9 +53,18 @@ export const SigningKey = define(
   Type.Object({
     kid: Type.String(),
     algorithm: Type.String(),
-    createdAt: Type.Integer(),
-    retiredAt: Type.Union([Type.Integer(), Type.Null()]),
-    publishUntil: Type.Union([Type.Integer(), Type.Null()], { description: 'A retired key is published until then' }),
+    state: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('retired')], {
+      description:
+        'pending: published, signs from activatesAt; active: signs new tokens; retired: signs no more, published until publishUntil',
+    }),
+    createdAt: Type.Integer({ description: 'When the key was made and published (ms since the epoch)' }),
+    activatesAt: Type.Integer({ description: 'From when the key signs; in the future while pending' }),
+    retiredAt: Type.Union([Type.Integer(), Type.Null()], {
+      description: "When the key stops (or stopped) signing: its successor's activatesAt. Null while no successor is scheduled",
+    }),
+    publishUntil: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The key stays in the JWKS until then, after every token it signed has expired',
+    }),
   }),
 );
 export type SigningKey = Static<typeof SigningKey>;

@@ -102,9 +102,14 @@ export async function startGatehouse(options: Pick<AppOptions, 'rateLimit'> = {}
       const body = await call(environment.publishableKey, 'POST', '/v1/auth/switch-organization', { refreshToken, organizationId });
       return { userId: '', email: '', accessToken: body.session.accessToken, refreshToken: body.session.refreshToken };
     },
-    rotateKeys: (environment) => call(platformKey, 'POST', `/v1/platform/environments/${environment.id}/signing-keys/rotate`),
+    // An emergency rotation: the new key signs at once, which is what these verifier tests need (a staged
+    // rotation publishes the key minutes before it signs, so no verifier ever meets an unknown kid).
+    rotateKeys: (environment) =>
+      call(platformKey, 'POST', `/v1/platform/environments/${environment.id}/signing-keys/rotate`, { immediate: true }),
     async setSettings(environment, patch) {
       await app.tenancy.updateSettings(environment.id, patch);
+      // A change of algorithm is staged like a rotation; make the new algorithm sign at once.
+      if (patch.tokenAlgorithm) await gatehouse.rotateKeys(environment);
     },
     async jwks(environment) {
       const response = await fetch(`${environment.issuer}/.well-known/jwks.json`);

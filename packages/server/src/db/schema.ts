@@ -112,6 +112,9 @@ export interface SigningKeysTable {
   public_jwk: string;
   private_key: string;
   created_at: number;
+  /** From when the key signs; set on every row (0008 filled older rows with created_at). */
+  activates_at: number;
+  /** When the key stops signing: null while no successor is scheduled; may lie in the future. */
   retired_at: number | null;
   publish_until: number | null;
 }
