@@ -11,7 +11,9 @@ import type { RowCacheOptions } from './db/row-cache.js';
 import { installCors } from './http/cors.js';
 import { credentialsPlugin, type AccessTokenVerifier, type CredentialKind } from './http/credentials.js';
 import { ApiError } from './lib/errors.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { answerClientError, answerFrameworkError, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.js';
+import { installSecurityHeaders, securityHeaders } from './http/security-headers.js';
+import { addErrorResponses, errorResponseComponents, type DocumentedRoute } from './http/openapi-errors.js';
 import { healthRoutes } from './http/health.js';
 import { identityRoutes } from './identity/routes.js';
 import { IdentityService } from './identity/service.js';
@@ -20,16 +22,23 @@ import { validatorCompiler } from './http/validation.js';
 import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
 import { authFlowRoutes } from './flows/auth-routes.js';
+import { Mailbox } from './flows/mailbox.js';
 import { outboxRoutes } from './flows/routes.js';
 import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { RedisLink } from './lib/redis.js';
+import { OrganizationAccess } from './organizations/access.js';
+import { memberRoutes } from './organizations/member-routes.js';
+import { MemberService } from './organizations/member-service.js';
+import { roleRoutes } from './organizations/role-routes.js';
+import { RoleService } from './organizations/role-service.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { newMeOrganizationsCache, OrganizationService } from './organizations/service.js';
 import { platformRoutes } from './platform/routes.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { rateLimitPlugin, routeIsCounted } from './ratelimit/plugin.js';
+import { SignInThrottle } from './ratelimit/throttle.js';
 import type { Clock } from './ratelimit/window.js';
 import { TenancyCache, type TenancyCacheOptions } from './tenancy/cache.js';
 import { RefreshTokens } from './sessions/refresh-token.js';
@@ -71,17 +80,20 @@ export interface AppOptions {
   redis?: { url: string; prefix?: string; commandTimeoutMs?: number; heartbeatMs?: number } | undefined;
   /** `false` turns the limiter off (the benchmark's baseline). */
   rateLimit?: false | { clock?: Clock; granularityMs?: number; redisUsesClock?: boolean };
+  /** Sign-in throttling's clock (tests); with `redisUsesClock` the Redis script uses it too. */
+  throttle?: { clock?: Clock; redisUsesClock?: boolean };
+  /**
+   * Proxies (addresses, CIDR blocks, `loopback`…) whose X-Forwarded-For names the client. Unset:
+   * the client address is the socket's peer.
+   */
+  trustProxy?: string[] | undefined;
   /** `false` turns the caches off: credentials, and the sessions and organization lists of `/v1/me*`. */
   cache?: false | (TenancyCacheOptions & { rows?: RowCacheOptions });
   /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
   now?: () => number;
 }
 
-export interface RegisteredRoute {
-  method: string;
-  url: string;
-  credentials: readonly CredentialKind[];
-}
+export type RegisteredRoute = DocumentedRoute;
 
 export const DEFAULT_REDIS_PREFIX = 'gh:';
 
@@ -102,16 +114,23 @@ const SECURITY_SCHEME: Record<CredentialKind, string> = {
 };
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const headers = securityHeaders(options.config.baseUrl);
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: JSON_BODY_LIMIT,
     exposeHeadRoutes: false,
-    return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Every answer the framework gives on its own is in the API's shape and headers (error-handler.ts).
+    return503OnClosing: false,
+    frameworkErrors: answerFrameworkError(headers),
+    clientErrorHandler: answerClientError(headers),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // request.ip: the socket's peer, or the client a trusted proxy names.
+    trustProxy: options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  installErrorHandling(app);
+  installSecurityHeaders(app, headers);
+  installErrorHandling(app, headers);
 
   // The API speaks JSON only; Fastify's default text/plain parser would let a string reach
   // validation and turn a 415 into a confusing 400.
@@ -137,13 +156,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (/%00/i.test(request.url)) throw nulRefused('The URL');
   });
 
-  // Each route's security requirement in the OpenAPI document comes from its credential config.
+  // Each route's security requirement and error answers in the OpenAPI document come from its config.
   const routes: RegisteredRoute[] = [];
   app.decorate('registeredRoutes', routes);
   app.addHook('onRoute', (route) => {
-    const kinds = route.config?.credentials;
-    route.schema = { ...route.schema, security: kinds ? kinds.map((k) => ({ [SECURITY_SCHEME[k]]: [] })) : [] };
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url, credentials: kinds ?? [] });
+    const kinds = route.config?.credentials ?? [];
+    route.schema = { ...route.schema, security: kinds.map((k) => ({ [SECURITY_SCHEME[k]]: [] })) };
+    const counted = options.rateLimit !== false && route.config?.rateLimit !== false && kinds.some((k) => k !== 'platform');
+    for (const method of [route.method].flat()) {
+      const hasBody = ['POST', 'PUT', 'PATCH'].includes(method);
+      routes.push({ method, url: route.url, credentials: kinds, rateLimited: counted, hasBody, hasParams: route.url.includes(':'), errors: route.config?.errors ?? [] });
+    }
   });
 
   await app.register(swagger, {
@@ -162,8 +185,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Session access token' },
           platformKey: { type: 'http', scheme: 'bearer', description: 'Operator platform key: plk_…' },
         },
+        responses: errorResponseComponents(),
       },
     },
+    transformObject: (document) => addErrorResponses('openapiObject' in document ? document.openapiObject : document.swaggerObject, routes),
   });
 
   let redis: RedisLink | undefined;
@@ -256,14 +281,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         return link.caughtUp(environment.id, seq);
       }
     : undefined;
-  const organizations = new OrganizationService({
-    store: options.store,
-    acceptImageUrl,
-    now,
-    meCache: meOrganizationsCache,
-    meCacheServes: (session): boolean => sessions.cachesMayServe(session),
-  });
-  const sessions = new SessionService({
+  const sessions: SessionService = new SessionService({
     store: options.store,
     tokens,
     refreshTokens: new RefreshTokens(options.instanceSecret),
@@ -273,13 +291,32 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cache: sessionCache,
     freshness,
   });
-  const identity = new IdentityService({
+  const throttle = new SignInThrottle({
+    clock: options.throttle?.clock ?? Date.now,
+    redis,
+    ...(options.throttle?.redisUsesClock ? { redisUsesClock: true } : {}),
+  });
+  const identity: IdentityService = new IdentityService({
+    throttle,
     store: options.store,
     sessions,
     acceptImageUrl,
     now,
     deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
   });
+  const organizationAccess = new OrganizationAccess(options.store);
+  const organizations: OrganizationService = new OrganizationService({
+    store: options.store,
+    access: organizationAccess,
+    acceptImageUrl,
+    now,
+    identity,
+    sessions,
+    meCache: meOrganizationsCache,
+    meCacheServes: (session): boolean => sessions.cachesMayServe(session),
+  });
+  const members = new MemberService({ store: options.store, access: organizationAccess, now, identity });
+  const roles = new RoleService({ store: options.store, now });
   const verifyAccessToken: AccessTokenVerifier = (token, request) => sessions.verifyAccessToken(token, request);
   warmUpPasswordHashing().catch(() => undefined);
 
@@ -302,13 +339,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cursors,
     meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
   });
-  await app.register(organizationRoutes, { organizations, sessions, tenancy, cursors });
+  await app.register(organizationRoutes, { organizations, sessions, cursors });
+  await app.register(memberRoutes, { members, cursors });
+  await app.register(roleRoutes, { roles, tenancy });
   await app.register(usageRoutes, { usage, now });
-  await app.register(outboxRoutes, { store: options.store, tenancy });
+  await app.register(outboxRoutes, { mailbox: new Mailbox(options.store), tenancy });
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);
   const flows = new FlowService({
+    throttle,
     store: options.store,
     identity,
     sessions,

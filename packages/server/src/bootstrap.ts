@@ -5,6 +5,7 @@ import type { Store } from './db/index.js';
 import { constantTimeEqual, newSecret } from './lib/crypto.js';
 import { deriveSubkey } from './lib/cursor.js';
 import { TenancyService } from './tenancy/service.js';
+import type { EnvironmentType } from './tenancy/settings.js';
 
 export interface InstanceSecrets {
   platformKey: string;
@@ -63,11 +64,20 @@ export async function checkInstanceSecret(store: Store, instanceSecret: string):
 
 export interface DefaultProject {
   projectId: string;
-  publishableKey: string;
-  secretKey: string;
+  environments: {
+    id: string;
+    type: EnvironmentType;
+    publishableKey: string;
+    /** Only development gets one at first start; see ensureDefaultProject. */
+    secretKey: string | undefined;
+  }[];
 }
 
-/** On an empty store, creates "Default project" so a newcomer can sign a user in at once. */
+/**
+ * On an empty store, creates "Default project" so a newcomer can sign a user in at once. Its
+ * production environment gets no secret key: one printed at every first start would sit in logs
+ * unused, so the operator creates it when production is near (the start output says how).
+ */
 export async function ensureDefaultProject(store: Store): Promise<DefaultProject | null> {
   const tenancy = new TenancyService(store);
   if ((await tenancy.countProjects()) > 0) return null;
@@ -79,7 +89,14 @@ export async function ensureDefaultProject(store: Store): Promise<DefaultProject
     .onConflict((oc) => oc.column('key').doNothing())
     .executeTakeFirst();
   if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) return null;
-  const { project, environments } = await tenancy.createProject({ name: 'Default project' });
-  const development = environments.find((e) => e.environment.type === 'development')!;
-  return { projectId: project.id, publishableKey: development.environment.publishableKey, secretKey: development.secretKey };
+  const { project, environments } = await tenancy.createProjectWithSecretKeys({ name: 'Default project' }, ['development']);
+  return {
+    projectId: project.id,
+    environments: environments.map(({ environment, secretKey }) => ({
+      id: environment.id,
+      type: environment.type,
+      publishableKey: environment.publishableKey,
+      secretKey,
+    })),
+  };
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export interface Config {
@@ -24,6 +25,11 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Unset means the filesystem object store under the data directory. */
   s3: S3Config | undefined;
+  /**
+   * The proxies whose X-Forwarded-For names the client (addresses, CIDR blocks, or `loopback`,
+   * `linklocal`, `uniquelocal`). Unset: the client is the socket's peer, whatever the headers say.
+   */
+  trustProxy: string[] | undefined;
 }
 
 export interface S3Config {
@@ -232,6 +238,26 @@ function parseS3(env: Env): S3Config | undefined {
   };
 }
 
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function parseTrustProxy(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address = '', bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    const validBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits);
+    if (!PROXY_RANGES.has(entry) && (family === 0 || !validBits || extra !== undefined)) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `"${entry}" is not an IP address, a CIDR block or one of loopback, linklocal, uniquelocal; list your proxies separated by commas, e.g. 10.0.0.0/8,127.0.0.1.`,
+      );
+    }
+  }
+  return entries;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(optional(env, 'PORT'));
   const databaseUrl = parseDatabaseUrl(optional(env, 'DATABASE_URL'));
@@ -252,5 +278,6 @@ export function loadConfig(env: Env = process.env): Config {
     emailWorker: parseOnOff('GATEHOUSE_EMAIL_WORKER', optional(env, 'GATEHOUSE_EMAIL_WORKER'), true),
     logLevel: parseLogLevel(optional(env, 'LOG_LEVEL')),
     s3: parseS3(env),
+    trustProxy: parseTrustProxy(optional(env, 'TRUST_PROXY')),
   };
 }

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { buildApp } from './app.js';
 import { describeObjectStore, openObjectStore } from './assets/stores.js';
-import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets } from './bootstrap.js';
+import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets, type DefaultProject } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, openStore } from './db/index.js';
 import { SmtpTransport, UnconfiguredTransport } from './flows/transport.js';
+import { emailCollisionWarning } from './identity/email-collisions.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -17,6 +18,9 @@ async function main(): Promise<void> {
   await migrate(store, config.databaseSchema);
   await checkInstanceSecret(store, secrets.instanceSecret);
   const created = await ensureDefaultProject(store);
+  // The AWS SDK warns on Node 20 that its releases after January 2027 will need Node 22; the
+  // version locked here runs on Node 20, and package.json's engines says what Gatehouse supports.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const objectStore = await openObjectStore(config, secrets.instanceSecret);
 
   const app = await buildApp({
@@ -32,6 +36,7 @@ async function main(): Promise<void> {
       startWorker: config.emailWorker,
     },
     redis: config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : undefined,
+    trustProxy: config.trustProxy,
   });
   await app.listen({ port: config.port, host: config.host });
 
@@ -39,25 +44,23 @@ async function main(): Promise<void> {
     '',
     'Gatehouse is running.',
     `  Base URL:      ${config.baseUrl}`,
-    // DESIGN lists a console URL here; the console is not built yet, so say so rather than omit it.
+    // The console's URL belongs here; the console is not built yet, so say so rather than omit it.
     `  Console:       not built yet; operators use the platform API at ${config.baseUrl}/v1/platform`,
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
     `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
     `  Object store:  ${describeObjectStore(config)}`,
+    `  Client IP:     ${config.trustProxy ? `X-Forwarded-For from ${config.trustProxy.join(', ')} (TRUST_PROXY)` : 'the connection\'s peer (set TRUST_PROXY behind a proxy)'}`,
   ];
   if (secrets.platformKeyGenerated) {
     lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);
   }
-  if (created) {
+  if (created) lines.push(...describeDefaultProject(created, config.baseUrl));
+  if (config.databaseUrl && !config.s3) {
     lines.push(
       '',
-      'Created "Default project". Its development keys:',
-      `  Publishable key: ${created.publishableKey}`,
-      `  Secret key:      ${created.secretKey}`,
-      '                   (shown once: only a hash is stored, so save it now)',
-      '',
-      'Try it:',
-      `  curl -H "Authorization: Bearer ${created.publishableKey}" ${config.baseUrl}/v1/environment`,
+      "Warning: PostgreSQL is configured but objects (uploaded images) are stored on this node's disk.",
+      'Another node sharing the database answers 404 for them. To run more than one node, set S3_*',
+      'for an S3-compatible store (AWS S3, MinIO, R2…); see docs/scaling.md.',
     );
   }
   if (!config.smtpUrl) {
@@ -67,6 +70,7 @@ async function main(): Promise<void> {
       'email cannot be delivered: it waits in the outbox, with its error shown by the platform API.',
     );
   }
+  lines.push(...(await emailCollisionWarning(store.db)));
   process.stdout.write(`${lines.join('\n')}\n\n`);
 
   const shutdown = async () => {
@@ -77,6 +81,34 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
+}
+
+/** First start: each environment of the Default project, with what a backend needs to verify its tokens. */
+function describeDefaultProject(created: DefaultProject, baseUrl: string): string[] {
+  const lines = ['', `Created "Default project" (${created.projectId}).`];
+  for (const environment of created.environments) {
+    const issuer = `${baseUrl}/v1/environments/${environment.id}`;
+    lines.push(
+      '',
+      `  ${environment.type === 'development' ? 'Development' : 'Production'} environment ${environment.id}`,
+      `    Publishable key: ${environment.publishableKey}`,
+    );
+    if (environment.secretKey) {
+      lines.push(
+        `    Secret key:      ${environment.secretKey}`,
+        '                     (shown once: only a hash is stored, so save it now)',
+      );
+    } else {
+      lines.push(
+        '    Secret key:      none yet; create one when you need it (shown once):',
+        `                     curl -X POST -H "Authorization: Bearer <platform key>" ${baseUrl}/v1/platform/environments/${environment.id}/secret-keys`,
+      );
+    }
+    lines.push(`    Issuer:          ${issuer}`, `    JWKS URL:        ${issuer}/.well-known/jwks.json`);
+  }
+  const development = created.environments.find((e) => e.type === 'development')!;
+  lines.push('', 'Try it:', `  curl -H "Authorization: Bearer ${development.publishableKey}" ${baseUrl}/v1/environment`);
+  return lines;
 }
 
 main().catch((error: unknown) => {

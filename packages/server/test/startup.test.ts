@@ -30,6 +30,41 @@ describe(`npm start (${testDb()})`, () => {
       expect(publishableKey).toBeDefined();
       expect(secretKey).toBeDefined();
 
+      // Each environment: its id, keys, issuer and JWKS URL. Production has no secret key until one is asked for.
+      const base = `http://localhost:${port}`;
+      const environments = [...started.output.matchAll(/(Development|Production) environment (env_\S+)/g)].map((m) => m[2]!);
+      expect(environments).toHaveLength(2);
+      for (const id of environments) {
+        expect(started.output).toContain(`Issuer:          ${base}/v1/environments/${id}\n`);
+        expect(started.output).toContain(`JWKS URL:        ${base}/v1/environments/${id}/.well-known/jwks.json\n`);
+        const jwks = await fetch(`http://127.0.0.1:${port}/v1/environments/${id}/.well-known/jwks.json`);
+        expect(jwks.status).toBe(200);
+      }
+      expect(started.output).toMatch(/Publishable key:\s+pk_live_\S+/);
+      expect(started.output).not.toContain('sk_live_');
+      const production = environments[1]!;
+      expect(started.output).toContain(`${base}/v1/platform/environments/${production}/secret-keys`);
+      const keysOf = async (id: string) =>
+        (
+          (await (
+            await fetch(`http://127.0.0.1:${port}/v1/platform/environments/${id}/secret-keys`, {
+              headers: { authorization: `Bearer ${platformKey}` },
+            })
+          ).json()) as { data: unknown[] }
+        ).data;
+      expect(await keysOf(production)).toEqual([]);
+      expect(await keysOf(environments[0]!)).toHaveLength(1);
+      const created = await fetch(`http://127.0.0.1:${port}/v1/platform/environments/${production}/secret-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${platformKey}` },
+      });
+      expect(((await created.json()) as { secretKey: string }).secretKey).toMatch(/^sk_live_/);
+
+      // PostgreSQL with the filesystem object store: a second node would not find this node's objects.
+      const objectsWarning = "Warning: PostgreSQL is configured but objects (uploaded images) are stored on this node's disk.";
+      if (testDb() === 'postgres') expect(started.output).toContain(objectsWarning);
+      else expect(started.output).not.toContain(objectsWarning);
+
       const res = await fetch(`http://127.0.0.1:${port}/v1/environment`, { headers: { authorization: `Bearer ${publishableKey}` } });
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ type: 'development', rateLimit: { requestsPerMinute: 1000 } });
@@ -55,6 +90,28 @@ describe(`npm start (${testDb()})`, () => {
       expect(started.exitCode).toBeNull();
       expect(started.output).not.toContain('Secret key:');
       expect(started.output).not.toContain('Platform key:');
+    } finally {
+      await stopServerProcess(started);
+    }
+  });
+
+  it('with an S3 object store, warns neither about objects on one disk nor about the AWS SDK and Node 20', async () => {
+    const started = await startServerProcess({
+      PORT: String(await freePort()),
+      GATEHOUSE_DATA_DIR: dataDir,
+      S3_ENDPOINT: 'http://127.0.0.1:9',
+      S3_BUCKET: 'gatehouse-start',
+      S3_REGION: 'us-east-1',
+      S3_ACCESS_KEY_ID: 'start',
+      S3_SECRET_ACCESS_KEY: 'start-secret',
+      S3_PUBLIC_BASE_URL: 'http://127.0.0.1:9/gatehouse-start',
+      ...databaseEnv,
+    });
+    try {
+      expect(started.exitCode, started.output).toBeNull();
+      expect(started.output).toContain('Object store:  S3 bucket gatehouse-start');
+      expect(started.output).not.toContain('Warning: PostgreSQL is configured');
+      expect(started.output).not.toMatch(/NodeVersionSupportWarning|node >=22/);
     } finally {
       await stopServerProcess(started);
     }

@@ -1,15 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ProjectLogo, UploadTicket, Uploaded } from '@gatehouse/contract';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { sessionOf, type SessionIdentity } from '../http/credentials.js';
-import { ApiError } from '../lib/errors.js';
 import { IdParams } from '../http/schemas.js';
-import { sha256Hex } from '../lib/crypto.js';
 import type { Environment } from '../tenancy/settings.js';
-import { acceptedImageType, checkImageBytes, imageTooLarge, mediaTypeOf } from './checks.js';
-import { FilesystemObjectStore } from './filesystem-store.js';
 import { MAX_IMAGE_BYTES } from './image.js';
-import { IMMUTABLE_CACHE_CONTROL, isValidObjectKey, type ObjectKey, type UploadBinding } from './object-store.js';
+import { IMMUTABLE_CACHE_CONTROL, type UploadBinding } from './object-store.js';
 import type { AssetService, UploadPurpose } from './service.js';
 
 /** Decides whether a session may upload for a purpose; throws a 4xx ApiError when not. */
@@ -48,13 +45,6 @@ const TicketBody = Type.Object(
   { additionalProperties: false },
 );
 
-const TicketResponse = Type.Object({
-  uploadUrl: Type.Optional(Type.String({ description: 'PUT the bytes here within 5 minutes. Absent when alreadyExists is true.' })),
-  uploadHeaders: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Headers the PUT must carry, exactly as given.' })),
-  publicUrl: Type.String({ description: 'Save this with PATCH /v1/me or PATCH /v1/me/organization.' }),
-  alreadyExists: Type.Boolean(),
-});
-
 export interface AssetRouteOptions {
   assets: AssetService;
   authorizeUpload: UploadAuthorizer;
@@ -72,7 +62,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
           'PNG, JPEG or WebP, at most 1 MB and 4096×4096. organization_image needs org:manage in the current organization (read live, not from the token). When alreadyExists is true, save publicUrl directly; otherwise PUT the bytes to uploadUrl with uploadHeaders, then save publicUrl as imageUrl.',
         tags: ['me'],
         body: TicketBody,
-        response: { 200: TicketResponse },
+        response: { 200: UploadTicket },
       },
     },
     async (request) => {
@@ -81,9 +71,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<AssetRouteOptions> = async (
     },
   );
 
-  if (assets.objects instanceof FilesystemObjectStore) {
-    await app.register(filesystemObjectRoutes, { objects: assets.objects });
-  }
+  if (assets.filesystem) await app.register(filesystemObjectRoutes, { assets });
 };
 
 /**
@@ -109,15 +97,9 @@ const ObjectParams = Type.Object(
   { additionalProperties: false },
 );
 
-const filesystemObjectRoutes: FastifyPluginAsyncTypebox<{ objects: FilesystemObjectStore }> = async (app, { objects }) => {
+const filesystemObjectRoutes: FastifyPluginAsyncTypebox<{ assets: AssetService }> = async (app, { assets }) => {
   acceptRawBodies(app);
   const bindings = new WeakMap<FastifyRequest, UploadBinding>();
-  const keyOf = (params: unknown): ObjectKey | null => {
-    const { namespace, sha256 } = params as { namespace: string; sha256: string };
-    const key = { namespace, sha256 };
-    return isValidObjectKey(key) ? key : null;
-  };
-  const noObject = () => new ApiError('not_found', 'No image is stored at this URL.');
 
   app.put(
     '/v1/assets/:namespace/:sha256',
@@ -126,50 +108,25 @@ const filesystemObjectRoutes: FastifyPluginAsyncTypebox<{ objects: FilesystemObj
         summary: 'Upload the bytes of an upload ticket (filesystem store); the URL is the credential',
         tags: ['assets'],
         params: ObjectParams,
-        response: { 200: Type.Object({ publicUrl: Type.String() }) },
+        response: { 200: Uploaded },
       },
       // Everything that can be judged from the URL and headers is judged before the body is read.
       onRequest: async (request) => {
-        const key = keyOf(request.params);
-        if (!key) throw noObject();
-        const binding = objects.verifyUploadUrl(key, request.query as Record<string, unknown>);
-        const sent = mediaTypeOf(request.headers['content-type']);
-        if (sent !== binding.contentType) {
-          throw new ApiError(
-            'unsupported_media_type',
-            `This upload URL is for ${binding.contentType}, but the request has Content-Type ${JSON.stringify(sent || '(none)')}. Send "Content-Type: ${binding.contentType}".`,
-          );
-        }
-        const length = declaredLength(request);
-        if (length !== undefined && length !== binding.contentLength) throw lengthMismatch(binding.contentLength, length);
-        bindings.set(request, binding);
+        const params = request.params as { namespace: string; sha256: string };
+        const query = request.query as Record<string, unknown>;
+        bindings.set(request, assets.openUpload(params, query, request.headers['content-type'], declaredLength(request)));
       },
     },
-    async (request) => {
-      const binding = bindings.get(request)!;
-      const bytes = bodyBytes(request);
-      if (bytes.length !== binding.contentLength) throw lengthMismatch(binding.contentLength, bytes.length);
-      if (sha256Hex(bytes) !== binding.key.sha256) {
-        throw new ApiError(
-          'invalid_request',
-          'The SHA-256 digest of the uploaded bytes differs from the sha256 of the ticket. Request a new ticket with the digest of this exact file.',
-        );
-      }
-      checkImageBytes(bytes, binding);
-      await objects.put(binding.key, bytes);
-      return { publicUrl: objects.publicUrl(binding.key) };
-    },
+    async (request) => ({ publicUrl: await assets.completeUpload(bindings.get(request)!, bodyBytes(request)) }),
   );
 
   app.get(
     '/v1/assets/:namespace/:sha256',
     { schema: { summary: 'Read a stored image (filesystem store)', tags: ['assets'], params: ObjectParams } },
     async (request, reply) => {
-      const key = keyOf(request.params);
-      const stored = key && (await objects.read(key));
-      if (!key || !stored) throw noObject();
+      const stored = await assets.readObject(request.params);
       // Content-addressed, so the digest is a perfect validator and the bytes never change.
-      const etag = `"${key.sha256}"`;
+      const etag = `"${stored.sha256}"`;
       void reply.headers({
         'content-type': stored.contentType,
         'x-content-type-options': 'nosniff',
@@ -185,13 +142,6 @@ const filesystemObjectRoutes: FastifyPluginAsyncTypebox<{ objects: FilesystemObj
   );
 };
 
-function lengthMismatch(expected: number, actual: number): ApiError {
-  return new ApiError(
-    'invalid_request',
-    `This upload URL is for exactly ${expected} bytes, but ${actual} were sent. Request a new ticket with the file's exact size.`,
-  );
-}
-
 /** `PUT /v1/platform/projects/{id}/logo`: project branding, uploaded by the operator. */
 export const brandingRoutes: FastifyPluginAsyncTypebox<{ assets: AssetService }> = async (app, { assets }) => {
   acceptRawBodies(app);
@@ -205,17 +155,9 @@ export const brandingRoutes: FastifyPluginAsyncTypebox<{ assets: AssetService }>
         summary: 'Upload the project logo used in emails and hosted pages (raw PNG, JPEG or WebP bytes, at most 1 MB)',
         tags: ['platform'],
         params: IdParams('projectId'),
-        response: { 200: Type.Object({ logoUrl: Type.String() }) },
+        response: { 200: ProjectLogo },
       },
-      onRequest: async (request) => {
-        const type = request.headers['content-type'];
-        if (type === undefined || type.trim() === '') {
-          throw new ApiError('unsupported_media_type', 'Send the logo bytes with a Content-Type of image/png, image/jpeg or image/webp.');
-        }
-        acceptedImageType(type);
-        const length = declaredLength(request);
-        if (length !== undefined && length > MAX_IMAGE_BYTES) throw imageTooLarge(length);
-      },
+      onRequest: async (request) => assets.checkLogoRequest(request.headers['content-type'], declaredLength(request)),
     },
     async (request) => ({
       logoUrl: await assets.setProjectLogo(request.params.projectId, bodyBytes(request), request.headers['content-type']!),

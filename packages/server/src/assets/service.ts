@@ -1,11 +1,14 @@
+import type { UploadTicket } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { ApiError, notFound } from '../lib/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
 import type { Environment } from '../tenancy/settings.js';
-import { acceptedImageType, checkImageBytes, imageTooLarge } from './checks.js';
+import { acceptedImageType, checkImageBytes, imageTooLarge, mediaTypeOf } from './checks.js';
+import { FilesystemObjectStore } from './filesystem-store.js';
 import { MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION } from './image.js';
 import { assertAcceptableImageUrl, ownAssetPath } from './image-url.js';
-import { parseObjectKeyPath, type ObjectStore, type StoredObject } from './object-store.js';
+import { isValidObjectKey, parseObjectKeyPath, type ObjectStore, type StoredObject, type UploadBinding } from './object-store.js';
+import * as q from './queries.js';
 
 export const UPLOAD_PURPOSES = ['user_avatar', 'organization_image'] as const;
 export type UploadPurpose = (typeof UPLOAD_PURPOSES)[number];
@@ -20,14 +23,7 @@ export interface TicketRequest {
   height: number;
 }
 
-export interface UploadTicket {
-  /** Absent when the object is already stored. */
-  uploadUrl?: string;
-  /** Headers the PUT to uploadUrl must carry. */
-  uploadHeaders?: Record<string, string>;
-  publicUrl: string;
-  alreadyExists: boolean;
-}
+export type { UploadTicket };
 
 /**
  * Decides whether the caller may upload for a purpose; throws `403 forbidden` when not. For
@@ -35,6 +31,17 @@ export interface UploadTicket {
  * current organization, never the token's claims (SPEC part 4, rule 2).
  */
 export type AuthorizePurpose = (purpose: UploadPurpose) => Promise<void>;
+
+function noObject(): ApiError {
+  return new ApiError('not_found', 'No image is stored at this URL.');
+}
+
+function lengthMismatch(expected: number, actual: number): ApiError {
+  return new ApiError(
+    'invalid_request',
+    `This upload URL is for exactly ${expected} bytes, but ${actual} were sent. Request a new ticket with the file's exact size.`,
+  );
+}
 
 function invalid(field: string, message: string): ApiError {
   return new ApiError('invalid_request', message, { fields: [field] });
@@ -92,6 +99,62 @@ export class AssetService {
     return { uploadUrl: target.url, uploadHeaders: target.headers, publicUrl, alreadyExists: false };
   }
 
+  /** The filesystem store, whose signed uploads and public reads this server answers itself. */
+  get filesystem(): FilesystemObjectStore | undefined {
+    return this.objects instanceof FilesystemObjectStore ? this.objects : undefined;
+  }
+
+  /**
+   * A PUT to a filesystem upload URL, judged from the URL and headers before the body is read:
+   * the signature binds the key, type and length, and the request must match them. Returns what
+   * the upload is bound to, for `completeUpload`.
+   */
+  openUpload(
+    params: { namespace: string; sha256: string },
+    query: Record<string, unknown>,
+    contentTypeHeader: string | undefined,
+    declaredLength: number | undefined,
+  ): UploadBinding {
+    const store = this.filesystem;
+    if (!store || !isValidObjectKey(params)) throw noObject();
+    const binding = store.verifyUploadUrl({ namespace: params.namespace, sha256: params.sha256 }, query);
+    const sent = mediaTypeOf(contentTypeHeader);
+    if (sent !== binding.contentType) {
+      throw new ApiError(
+        'unsupported_media_type',
+        `This upload URL is for ${binding.contentType}, but the request has Content-Type ${JSON.stringify(sent || '(none)')}. Send "Content-Type: ${binding.contentType}".`,
+      );
+    }
+    if (declaredLength !== undefined && declaredLength !== binding.contentLength)
+      throw lengthMismatch(binding.contentLength, declaredLength);
+    return binding;
+  }
+
+  /** Stores the bytes of an opened upload once they are exactly the ticket's: length, digest, image. Returns the public URL. */
+  async completeUpload(binding: UploadBinding, bytes: Uint8Array): Promise<string> {
+    const store = this.filesystem;
+    if (!store) throw noObject();
+    if (bytes.length !== binding.contentLength) throw lengthMismatch(binding.contentLength, bytes.length);
+    if (sha256Hex(bytes) !== binding.key.sha256) {
+      throw new ApiError(
+        'invalid_request',
+        'The SHA-256 digest of the uploaded bytes differs from the sha256 of the ticket. Request a new ticket with the digest of this exact file.',
+      );
+    }
+    checkImageBytes(bytes, binding);
+    await store.put(binding.key, bytes);
+    return store.publicUrl(binding.key);
+  }
+
+  /** A stored image of the filesystem store, by its URL's parts; 404 when there is none. */
+  async readObject(params: { namespace: string; sha256: string }): Promise<{ sha256: string; bytes: Buffer; contentType: string }> {
+    const store = this.filesystem;
+    const key = isValidObjectKey(params) ? { namespace: params.namespace, sha256: params.sha256 } : null;
+    const stored = store && key && (await store.read(key));
+    if (!key || !stored) throw noObject();
+    return { sha256: key.sha256, ...stored };
+  }
+
   /**
    * The one check for an `imageUrl` being saved on a user or organization of `environment` (every
    * PATCH and create that takes one), returning the form to store. https URLs pass; plain http
@@ -138,17 +201,28 @@ export class AssetService {
     const contentType = acceptedImageType(contentTypeHeader);
     if (bytes.length === 0) throw invalid('body', 'The request body is empty; send the image bytes.');
     checkImageBytes(bytes, { contentType });
-    const project = await this.store.db.selectFrom('projects').select('id').where('id', '=', projectId).executeTakeFirst();
+    const project = await q.findProjectId(this.store.db, projectId);
     if (!project) throw notFound(`Project ${projectId}`);
-    const key = { namespace: project.id, sha256: sha256Hex(bytes) };
+    const key = { namespace: project, sha256: sha256Hex(bytes) };
     await this.objects.put(key, bytes, contentType);
     const logoUrl = this.objects.publicUrl(key);
-    await this.store.db.updateTable('projects').set({ logo_url: logoUrl }).where('id', '=', project.id).execute();
+    await q.setProjectLogoUrl(this.store.db, project, logoUrl);
     return logoUrl;
   }
 
+  /**
+   * A project logo request, judged from its headers before the body is read: an image type we
+   * accept, and a declared length within the limit.
+   */
+  checkLogoRequest(contentTypeHeader: string | undefined, declaredLength: number | undefined): void {
+    if (contentTypeHeader === undefined || contentTypeHeader.trim() === '') {
+      throw new ApiError('unsupported_media_type', 'Send the logo bytes with a Content-Type of image/png, image/jpeg or image/webp.');
+    }
+    acceptedImageType(contentTypeHeader);
+    if (declaredLength !== undefined && declaredLength > MAX_IMAGE_BYTES) throw imageTooLarge(declaredLength);
+  }
+
   async removeProjectLogo(projectId: string): Promise<void> {
-    const result = await this.store.db.updateTable('projects').set({ logo_url: null }).where('id', '=', projectId).executeTakeFirst();
-    if (result.numUpdatedRows === 0n) throw notFound(`Project ${projectId}`);
+    if (!(await q.setProjectLogoUrl(this.store.db, projectId, null))) throw notFound(`Project ${projectId}`);
   }
 }

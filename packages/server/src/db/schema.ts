@@ -46,7 +46,10 @@ export interface EmailOutboxTable {
   environment_id: string;
   id: string;
   kind: string;
+  /** The address as given (shown, and where mail goes). */
   to_address: string;
+  /** Its comparison key (identity/email.ts emailKey): the throttle and the `to` filter use it. */
+  to_key: string;
   subject: string;
   text_body: string;
   html_body: string;
@@ -59,10 +62,11 @@ export interface EmailOutboxTable {
   sent_at: number | null;
 }
 
+/** A user as the service reads and caches it. */
 export interface UsersTable {
   environment_id: string;
   id: string;
-  /** Normalized: trimmed, domain lowercased, local part as given. */
+  /** As typed, for display and delivery: trimmed, domain lowercased, local part as given. */
   email: string;
   username: string | null;
   first_name: string | null;
@@ -72,6 +76,17 @@ export interface UsersTable {
   password_hash: string | null;
   created_at: number;
   updated_at: number;
+}
+
+/** How users are found by email; look-up machinery, never shown. */
+export interface UserEmailKeyColumns {
+  /** emailKey(email): unique per environment among rows with email_collision = 0. */
+  email_key: string;
+  /**
+   * 1 for a user whose address differed only by case from an older user's of the same environment
+   * when keys were introduced (migration 0007); such rows are left out of the key's uniqueness.
+   */
+  email_collision: number;
 }
 
 export interface SessionsTable {
@@ -97,6 +112,9 @@ export interface SigningKeysTable {
   public_jwk: string;
   private_key: string;
   created_at: number;
+  /** From when the key signs; set on every row (0008 filled older rows with created_at). */
+  activates_at: number;
+  /** When the key stops signing: null while no successor is scheduled; may lie in the future. */
   retired_at: number | null;
   publish_until: number | null;
 }
@@ -114,7 +132,10 @@ export interface FlowTokensTable {
   environment_id: string;
   id: string;
   purpose: FlowPurpose;
+  /** As typed; an account created by the flow gets this address. */
   email: string;
+  /** emailKey(email): codes are found by it. */
+  email_key: string;
   user_id: string | null;
   secret_hash: string;
   attempts: Generated<number>;
@@ -162,7 +183,7 @@ export interface Database {
   projects: ProjectsTable;
   environments: EnvironmentsTable;
   secret_keys: SecretKeysTable;
-  users: UsersTable;
+  users: UsersTable & UserEmailKeyColumns;
   sessions: SessionsTable;
   signing_keys: SigningKeysTable;
   monthly_active_users: MonthlyActiveUsersTable;

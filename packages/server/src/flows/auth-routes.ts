@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { EmailSent, PasswordReset, SignedIn } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf } from '../http/credentials.js';
-import { AuthUser, Password } from '../identity/routes.js';
-import { requestContext, SessionTokensSchema } from '../sessions/routes.js';
+import { requestContext } from '../http/request-context.js';
+import { Password } from '../identity/fields.js';
 import type { FlowService } from './service.js';
 
 const publishable = { credentials: ['publishable'] } as const;
@@ -14,8 +15,6 @@ const RedirectUrl = Type.String({
   description: 'Where the emailed link leads; `token` is added as a query parameter. Must pass the origin lock.',
 });
 const Token = Type.String({ minLength: 1, maxLength: 512 });
-const Sent = Type.Object({ status: Type.Literal('sent') });
-const SignedIn = Type.Object({ user: AuthUser, session: SessionTokensSchema });
 const IDENTICAL =
   'Answers 202 {status:"sent"} whether or not the address has an account, and may be called repeatedly; at most 5 emails per address per 10 minutes are actually sent.';
 
@@ -33,7 +32,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
         description: IDENTICAL,
         tags,
         body: body({ email: Email, redirectUrl: RedirectUrl }),
-        response: { 202: Sent },
+        response: { 202: EmailSent },
       },
     },
     async (request, reply) => {
@@ -65,7 +64,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
         description: IDENTICAL,
         tags,
         body: body({ email: Email }),
-        response: { 202: Sent },
+        response: { 202: EmailSent },
       },
     },
     async (request, reply) => {
@@ -80,12 +79,14 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
       config: publishable,
       schema: {
         summary: 'Exchange an email code for a session; five wrong tries void the code',
+        description:
+          'Repeated failures from one client address are refused for a while with 429 rate_limited and Retry-After. After many wrong codes for one address, each new code accepts a single try.',
         tags,
         body: body({ email: Email, code: Type.String({ pattern: '^[0-9]{6}$', description: 'The 6 digits from the email' }) }),
         response: { 200: SignedIn },
       },
     },
-    async (request) => flows.verifyEmailCode(environmentOf(request), request.body, requestContext(request)),
+    async (request) => flows.verifyEmailCode(environmentOf(request), request.body, requestContext(request), request.ip),
   );
 
   app.post(
@@ -97,7 +98,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
         description: IDENTICAL,
         tags,
         body: body({ email: Email, redirectUrl: RedirectUrl }),
-        response: { 202: Sent },
+        response: { 202: EmailSent },
       },
     },
     async (request, reply) => {
@@ -112,11 +113,12 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
       config: publishable,
       schema: {
         summary: 'Set a new password with a reset token; revokes every session of the user',
+        description: 'Repeated invalid tokens from one client address are refused for a while with 429 rate_limited and Retry-After.',
         tags,
         body: body({ token: Token, newPassword: Password }),
-        response: { 200: Type.Object({ reset: Type.Literal(true), sessionsRevoked: Type.Integer() }) },
+        response: { 200: PasswordReset },
       },
     },
-    async (request) => flows.completePasswordReset(environmentOf(request), request.body),
+    async (request) => flows.completePasswordReset(environmentOf(request), request.body, request.ip),
   );
 };

@@ -1,8 +1,9 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { Database, OutboxStatus } from '../db/schema.js';
+import { crossTenant } from '../db/tenant-scope.js';
 import { newId } from '../lib/crypto.js';
-import { parseEmail } from '../identity/email.js';
+import { emailKey, parseEmail } from '../identity/email.js';
 import type { Environment } from '../tenancy/settings.js';
 import type { EmailKind, RenderedEmail } from './templates.js';
 
@@ -45,6 +46,7 @@ export async function enqueueEmail(db: Db, input: EnqueueInput, now: number): Pr
       id: newId('msg', environmentId),
       kind: input.kind,
       to_address: input.to,
+      to_key: emailKey(input.to),
       subject: input.rendered.subject,
       text_body: keepBody ? input.rendered.text : '',
       html_body: keepBody ? input.rendered.html : '',
@@ -61,13 +63,13 @@ export async function enqueueEmail(db: Db, input: EnqueueInput, now: number): Pr
   return status;
 }
 
-/** Whether the address already had its share of email in the throttle window. */
+/** Whether the address, in any case, already had its share of email in the throttle window. */
 export async function isThrottled(db: Db, environmentId: string, to: string, now: number): Promise<boolean> {
   const recent = await db
     .selectFrom('email_outbox')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .where('environment_id', '=', environmentId)
-    .where('to_address', '=', to)
+    .where('to_key', '=', emailKey(to))
     .where('created_at', '>', now - THROTTLE.windowMs)
     .where('status', '!=', 'suppressed')
     .executeTakeFirstOrThrow();
@@ -118,7 +120,8 @@ export async function claimDue(db: Db, options: ClaimOptions) {
     .where('next_attempt_at', '<=', options.now)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', options.now)]))
     .orderBy('next_attempt_at')
-    .limit(options.batchSize);
+    .limit(options.batchSize)
+    .modifyEnd(crossTenant('one worker delivers every environment\'s mail'));
   if (options.dialect === 'postgres') due = due.forUpdate().skipLocked();
 
   return db
@@ -126,6 +129,7 @@ export async function claimDue(db: Db, options: ClaimOptions) {
     .set({ locked_until: options.now + options.lockMs, attempts: sql<number>`attempts + 1` })
     .where((eb) => eb(eb.refTuple('environment_id', 'id'), 'in', due.$asTuple('environment_id', 'id')))
     .returningAll()
+    .modifyEnd(crossTenant('one worker delivers every environment\'s mail'))
     .execute();
 }
 
@@ -160,7 +164,8 @@ export async function markFailedAttempt(
 }
 
 export interface ListEmailsOptions {
-  to?: string | undefined;
+  /** The recipient's comparison key (emailKeyOf the filter as given). */
+  toKey?: string | undefined;
   statuses?: OutboxStatus[];
   limit: number;
 }
@@ -172,7 +177,7 @@ export async function listEmails(db: Db, environmentId: string, options: ListEma
     .where('environment_id', '=', environmentId)
     .orderBy('id', 'desc')
     .limit(options.limit);
-  if (options.to !== undefined) query = query.where('to_address', '=', options.to);
+  if (options.toKey !== undefined) query = query.where('to_key', '=', options.toKey);
   if (options.statuses) query = query.where('status', 'in', options.statuses);
   return query.execute();
 }

@@ -24,13 +24,13 @@ export async function consumeBySecret(db: Db, environmentId: string, purpose: Fl
     .executeTakeFirst();
 }
 
-/** The newest live code for an address; older ones were voided when it was issued. */
-export async function findLiveCode(db: Db, environmentId: string, email: string, now: number) {
+/** The newest live code for an address (by its key: any case); older ones were voided when it was issued. */
+export async function findLiveCode(db: Db, environmentId: string, emailKey: string, now: number) {
   return db
     .selectFrom('flow_tokens')
     .selectAll()
     .where('environment_id', '=', environmentId)
-    .where('email', '=', email)
+    .where('email_key', '=', emailKey)
     .where('purpose', '=', 'email_code')
     .where('consumed_at', 'is', null)
     .where('expires_at', '>', now)
@@ -39,12 +39,12 @@ export async function findLiveCode(db: Db, environmentId: string, email: string,
     .executeTakeFirst();
 }
 
-export async function voidLiveCodes(db: Db, environmentId: string, email: string, now: number) {
+export async function voidLiveCodes(db: Db, environmentId: string, emailKey: string, now: number) {
   await db
     .updateTable('flow_tokens')
     .set({ consumed_at: now })
     .where('environment_id', '=', environmentId)
-    .where('email', '=', email)
+    .where('email_key', '=', emailKey)
     .where('purpose', '=', 'email_code')
     .where('consumed_at', 'is', null)
     .execute();

@@ -1,37 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { CapturedEmailList, OutboxEmailList } from '@gatehouse/contract';
 import { Type } from 'typebox';
-import type { Store } from '../db/index.js';
 import { environmentOf } from '../http/credentials.js';
-import { ApiError } from '../lib/errors.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
-import { listEmails } from './outbox.js';
-
-type OutboxRow = Awaited<ReturnType<typeof listEmails>>[number];
-
-const CapturedEmail = Type.Object({
-  id: Type.String(),
-  to: Type.String(),
-  subject: Type.String(),
-  text: Type.String(),
-  html: Type.String(),
-  kind: Type.String(),
-  createdAt: Type.Integer(),
-});
-
-const OutboxEmail = Type.Object({
-  ...CapturedEmail.properties,
-  status: Type.Union([
-    Type.Literal('pending'),
-    Type.Literal('sent'),
-    Type.Literal('failed'),
-    Type.Literal('captured'),
-    Type.Literal('suppressed'),
-  ]),
-  attempts: Type.Integer(),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  sentAt: Type.Union([Type.Integer(), Type.Null()]),
-});
+import type { Mailbox } from './mailbox.js';
 
 const EmailQuery = Type.Object(
   {
@@ -41,27 +14,7 @@ const EmailQuery = Type.Object(
   { additionalProperties: false },
 );
 
-function capturedView(row: OutboxRow) {
-  return {
-    id: row.id,
-    to: row.to_address,
-    subject: row.subject,
-    text: row.text_body,
-    html: row.html_body,
-    kind: row.kind,
-    createdAt: row.created_at,
-  };
-}
-
-/** Addresses are stored canonical (domain lowercased), so a filter is compared the same way. */
-function canonicalFilter(to: string | undefined): string | undefined {
-  if (to === undefined) return undefined;
-  const trimmed = to.trim();
-  const at = trimmed.lastIndexOf('@');
-  return at < 0 ? trimmed : trimmed.slice(0, at) + trimmed.slice(at).toLowerCase();
-}
-
-export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: TenancyService }> = async (app, { store, tenancy }) => {
+export const outboxRoutes: FastifyPluginAsyncTypebox<{ mailbox: Mailbox; tenancy: TenancyService }> = async (app, { mailbox, tenancy }) => {
   app.get(
     '/v1/dev/emails',
     {
@@ -70,24 +23,12 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: Te
         summary: 'Emails captured in this development environment, newest first (production: 404)',
         tags: ['dev'],
         querystring: EmailQuery,
-        response: { 200: Type.Object({ data: Type.Array(CapturedEmail) }) },
+        response: { 200: CapturedEmailList },
       },
     },
-    async (request) => {
-      const environment = environmentOf(request);
-      if (environment.type !== 'development') {
-        throw new ApiError(
-          'not_found',
-          "The email outbox exists only in development environments: production email is delivered, not captured. Use the development environment's secret key.",
-        );
-      }
-      const rows = await listEmails(store.db, environment.id, {
-        to: canonicalFilter(request.query.to),
-        statuses: ['captured'],
-        limit: request.query.limit ?? 20,
-      });
-      return { data: rows.map(capturedView) };
-    },
+    async (request) => ({
+      data: await mailbox.captured(environmentOf(request), { to: request.query.to, limit: request.query.limit ?? 20 }),
+    }),
   );
 
   app.get(
@@ -99,23 +40,12 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ store: Store; tenancy: Te
         tags: ['platform'],
         params: IdParams('environmentId'),
         querystring: EmailQuery,
-        response: { 200: Type.Object({ data: Type.Array(OutboxEmail) }) },
+        response: { 200: OutboxEmailList },
       },
     },
     async (request) => {
       const environment = await tenancy.getEnvironment(request.params.environmentId);
-      const rows = await listEmails(store.db, environment.id, { to: canonicalFilter(request.query.to), limit: request.query.limit ?? 20 });
-      return {
-        data: rows.map((r) => ({
-          ...capturedView(r),
-          // Production bodies hold live one-time secrets until sent; operators see the delivery, not the secret.
-          ...(environment.type === 'production' ? { text: '', html: '' } : {}),
-          status: r.status,
-          attempts: r.attempts,
-          lastError: r.last_error,
-          sentAt: r.sent_at,
-        })),
-      };
+      return { data: await mailbox.deliveries(environment, { to: request.query.to, limit: request.query.limit ?? 20 }) };
     },
   );
 };

@@ -1,15 +1,17 @@
+import type { SignedIn } from '@gatehouse/contract';
 import { createHmac, randomInt } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { FlowTokensTable } from '../db/schema.js';
 import { ApiError, apiError } from '../lib/errors.js';
-import { normalizeEmail } from '../identity/email.js';
+import { emailKey, normalizeEmail } from '../identity/email.js';
 import { assertAcceptablePassword } from '../identity/password-policy.js';
 import { hashPassword } from '../identity/passwords.js';
-import * as users from '../identity/queries.js';
 import type { IdentityService } from '../identity/service.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
+import { EMAIL_CODE_ACCOUNT, EMAIL_CODE_CLIENT, overAllowance, PASSWORD_ACCOUNT, RESET_CLIENT } from '../ratelimit/throttle-policies.js';
+import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment, EnvironmentSettings } from '../tenancy/settings.js';
@@ -23,10 +25,7 @@ export const MAX_CODE_ATTEMPTS = 5;
 
 type FlowToken = Selectable<FlowTokensTable>;
 
-export interface SignedIn {
-  user: { id: string; email: string };
-  session: SessionTokens;
-}
+export type { SignedIn };
 
 export interface FlowServiceOptions {
   store: Store;
@@ -38,6 +37,8 @@ export interface FlowServiceOptions {
   codeKey: Buffer;
   /** Called after a message was committed, so the worker sends it soon. */
   wake: () => void;
+  /** Sign-in throttling, shared with password sign-in; by default a per-node one on the real clock. */
+  throttle?: SignInThrottle | undefined;
 }
 
 const METHOD_NAMES: Record<keyof EnvironmentSettings['authMethods'], string> = {
@@ -62,13 +63,25 @@ function passwordFingerprint(passwordHash: string | null): string {
 
 const INVALID_LINK = 'This link is invalid, expired or already used. Request a new one.';
 
+function codesLocked(seconds: number): string {
+  return `Too many wrong or expired email codes from this network; wait ${seconds} seconds before trying again, or sign in with a magic link.`;
+}
+
+function resetsLocked(seconds: number): string {
+  return `Too many invalid password-reset links from this network; wait ${seconds} seconds before trying again, then use the newest link you received.`;
+}
+
 /**
  * Magic links, email codes and password resets. Starting a flow answers the same whatever the
  * address: every path writes one token and one outbox row in one transaction, and only the row's
  * status differs (sent, captured, or suppressed when there is no account and no sign-up).
  */
 export class FlowService {
-  constructor(private readonly options: FlowServiceOptions) {}
+  private readonly throttle: SignInThrottle;
+
+  constructor(private readonly options: FlowServiceOptions) {
+    this.throttle = options.throttle ?? new SignInThrottle({ clock: Date.now });
+  }
 
   private get db() {
     return this.options.store.db;
@@ -98,16 +111,18 @@ export class FlowService {
     const now = this.options.now();
     const branding = await this.branding(environment);
     await inTransaction(this.db, async (tx) => {
-      const user = await users.findUserByEmail(tx, environment.id, input.email);
+      const user = await this.options.identity.findUserByEmail(tx, environment, input.email);
       const throttled = await isThrottled(tx, environment.id, user?.email ?? input.email, now);
       // A throttled request sends nothing, so it must not void the code the person already has:
       // otherwise anyone could keep a victim's emailed code dead. Its own token is born consumed.
-      if (input.purpose === 'email_code' && !throttled) await q.voidLiveCodes(tx, environment.id, input.email, now);
+      const key = emailKey(input.email);
+      if (input.purpose === 'email_code' && !throttled) await q.voidLiveCodes(tx, environment.id, key, now);
       const id = newId('flow', environment.id);
       await q.insertFlowToken(tx, environment.id, {
         id,
         purpose: input.purpose,
         email: input.email,
+        email_key: key,
         user_id: user?.id ?? null,
         secret_hash: input.secretHash(id),
         password_fingerprint: user && input.purpose === 'password_reset' ? passwordFingerprint(user.password_hash) : null,
@@ -177,30 +192,46 @@ export class FlowService {
     });
   }
 
-  async verifyEmailCode(environment: Environment, input: { email: string; code: string }, context: RequestContext): Promise<SignedIn> {
+  /**
+   * Counted per client address (locks) and per address (never a lock: past its allowance each code
+   * takes one try instead of five), so nobody can keep the owner from using a fresh code.
+   */
+  async verifyEmailCode(
+    environment: Environment,
+    input: { email: string; code: string },
+    context: RequestContext,
+    clientAddress: string,
+  ): Promise<SignedIn> {
     requireMethod(environment, 'emailCode');
     const email = normalizeEmail(input.email);
-    const now = this.options.now();
-    const row = await q.findLiveCode(this.db, environment.id, email, now);
-    if (!row)
-      throw apiError(
-        'invalid_credentials',
-        'No valid code for this address: it expired, was used, or was replaced by a newer one. Request a new code.',
-      );
-    if (!constantTimeEqual(row.secret_hash, this.codeHash(row.id, input.code))) {
-      const attempts = await q.recordWrongCode(this.db, environment.id, row.id, MAX_CODE_ATTEMPTS, now);
-      const left = MAX_CODE_ATTEMPTS - (attempts ?? MAX_CODE_ATTEMPTS);
-      throw apiError(
-        'invalid_credentials',
-        left > 0
-          ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
-          : 'The code is incorrect and is now void after too many tries. Request a new code.',
-      );
-    }
-    if (!(await q.consumeCode(this.db, environment.id, row.id, MAX_CODE_ATTEMPTS, now))) {
-      throw apiError('invalid_credentials', 'This code is no longer valid. Request a new code.');
-    }
-    return this.signInOrSignUp(environment, row, context);
+    const subjects = [
+      { policy: EMAIL_CODE_CLIENT, subject: clientSubject(clientAddress) },
+      { policy: EMAIL_CODE_ACCOUNT, subject: emailKey(email) },
+    ];
+    return this.throttle.guard(environment.id, subjects, codesLocked, async (ticket) => {
+      const now = this.options.now();
+      const row = await q.findLiveCode(this.db, environment.id, emailKey(email), now);
+      if (!row)
+        throw apiError(
+          'invalid_credentials',
+          'No valid code for this address: it expired, was used, or was replaced by a newer one. Request a new code.',
+        );
+      if (!constantTimeEqual(row.secret_hash, this.codeHash(row.id, input.code))) {
+        const maxAttempts = overAllowance(EMAIL_CODE_ACCOUNT, ticket.count(EMAIL_CODE_ACCOUNT)) ? row.attempts + 1 : MAX_CODE_ATTEMPTS;
+        const attempts = await q.recordWrongCode(this.db, environment.id, row.id, maxAttempts, now);
+        const left = maxAttempts - (attempts ?? maxAttempts);
+        throw apiError(
+          'invalid_credentials',
+          left > 0
+            ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
+            : 'The code is incorrect and is now void after too many tries. Request a new code.',
+        );
+      }
+      if (!(await q.consumeCode(this.db, environment.id, row.id, MAX_CODE_ATTEMPTS, now))) {
+        throw apiError('invalid_credentials', 'This code is no longer valid. Request a new code.');
+      }
+      return this.signInOrSignUp(environment, row, context);
+    });
   }
 
   async startPasswordReset(environment: Environment, input: { email: string; redirectUrl: string }): Promise<void> {
@@ -212,33 +243,45 @@ export class FlowService {
   async completePasswordReset(
     environment: Environment,
     input: { token: string; newPassword: string },
+    clientAddress: string,
   ): Promise<{ reset: true; sessionsRevoked: number }> {
     requireMethod(environment, 'password');
     assertAcceptablePassword(input.newPassword, 'newPassword');
+    const subjects = [{ policy: RESET_CLIENT, subject: clientSubject(clientAddress) }];
+    const result = await this.throttle.guard(environment.id, subjects, resetsLocked, () => this.resetPassword(environment, input));
+    // The mailbox is proven and the password new: failures against the old one no longer matter.
+    await this.throttle.forget(environment.id, { policy: PASSWORD_ACCOUNT, subject: emailKey(result.email) });
+    return { reset: true, sessionsRevoked: result.sessionsRevoked };
+  }
+
+  private async resetPassword(
+    environment: Environment,
+    input: { token: string; newPassword: string },
+  ): Promise<{ email: string; sessionsRevoked: number }> {
     const row = await q.consumeBySecret(this.db, environment.id, 'password_reset', sha256Hex(input.token), this.options.now());
     if (!row) throw apiError('invalid_credentials', INVALID_LINK);
 
     // A link sent to an address without an account creates it; if the account appeared meanwhile
     // (another flow, the admin API), the link still proves the mailbox, so it resets that account.
-    let userId = row.user_id ?? (await users.findUserByEmail(this.db, environment.id, row.email))?.id;
+    let userId = row.user_id ?? (await this.options.identity.findUserByEmail(this.db, environment, row.email))?.id;
     if (userId === undefined) {
       this.requireSignUp(environment);
       const created = await this.createOrFind(environment, row.email, input.newPassword);
-      if (created.created) return { reset: true, sessionsRevoked: 0 };
+      if (created.created) return { email: row.email, sessionsRevoked: 0 };
       userId = created.id;
     }
     const passwordHash = await hashPassword(input.newPassword);
     const resetUserId = userId;
     const sessionsRevoked = await inTransaction(this.db, async (tx) => {
-      const user = await users.findUser(tx, environment.id, resetUserId);
+      const user = await this.options.identity.findUser(tx, environment, resetUserId);
       if (!user) throw apiError('invalid_credentials', INVALID_LINK);
       if (row.password_fingerprint !== null && !constantTimeEqual(passwordFingerprint(user.password_hash), row.password_fingerprint)) {
         throw apiError('invalid_credentials', 'This reset link is void because the password changed after it was sent. Request a new one.');
       }
-      await users.updateUser(tx, environment.id, resetUserId, { password_hash: passwordHash, updated_at: this.options.now() });
+      await this.options.identity.setPasswordHash(tx, environment, resetUserId, passwordHash, this.options.now());
       return this.options.sessions.revokeAllForUser(environment, resetUserId, undefined, tx);
     });
-    return { reset: true, sessionsRevoked };
+    return { email: row.email, sessionsRevoked };
   }
 
   private requireSignUp(environment: Environment): void {
@@ -258,7 +301,7 @@ export class FlowService {
       return { id: user.id, email: user.email, created: true };
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 'conflict') throw error;
-      const existing = await users.findUserByEmail(this.db, environment.id, email);
+      const existing = await this.options.identity.findUserByEmail(this.db, environment, email);
       if (!existing) throw error;
       return { id: existing.id, email: existing.email, created: false };
     }
@@ -267,7 +310,7 @@ export class FlowService {
   private async signInOrSignUp(environment: Environment, row: FlowToken, context: RequestContext): Promise<SignedIn> {
     let user: { id: string; email: string };
     if (row.user_id !== null) {
-      const found = await users.findUser(this.db, environment.id, row.user_id);
+      const found = await this.options.identity.findUser(this.db, environment, row.user_id);
       if (!found) throw apiError('invalid_credentials', INVALID_LINK);
       user = { id: found.id, email: found.email };
     } else {

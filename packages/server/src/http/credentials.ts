@@ -144,6 +144,13 @@ async function resolve(request: FastifyRequest, accepted: readonly CredentialKin
       return { kind, ...resolved };
     }
     case 'platform': {
+      // The operator's key administers every project: a page that holds it has leaked it.
+      if (origin !== undefined) {
+        throw new ApiError(
+          'credential_not_accepted',
+          'The platform key must never be used from a browser, and this request carries an Origin header. Call the platform API from a server or the command line, and change GATEHOUSE_PLATFORM_KEY if the key was exposed.',
+        );
+      }
       if (!constantTimeEqual(sha256Hex(token), options.platformKeyHash)) {
         throw unauthenticated('Unknown platform key. Use the value of GATEHOUSE_PLATFORM_KEY, or the key generated on first start.');
       }

@@ -1,14 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Health } from '@gatehouse/contract';
 import { sql } from 'kysely';
-import { Type } from 'typebox';
 import type { Store } from '../db/index.js';
 import type { RedisState } from '../lib/redis.js';
-
-const Check = Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down')]);
-const RedisCheck = Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('disabled')], {
-  description: 'degraded: Redis is unreachable, so rate limits are per node and caches short-lived; disabled: no REDIS_URL',
-});
-const Health = Type.Object({ status: Check, database: Check, redis: RedisCheck });
 
 export interface HealthOptions {
   store: Store;

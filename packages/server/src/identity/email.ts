@@ -50,3 +50,26 @@ export function normalizeEmail(raw: string, field = 'email'): string {
   }
   return parsed.email;
 }
+
+/**
+ * The comparison key of an address: every look-up and uniqueness check uses it, so `Ada@example.com`
+ * and `ada@example.com` are one account, while the address as typed is what is stored and shown.
+ *
+ * Computed here, not by the database: SQLite's lower() folds A–Z only and PostgreSQL's follows the
+ * database's locale, so a key the database computed would depend on how it was installed. Full Unicode
+ * lowercasing (locale-independent `toLowerCase`), because local parts may hold any letter (RFC 6531) and
+ * `ÉLODIE@` against `élodie@` is the same second-account trick as `ADA@` against `ada@`. NFC makes
+ * canonically equal spellings (`é` as one code point or as `e` + U+0301) one key too.
+ *
+ * Migration 0007 holds a frozen copy of this function: changing it needs a migration that recomputes
+ * the stored keys.
+ */
+export function emailKey(normalizedEmail: string): string {
+  return normalizedEmail.normalize('NFC').toLowerCase().normalize('NFC');
+}
+
+/** The key of raw input: of its normalized form when it is an address, else of the trimmed text. */
+export function emailKeyOf(raw: string): string {
+  const parsed = parseEmail(raw);
+  return emailKey('email' in parsed ? parsed.email : raw.trim());
+}

@@ -1,12 +1,15 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { announce } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
+import { crossTenant } from '../db/tenant-scope.js';
 import { reusableQuery } from '../db/reusable.js';
-import type { Database, UsersTable } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
+import { emailKey } from './email.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export type UserRow = UsersTable;
+/** A users row, with its email key columns. */
+export type UserRow = Database['users'];
 
 export async function insertUser(db: Db, environmentId: string, user: Omit<UserRow, 'environment_id'>) {
   await db
@@ -35,8 +38,74 @@ export async function lockUser(store: Store, tx: Transaction<Database>, environm
   ).executeTakeFirst();
 }
 
-export async function findUserByEmail(db: Db, environmentId: string, email: string) {
-  return db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('email', '=', email).executeTakeFirst();
+/**
+ * The account of an address, in any case. One account per key, except in the groups migration 0007
+ * found (addresses that differed only by case before keys existed): there the address exactly as
+ * stored finds its own user, and any other spelling finds the oldest unmarked user, else the oldest.
+ */
+export async function findUserByEmail(db: Db, environmentId: string, normalizedEmail: string) {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('email_key', '=', emailKey(normalizedEmail))
+    .orderBy(sql`case when ${sql.ref('email')} = ${normalizedEmail} then 0 else 1 end`)
+    .orderBy('email_collision')
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * Whether another user holds the key. The unique index decides races between new addresses; this
+ * also sees the marked users of a collision group, which the index leaves out.
+ */
+export async function emailKeyTaken(db: Db, environmentId: string, key: string, exceptUserId?: string): Promise<boolean> {
+  let query = db.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('email_key', '=', key);
+  if (exceptUserId !== undefined) query = query.where('id', '!=', exceptUserId);
+  return (await query.limit(1).executeTakeFirst()) !== undefined;
+}
+
+export interface EmailCollision {
+  environmentId: string;
+  /** Oldest first: the first is the one other spellings of the address reach. */
+  userIds: string[];
+}
+
+/**
+ * Groups of one environment's users whose addresses differ only by case, across every environment:
+ * an operator's report, printed at start. Read through the marked rows (a small partial index), and
+ * a group counts only while it still has two users.
+ */
+export async function findEmailCollisions(db: Db): Promise<EmailCollision[]> {
+  const rows = await db
+    .selectFrom('users as u')
+    .select(['u.environment_id', 'u.email_key', 'u.id'])
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('users as marked')
+          .select('marked.id')
+          .whereRef('marked.environment_id', '=', 'u.environment_id')
+          .whereRef('marked.email_key', '=', 'u.email_key')
+          .where('marked.email_collision', '=', 1),
+      ),
+    )
+    .orderBy('u.environment_id')
+    .orderBy('u.email_key')
+    .orderBy('u.email_collision')
+    .orderBy('u.created_at')
+    .orderBy('u.id')
+    .modifyEnd(crossTenant('the start-up report of case collisions covers every environment'))
+    .execute();
+  const groups = new Map<string, EmailCollision>();
+  for (const row of rows) {
+    const id = `${row.environment_id} ${row.email_key}`;
+    const group = groups.get(id) ?? { environmentId: row.environment_id, userIds: [] };
+    group.userIds.push(row.id);
+    groups.set(id, group);
+  }
+  return [...groups.values()].filter((g) => g.userIds.length > 1);
 }
 
 /** Returns whether the user exists (and so was updated). */
@@ -63,24 +132,30 @@ export async function deleteUser(db: Db, environmentId: string, userId: string):
   return result.numDeletedRows > 0n;
 }
 
-function likePattern(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+function likePattern(lowercase: string): string {
+  return `%${lowercase.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** Newest first. `beforeId` continues a listing; ids sort by creation time. */
 export async function listUsers(
   db: Db,
   environmentId: string,
-  options: { limit: number; beforeId?: string | undefined; email?: string | undefined; query?: string | undefined },
+  options: { limit: number; beforeId?: string | undefined; emailKey?: string | undefined; query?: string | undefined },
 ) {
   let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).orderBy('id', 'desc').limit(options.limit);
   if (options.beforeId !== undefined) query = query.where('id', '<', options.beforeId);
-  if (options.email !== undefined) query = query.where('email', '=', options.email);
+  if (options.emailKey !== undefined) query = query.where('email_key', '=', options.emailKey);
   if (options.query !== undefined) {
-    const pattern = likePattern(options.query);
-    const like = (column: 'email' | 'first_name' | 'last_name' | 'username') =>
-      sql<boolean>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
-    query = query.where((eb) => eb.or([like('email'), like('first_name'), like('last_name'), like('username')]));
+    // The email is matched through its key, folded by JavaScript like the pattern, so both databases
+    // agree for every letter; LIKE then compares lowercase with lowercase, where SQLite's
+    // case-insensitive LIKE and PostgreSQL's case-sensitive one give the same answer.
+    const emailPattern = likePattern(emailKey(options.query));
+    const pattern = likePattern(options.query.toLowerCase());
+    const like = (column: 'email_key' | 'first_name' | 'last_name' | 'username', text: string) =>
+      sql<boolean>`${column === 'email_key' ? sql.ref(column) : sql`lower(${sql.ref(column)})`} like ${text} escape '\\'`;
+    query = query.where((eb) =>
+      eb.or([like('email_key', emailPattern), like('first_name', pattern), like('last_name', pattern), like('username', pattern)]),
+    );
   }
   return query.execute();
 }

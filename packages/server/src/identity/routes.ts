@@ -1,34 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type, type Static } from 'typebox';
+import { Deleted, Me, OrganizationSummary, PasswordChanged, SessionsRevoked, SignedIn, User, UserPage } from '@gatehouse/contract';
+import { Type } from 'typebox';
 import { environmentOf, sessionOf, type SessionIdentity } from '../http/credentials.js';
 import { apiError } from '../lib/errors.js';
-import { IdParams, page, PaginationQuery } from '../http/schemas.js';
+import { IdParams, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
-import { requestContext, SessionTokensSchema } from '../sessions/routes.js';
+import { requestContext } from '../http/request-context.js';
 import type { Environment } from '../tenancy/settings.js';
 import { EMAIL_MAX_LENGTH } from './email.js';
 import { MAX_IMAGE_URL_LENGTH } from '../assets/image-url.js';
-import { PASSWORD_MAX_LENGTH } from './password-policy.js';
+import { Password } from './fields.js';
 import type { IdentityService } from './service.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
-export const UserSchema = Type.Object({
-  id: Type.String({ description: 'user_…' }),
-  email: Type.String(),
-  firstName: Nullable(Type.String()),
-  lastName: Nullable(Type.String()),
-  username: Nullable(Type.String()),
-  imageUrl: Nullable(Type.String()),
-  passwordEnabled: Type.Boolean({ description: 'Whether the user has a password' }),
-  createdAt: Type.Integer(),
-  updatedAt: Type.Integer(),
-});
-
-export const AuthUser = Type.Object({ id: Type.String(), email: Type.String() });
-
 const Email = Type.String({ minLength: 1, maxLength: EMAIL_MAX_LENGTH + 64, description: 'Trimmed; the domain is lowercased' });
-export const Password = Type.String({ maxLength: PASSWORD_MAX_LENGTH });
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
 const Username = Type.String({ minLength: 1, maxLength: 64 });
 const ImageUrl = Type.String({
@@ -44,17 +30,6 @@ const ProfileFields = {
   imageUrl: Type.Optional(Nullable(ImageUrl)),
 };
 
-const OrganizationSummary = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    slug: Type.String(),
-    role: Type.String(),
-    imageUrl: Type.Union([Type.String(), Type.Null()]),
-  },
-  { additionalProperties: true },
-);
-
 /**
  * What GET /v1/me shows of organizations. The Organizations feature supplies it; until then the
  * caller belongs to none.
@@ -62,7 +37,7 @@ const OrganizationSummary = Type.Object(
 export type MeOrganizationsProvider = (
   environment: Environment,
   session: SessionIdentity,
-) => Promise<{ organizations: readonly Static<typeof OrganizationSummary>[]; organization: Static<typeof OrganizationSummary> | null }>;
+) => Promise<{ organizations: readonly OrganizationSummary[]; organization: OrganizationSummary | null }>;
 
 const noOrganizations: MeOrganizationsProvider = async () => ({ organizations: [], organization: null });
 
@@ -99,7 +74,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
           },
           { additionalProperties: false },
         ),
-        response: { 201: Type.Object({ user: AuthUser, session: SessionTokensSchema }) },
+        response: { 201: SignedIn },
       },
     },
     async (request, reply) => {
@@ -114,14 +89,15 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
       config: publishable,
       schema: {
         summary: 'Sign in with email and password',
-        description: 'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time.',
+        description:
+          'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time. Repeated failures for one address or from one client address are refused for a while with 429 rate_limited and Retry-After.',
         tags: ['auth'],
         body: Type.Object({ email: Type.String({ maxLength: 1024 }), password: Password }, { additionalProperties: false }),
-        response: { 200: Type.Object({ user: AuthUser, session: SessionTokensSchema }) },
+        response: { 200: SignedIn },
       },
     },
     async (request) => {
-      const { user, session } = await identity.signIn(environmentOf(request), request.body, requestContext(request));
+      const { user, session } = await identity.signIn(environmentOf(request), request.body, requestContext(request), request.ip);
       return { user: { id: user.id, email: user.email }, session };
     },
   );
@@ -136,11 +112,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
         summary: 'The signed-in user, their organizations, and the organization the session acts as',
         tags: ['me'],
         response: {
-          200: Type.Object({
-            user: UserSchema,
-            organizations: Type.Array(OrganizationSummary),
-            organization: Type.Union([OrganizationSummary, Type.Null()]),
-          }),
+          200: Me,
         },
       },
     },
@@ -160,7 +132,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
         summary: "Change the signed-in user's profile; omitted fields are unchanged, null clears",
         tags: ['me'],
         body: Type.Object(ProfileFields, { additionalProperties: false }),
-        response: { 200: UserSchema },
+        response: { 200: User },
       },
     },
     async (request) => {
@@ -182,7 +154,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
           // invalid_credentials (a missing credential), not a 400.
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ changed: Type.Boolean(), otherSessionsRevoked: Type.Integer() }) },
+        response: { 200: PasswordChanged },
       },
     },
     async (request) => {
@@ -208,7 +180,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
           },
           { additionalProperties: false },
         ),
-        response: { 200: page(UserSchema) },
+        response: { 200: UserPage },
       },
     },
     async (request) => {
@@ -234,7 +206,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
         summary: 'Create a user; without a password they sign in by another method',
         tags: ['users'],
         body: Type.Object({ email: Email, password: Type.Optional(Password), ...ProfileFields }, { additionalProperties: false }),
-        response: { 201: UserSchema },
+        response: { 201: User },
       },
     },
     async (request, reply) => reply.code(201).send(await identity.createUser(environmentOf(request), request.body)),
@@ -242,7 +214,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
 
   app.get(
     '/v1/users/:userId',
-    { config: secret, schema: { summary: 'Read a user', tags: ['users'], params: IdParams('userId'), response: { 200: UserSchema } } },
+    { config: secret, schema: { summary: 'Read a user', tags: ['users'], params: IdParams('userId'), response: { 200: User } } },
     async (request) => identity.getUser(environmentOf(request), request.params.userId),
   );
 
@@ -258,7 +230,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
           { email: Type.Optional(Email), password: Type.Optional(Password), ...ProfileFields },
           { additionalProperties: false },
         ),
-        response: { 200: UserSchema },
+        response: { 200: User },
       },
     },
     async (request) => identity.updateUser(environmentOf(request), request.params.userId, request.body),
@@ -272,7 +244,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
         summary: 'Delete a user and revoke their sessions; refused while they are the last owner of an organization',
         tags: ['users'],
         params: IdParams('userId'),
-        response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) },
+        response: { 200: Deleted },
       },
     },
     async (request) => {
@@ -289,7 +261,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
         summary: 'Revoke every session of a user (their refresh tokens stop at once; /v1/me refuses their access tokens)',
         tags: ['users'],
         params: IdParams('userId'),
-        response: { 200: Type.Object({ revoked: Type.Integer({ description: 'How many live sessions were revoked' }) }) },
+        response: { 200: SessionsRevoked },
       },
     },
     async (request) => ({ revoked: await identity.revokeSessions(environmentOf(request), request.params.userId) }),

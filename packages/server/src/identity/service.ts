@@ -1,31 +1,24 @@
-import type { Transaction } from 'kysely';
+import type { User } from '@gatehouse/contract';
+import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation, type Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
-import type { Database } from '../db/schema.js';
+import type { Database, UsersTable } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../lib/errors.js';
 import { newId } from '../lib/crypto.js';
+import { PASSWORD_ACCOUNT, PASSWORD_CLIENT } from '../ratelimit/throttle-policies.js';
+import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
-import { normalizeEmail, parseEmail } from './email.js';
+import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import * as q from './queries.js';
 
-export interface UserView {
-  id: string;
-  email: string;
-  firstName: string | null;
-  lastName: string | null;
-  username: string | null;
-  imageUrl: string | null;
-  passwordEnabled: boolean;
-  createdAt: number;
-  updatedAt: number;
-}
+export type UserView = User;
 
-export function userView(row: Readonly<q.UserRow>): UserView {
+export function userView(row: Readonly<UsersTable>): UserView {
   return {
     id: row.id,
     email: row.email,
@@ -62,6 +55,14 @@ export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environ
 const USERNAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{1,62}[A-Za-z0-9])$/;
 const INVALID_CREDENTIALS = 'The email or password is incorrect.';
 
+// One message whichever counter is locked and whether or not the account exists.
+function passwordLocked(seconds: number): string {
+  return (
+    `Too many failed password sign-ins for this account or from this network; wait ${seconds} seconds before trying again. ` +
+    'A magic link, an email code or a password reset works meanwhile.'
+  );
+}
+
 function methodDisabled(what: string): ApiError {
   return apiError(
     'method_disabled',
@@ -80,6 +81,14 @@ function validUsername(username: string): string {
   return username;
 }
 
+function emailTaken(): ApiError {
+  return apiError(
+    'conflict',
+    'A user with this email address already exists in this environment (addresses match whatever their case). Sign in instead.',
+    { fields: ['email'] },
+  );
+}
+
 /** Maps a unique-index violation on users to a 409 naming the field. */
 function conflictFrom(error: unknown): ApiError | undefined {
   if (!isUniqueViolation(error)) return undefined;
@@ -87,9 +96,7 @@ function conflictFrom(error: unknown): ApiError | undefined {
   if (text.includes('username')) {
     return apiError('conflict', 'That username is taken in this environment; choose another.', { fields: ['username'] });
   }
-  return apiError('conflict', 'A user with this email address already exists in this environment. Sign in instead.', {
-    fields: ['email'],
-  });
+  return emailTaken();
 }
 
 export interface IdentityServiceOptions {
@@ -99,6 +106,8 @@ export interface IdentityServiceOptions {
   acceptImageUrl: ImageUrlCheck;
   now: () => number;
   deletionGuard?: UserDeletionGuard | undefined;
+  /** Sign-in throttling; by default a per-node one on the real clock. */
+  throttle?: SignInThrottle | undefined;
 }
 
 export class IdentityService {
@@ -107,8 +116,10 @@ export class IdentityService {
   private readonly acceptImageUrl: ImageUrlCheck;
   private readonly now: () => number;
   private readonly deletionGuard: UserDeletionGuard | undefined;
+  private readonly throttle: SignInThrottle;
 
   constructor(options: IdentityServiceOptions) {
+    this.throttle = options.throttle ?? new SignInThrottle({ clock: Date.now });
     this.store = options.store;
     this.sessions = options.sessions;
     this.acceptImageUrl = options.acceptImageUrl;
@@ -141,6 +152,8 @@ export class IdentityService {
       environment_id: environment.id,
       id: newId('user', environment.id),
       email,
+      email_key: emailKey(email),
+      email_collision: 0,
       username: profile.username ?? null,
       first_name: profile.first_name ?? null,
       last_name: profile.last_name ?? null,
@@ -150,6 +163,8 @@ export class IdentityService {
       updated_at: now,
     };
     try {
+      // The unique index settles races; this also sees a collision group's marked users, which it leaves out.
+      if (await q.emailKeyTaken(this.db, environment.id, row.email_key)) throw emailTaken();
       await q.insertUser(this.db, environment.id, row);
     } catch (error) {
       throw conflictFrom(error) ?? error;
@@ -172,20 +187,29 @@ export class IdentityService {
 
   /**
    * POST /v1/auth/signin. An unknown email, a user without a password and a wrong password all do
-   * the same argon2 work and give the same 401 invalid_credentials.
+   * the same argon2 work and give the same 401 invalid_credentials. Each attempt counts against the
+   * address (known or not) and the client address; while either is locked the attempt is refused
+   * with 429 before any password is looked at.
    */
   async signIn(
     environment: Environment,
     input: { email: string; password: string },
     context: RequestContext,
+    clientAddress: string,
   ): Promise<{ user: UserView; session: SessionTokens }> {
     if (!environment.settings.authMethods.password) throw methodDisabled('Password sign-in');
     const parsed = parseEmail(input.email);
-    const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
-    const ok = await verifyPassword(row?.password_hash, input.password);
-    if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
-    const session = await this.sessions.create(environment, row.id, context);
-    return { user: userView(row), session };
+    const subjects = [
+      { policy: PASSWORD_ACCOUNT, subject: emailKeyOf(input.email) },
+      { policy: PASSWORD_CLIENT, subject: clientSubject(clientAddress) },
+    ];
+    return this.throttle.guard(environment.id, subjects, passwordLocked, async () => {
+      const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
+      const ok = await verifyPassword(row?.password_hash, input.password);
+      if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
+      const session = await this.sessions.create(environment, row.id, context);
+      return { user: userView(row), session };
+    });
   }
 
   async createUser(environment: Environment, input: AdminUserInput & { email: string }): Promise<UserView> {
@@ -211,12 +235,20 @@ export class IdentityService {
   /** Changes the given fields; omitted fields are unchanged and null clears one. */
   async updateUser(environment: Environment, userId: string, input: AdminUserInput): Promise<UserView> {
     const columns: Parameters<typeof q.updateUser>[3] = { ...(await this.profileColumns(environment, input)), updated_at: this.now() };
-    if (input.email !== undefined) columns.email = normalizeEmail(input.email);
+    if (input.email !== undefined) {
+      columns.email = normalizeEmail(input.email);
+      columns.email_key = emailKey(columns.email);
+      // A new address is held like any other, so a user of a collision group leaves it by changing theirs.
+      columns.email_collision = 0;
+    }
     if (input.password !== undefined) {
       assertAcceptablePassword(input.password);
       columns.password_hash = await hashPassword(input.password);
     }
     try {
+      if (columns.email_key !== undefined && (await q.emailKeyTaken(this.db, environment.id, columns.email_key, userId))) {
+        throw emailTaken();
+      }
       if (!(await q.updateUser(this.db, environment.id, userId, columns))) throw notFound(`User ${userId}`);
     } catch (error) {
       throw conflictFrom(error) ?? error;
@@ -279,13 +311,36 @@ export class IdentityService {
     environment: Environment,
     options: { limit: number; beforeId: string | undefined; email: string | undefined; query: string | undefined },
   ): Promise<{ users: UserView[]; hasMore: boolean }> {
-    let email = options.email;
-    if (email !== undefined) {
-      const parsed = parseEmail(email);
-      email = 'email' in parsed ? parsed.email : email.trim();
-    }
     const query = options.query?.trim() || undefined;
-    const rows = await q.listUsers(this.db, environment.id, { ...options, email, query, limit: options.limit + 1 });
+    const rows = await q.listUsers(this.db, environment.id, {
+      limit: options.limit + 1,
+      beforeId: options.beforeId,
+      emailKey: options.email === undefined ? undefined : emailKeyOf(options.email),
+      query,
+    });
     return { users: rows.slice(0, options.limit).map(userView), hasMore: rows.length > options.limit };
+  }
+
+  // ---- for other domains, which read users through identity, never through its queries
+
+  /** A user row, read in the caller's transaction (`db` may be one). */
+  findUser(db: Kysely<Database> | Transaction<Database>, environment: Environment, userId: string): Promise<q.UserRow | undefined> {
+    return q.findUser(db, environment.id, userId);
+  }
+
+  /** The user with this (normalized) address, read in the caller's transaction (`db` may be one). */
+  findUserByEmail(db: Kysely<Database> | Transaction<Database>, environment: Environment, email: string): Promise<q.UserRow | undefined> {
+    return q.findUserByEmail(db, environment.id, email);
+  }
+
+  /** Sets a new password hash in the caller's transaction (password reset), without the checks of a change. */
+  async setPasswordHash(
+    tx: Transaction<Database>,
+    environment: Environment,
+    userId: string,
+    passwordHash: string,
+    now: number,
+  ): Promise<void> {
+    await q.updateUser(tx, environment.id, userId, { password_hash: passwordHash, updated_at: now });
   }
 }

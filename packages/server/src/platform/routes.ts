@@ -1,60 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  CreatedProject,
+  CreatedSecretKey,
+  PlatformEnvironment,
+  Project,
+  ProjectPage,
+  SecretKeyList,
+  TokenAlgorithm,
+} from '@gatehouse/contract';
 import { Type } from 'typebox';
-import { IdParams, page, PaginationQuery } from '../http/schemas.js';
+import { IdParams, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import type { TenancyService } from '../tenancy/service.js';
 import { ACCESS_TOKEN_TTL, AuthMethodsSchema, SESSION_LIFETIME, effectiveRateLimit, type Environment } from '../tenancy/settings.js';
-
-const EnvironmentType = Type.Union([Type.Literal('development'), Type.Literal('production')]);
-const TokenAlgorithm = Type.Union([Type.Literal('RS256'), Type.Literal('ES256'), Type.Literal('EdDSA')]);
-
-const EnvironmentView = Type.Object({
-  id: Type.String(),
-  projectId: Type.String(),
-  type: EnvironmentType,
-  publishableKey: Type.String(),
-  domain: Type.Union([Type.String(), Type.Null()]),
-  callbackOrigins: Type.Array(Type.String()),
-  authMethods: AuthMethodsSchema,
-  signUp: Type.Boolean(),
-  accessTokenTtlSeconds: Type.Integer(),
-  tokenAlgorithm: TokenAlgorithm,
-  rateLimitPerMinute: Type.Union([Type.Integer(), Type.Null()], { description: 'The override; null means the default.' }),
-  rateLimit: Type.Object({ requestsPerMinute: Type.Integer({ description: 'The limit in force.' }) }),
-  sessionLifetimeSeconds: Type.Integer(),
-  sessionInactivitySeconds: Type.Integer(),
-  usersCanCreateOrganizations: Type.Boolean({ description: 'Whether signed-in users may create organizations' }),
-});
-
-const ProjectView = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  createdAt: Type.Integer(),
-  logoUrl: Type.Union([Type.String(), Type.Null()], { description: 'Set with PUT /v1/platform/projects/{id}/logo.' }),
-  environments: Type.Array(EnvironmentView),
-});
-
-const CreatedProject = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  domain: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Type.Integer(),
-  environments: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      type: EnvironmentType,
-      publishableKey: Type.String(),
-      secretKey: Type.String({ description: 'Shown once; only a hash is stored.' }),
-    }),
-  ),
-});
-
-const SecretKeyView = Type.Object({
-  id: Type.String(),
-  hint: Type.String({ description: 'The last four characters of the key.' }),
-  createdAt: Type.Integer(),
-  revokedAt: Type.Union([Type.Integer(), Type.Null()]),
-});
 
 const DomainField = Type.Union([Type.String({ minLength: 1, maxLength: 253 }), Type.Null()]);
 
@@ -153,7 +111,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<PlatformRouteOptions> = a
 
   app.get(
     '/v1/platform/projects',
-    { config: platform, schema: { summary: 'List projects', tags, querystring: PaginationQuery, response: { 200: page(ProjectView) } } },
+    { config: platform, schema: { summary: 'List projects', tags, querystring: PaginationQuery, response: { 200: ProjectPage } } },
     async (request) => {
       const limit = request.query.limit ?? 20;
       const after = request.query.cursor ? cursors.decode<{ after: string }>(request.query.cursor).after : undefined;
@@ -168,10 +126,49 @@ export const platformRoutes: FastifyPluginAsyncTypebox<PlatformRouteOptions> = a
 
   app.get(
     '/v1/platform/projects/:projectId',
-    { config: platform, schema: { summary: 'Read a project', tags, params: IdParams('projectId'), response: { 200: ProjectView } } },
+    { config: platform, schema: { summary: 'Read a project', tags, params: IdParams('projectId'), response: { 200: Project } } },
     async (request) => {
       const { project, environments } = await tenancy.getProject(request.params.projectId);
       return projectView(project, environments);
+    },
+  );
+
+  app.patch(
+    '/v1/platform/projects/:projectId',
+    {
+      config: platform,
+      schema: {
+        summary: 'Rename a project, or set the domain of both its environments; omitted fields are unchanged',
+        tags,
+        params: IdParams('projectId'),
+        body: Type.Object(
+          { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), domain: Type.Optional(DomainField) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Project },
+      },
+    },
+    async (request) => {
+      const { project, environments } = await tenancy.updateProject(request.params.projectId, request.body);
+      return projectView(project, environments);
+    },
+  );
+
+  app.delete(
+    '/v1/platform/projects/:projectId',
+    {
+      config: platform,
+      schema: {
+        summary:
+          'Delete a project, both its environments and all their data (users, sessions, organizations, keys, emails, usage), at once and for good',
+        tags,
+        params: IdParams('projectId'),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await tenancy.deleteProject(request.params.projectId);
+      return reply.code(204).send(null);
     },
   );
 
@@ -183,7 +180,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<PlatformRouteOptions> = a
         summary: 'Read an environment and its settings',
         tags,
         params: IdParams('environmentId'),
-        response: { 200: EnvironmentView },
+        response: { 200: PlatformEnvironment },
       },
     },
     async (request) => environmentView(await tenancy.getEnvironment(request.params.environmentId)),
@@ -198,7 +195,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<PlatformRouteOptions> = a
         tags,
         params: IdParams('environmentId'),
         body: SettingsPatch,
-        response: { 200: EnvironmentView },
+        response: { 200: PlatformEnvironment },
       },
     },
     async (request) => environmentView(await tenancy.updateSettings(request.params.environmentId, request.body)),
@@ -212,7 +209,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<PlatformRouteOptions> = a
         summary: "List an environment's secret keys (never their values)",
         tags,
         params: IdParams('environmentId'),
-        response: { 200: Type.Object({ data: Type.Array(SecretKeyView) }) },
+        response: { 200: SecretKeyList },
       },
     },
     async (request) => {
@@ -229,7 +226,7 @@ export const platformRoutes: FastifyPluginAsyncTypebox<PlatformRouteOptions> = a
         summary: 'Create a secret key; its value is shown only in this response',
         tags,
         params: IdParams('environmentId'),
-        response: { 201: Type.Object({ id: Type.String(), secretKey: Type.String(), hint: Type.String(), createdAt: Type.Integer() }) },
+        response: { 201: CreatedSecretKey },
       },
     },
     async (request, reply) => reply.code(201).send(await tenancy.createSecretKey(request.params.environmentId)),

@@ -8,6 +8,8 @@ interface Ring {
   /** Sum of the ring. */
   total: number;
   counts: Uint32Array;
+  /** Per bucket, the offset (ms into the bucket) of its last admission: the bucket leaves 60 s after it. */
+  latest: Uint16Array;
 }
 
 export interface MemoryStoreOptions {
@@ -26,12 +28,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private readonly clock: Clock;
   private readonly granularityMs: number;
   private readonly slots: number;
+  private readonly windowMs: number;
   private lastSweepBucket = -Infinity;
 
   constructor(options: MemoryStoreOptions) {
     this.clock = options.clock;
     this.granularityMs = options.granularityMs ?? DEFAULT_GRANULARITY_MS;
-    this.slots = slotCount({ windowMs: options.windowMs ?? WINDOW_MS, granularityMs: this.granularityMs });
+    this.windowMs = options.windowMs ?? WINDOW_MS;
+    this.slots = slotCount({ windowMs: this.windowMs, granularityMs: this.granularityMs });
   }
 
   get size(): number {
@@ -46,16 +50,21 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
     let ring = this.rings.get(key);
     if (!ring) {
-      ring = { head: bucket, lo: bucket, total: 0, counts: new Uint32Array(n) };
+      ring = { head: bucket, lo: bucket, total: 0, counts: new Uint32Array(n), latest: new Uint16Array(n) };
       this.rings.set(key, ring);
     }
     // A clock that steps back must not reopen buckets already counted: stay in the newest one.
     if (bucket < ring.head) bucket = ring.head;
     else if (bucket > ring.head) advance(ring, bucket, n);
+    // Behind the head (a clock that stepped back) counts as the head's first millisecond.
+    const offset = Math.max(0, nowMs - bucket * this.granularityMs);
+    expireOldest(ring, bucket, offset, n);
 
     const allowed = ring.total < limit;
     if (allowed) {
-      ring.counts[bucket % n]!++;
+      const i = bucket % n;
+      ring.latest[i] = ring.counts[i] === 0 ? offset : Math.max(ring.latest[i]!, offset);
+      ring.counts[i]!++;
       ring.total++;
     }
     const remaining = Math.max(0, limit - ring.total);
@@ -73,7 +82,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
       if (count === 0) continue;
       if (freed === 0) ring.lo = x;
       freed += count;
-      if (freed >= need) return (x + n) * this.granularityMs;
+      if (freed >= need) return x * this.granularityMs + ring.latest[x % n]! + this.windowMs;
     }
     return (bucket + n) * this.granularityMs;
   }
@@ -85,6 +94,21 @@ export class MemoryRateLimitStore implements RateLimitStore {
       if (bucket - ring.head >= this.slots) this.rings.delete(key);
     }
   }
+}
+
+/**
+ * The oldest bucket of the ring, b − W/g, leaves the window within bucket b: once 60 s have passed
+ * since its last admission. Every younger bucket is whole inside the trailing 60 s.
+ */
+function expireOldest(ring: Ring, bucket: number, offset: number, n: number): void {
+  const oldest = bucket - n + 1;
+  if (oldest < ring.lo) return;
+  const i = oldest % n;
+  const count = ring.counts[i]!;
+  if (count === 0 || offset < ring.latest[i]!) return;
+  ring.total -= count;
+  ring.counts[i] = 0;
+  ring.lo = oldest + 1;
 }
 
 function advance(ring: Ring, bucket: number, n: number): void {

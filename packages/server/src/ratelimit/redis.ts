@@ -9,8 +9,9 @@ import { DEFAULT_GRANULARITY_MS, slotCount, WINDOW_MS, type Clock, type RateLimi
  * It also returns the environment's change number (KEYS[2], same hash slot), so a `/v1/me*`
  * request learns it without a round trip of its own.
  *
- * Layout (BITFIELD bit offsets): head i64 @0, lo i64 @64, total u32 @128, then one u32 per slot
- * from bit 160. A ring of 601 slots is 2.4 KB per active environment, whatever the limit.
+ * Layout (BITFIELD bit offsets): head i64 @0, lo i64 @64, total u32 @128, then one u32 count per
+ * slot from bit 160, then one u16 per slot: the offset in its bucket of the bucket's last admission.
+ * A ring of 601 slots is 3.6 KB per active environment, whatever the limit.
  *
  * The time is Redis's own (TIME) unless a clock is injected, so nodes with skewed clocks still
  * share one timeline. A time earlier than the ring's head is treated as the head, so the window
@@ -27,6 +28,8 @@ if not now then
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local function off(x) return 160 + 32 * (x % n) end
+local function loff(x) return 160 + 32 * n + 16 * (x % n) end
+local window = (n - 1) * g
 
 local b = math.floor(now / g)
 local m = redis.call('BITFIELD', key, 'GET', 'i64', 0, 'GET', 'i64', 64, 'GET', 'u32', 128)
@@ -56,6 +59,19 @@ elseif b > head then
   end
   head = b
 end
+
+-- The oldest bucket leaves within this one, once the window has passed its last admission.
+local offset = now - b * g
+if offset < 0 then offset = 0 end
+local oldest = b - n + 1
+local e = redis.call('BITFIELD', key, 'GET', 'u32', off(oldest), 'GET', 'u16', loff(oldest), 'GET', 'u32', off(b), 'GET', 'u16', loff(b))
+local expired = oldest >= lo and e[1] > 0 and offset >= e[2]
+if expired then
+  total = total - e[1]
+  lo = oldest + 1
+end
+local latest_b = offset
+if e[3] > 0 and e[4] > offset then latest_b = e[4] end
 
 local allowed = 0
 if total < limit then
@@ -87,7 +103,10 @@ if remaining == 0 then
         if freed == 0 then lo = x + i - 1 end
         freed = freed + c
         if freed >= need then
-          free_at = (x + i - 1 + n) * g
+          local y = x + i - 1
+          local latest = latest_b
+          if y ~= b or allowed == 0 then latest = redis.call('BITFIELD', key, 'GET', 'u16', loff(y))[1] end
+          free_at = y * g + latest + window
           done = true
           break
         end
@@ -101,13 +120,16 @@ end
 local w = {}
 if allowed == 1 then
   w[#w + 1] = 'INCRBY'; w[#w + 1] = 'u32'; w[#w + 1] = off(b); w[#w + 1] = 1
+  w[#w + 1] = 'SET'; w[#w + 1] = 'u16'; w[#w + 1] = loff(b); w[#w + 1] = latest_b
+end
+if expired then
+  w[#w + 1] = 'SET'; w[#w + 1] = 'u32'; w[#w + 1] = off(oldest); w[#w + 1] = 0
+end
+if allowed == 1 or moved or expired then
   w[#w + 1] = 'SET'; w[#w + 1] = 'u32'; w[#w + 1] = 128; w[#w + 1] = total
 end
 if moved then
   w[#w + 1] = 'SET'; w[#w + 1] = 'i64'; w[#w + 1] = 0; w[#w + 1] = head
-  if allowed == 0 then
-    w[#w + 1] = 'SET'; w[#w + 1] = 'u32'; w[#w + 1] = 128; w[#w + 1] = total
-  end
 end
 if lo ~= old_lo then
   w[#w + 1] = 'SET'; w[#w + 1] = 'i64'; w[#w + 1] = 64; w[#w + 1] = lo

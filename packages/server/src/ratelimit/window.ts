@@ -2,11 +2,10 @@
  * The sliding window shared by both stores (docs/rate-limits.md).
  *
  * Time is cut into buckets of `granularityMs`. A window is a ring of `slots = windowMs /
- * granularityMs + 1` counters. A request at bucket b is admitted when the requests already
- * admitted in buckets b-slots+1 … b number fewer than the limit. Those buckets cover the trailing
- * 60 s plus the partial current bucket, so no interval of 60 s (in fact of 60 s + one bucket)
- * ever admits more than the limit, and a request admitted in bucket x gives its slot back at the
- * start of bucket x+slots: between 60 s and 60 s + one bucket after it was admitted.
+ * granularityMs + 1` counters, each with the time of its bucket's last admission. A bucket stays
+ * in the window until `windowMs` after its last admission, so every request counts for at least
+ * `windowMs` (no interval of 60 s ever admits more than the limit) and at most one bucket longer,
+ * and a slot is never promised back more than `windowMs` after now: `Retry-After` is at most 60.
  */
 
 export const WINDOW_MS = 60_000;

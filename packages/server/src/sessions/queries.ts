@@ -6,14 +6,17 @@ import type { Database, SessionsTable, SigningKeysTable } from '../db/schema.js'
 type Db = Kysely<Database> | Transaction<Database>;
 
 // ---- signing keys
+// A key signs from `activates_at` until `retired_at` (null: no successor scheduled yet).
 
-export async function findCurrentSigningKey(db: Db, environmentId: string) {
+/** The keys that sign now or will: the active one, and a pending successor if one is scheduled. */
+export async function listLiveSigningKeys(db: Db, environmentId: string, now: number) {
   return db
     .selectFrom('signing_keys')
     .selectAll()
     .where('environment_id', '=', environmentId)
-    .where('retired_at', 'is', null)
-    .executeTakeFirst();
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', now)]))
+    .orderBy('activates_at', 'asc')
+    .execute();
 }
 
 export async function findSigningKey(db: Db, environmentId: string, kid: string) {
@@ -25,24 +28,37 @@ export async function findSigningKey(db: Db, environmentId: string, kid: string)
     .executeTakeFirst();
 }
 
-/** The current key and every retired key still within its publication window. */
+/** Live keys (active and pending) and every retired key still within its publication window, latest activation first. */
 export async function listPublishedSigningKeys(db: Db, environmentId: string, now: number) {
   return db
     .selectFrom('signing_keys')
-    .select(['id', 'algorithm', 'public_jwk', 'created_at', 'retired_at', 'publish_until'])
+    .select(['id', 'algorithm', 'public_jwk', 'created_at', 'activates_at', 'retired_at', 'publish_until'])
     .where('environment_id', '=', environmentId)
     .where((eb) => eb.or([eb('retired_at', 'is', null), eb('publish_until', '>', now)]))
+    .orderBy('activates_at', 'desc')
     .orderBy('created_at', 'desc')
     .execute();
 }
 
-export async function retireCurrentSigningKey(db: Db, environmentId: string, now: number, publishUntil: number) {
-  await db
+/**
+ * Sets when a key stops signing and until when it stays published, if its `retired_at` is still
+ * `expectedRetiredAt` (compare-and-set: false when another node changed the schedule first).
+ */
+export async function setSigningKeyRetirement(
+  db: Db,
+  environmentId: string,
+  kid: string,
+  expectedRetiredAt: number | null,
+  change: { retired_at: number | null; publish_until: number | null },
+): Promise<boolean> {
+  const result = await db
     .updateTable('signing_keys')
-    .set({ retired_at: now, publish_until: publishUntil })
+    .set(change)
     .where('environment_id', '=', environmentId)
-    .where('retired_at', 'is', null)
-    .execute();
+    .where('id', '=', kid)
+    .where('retired_at', expectedRetiredAt === null ? 'is' : '=', expectedRetiredAt)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 export async function insertSigningKey(db: Db, environmentId: string, key: Omit<Insertable<SigningKeysTable>, 'environment_id'>) {

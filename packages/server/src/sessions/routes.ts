@@ -1,49 +1,31 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import { Jwks, OpenIdConfiguration, SessionList, SessionRefreshed, SigningKey, SigningKeyList } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
+import { requestContext } from '../http/request-context.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
-import type { RequestContext, SessionService } from './service.js';
+import type { SessionService } from './service.js';
+import { ACTIVATION_MARGIN_MS, JWKS_MAX_AGE_SECONDS, KEY_ACTIVATION_DELAY_MS, VERIFIER_COOLDOWN_MS } from './key-schedule.js';
 import type { SigningKeys } from './signing-keys.js';
 import type { AccessTokens } from './tokens.js';
 
-export const SessionTokensSchema = Type.Object({
-  accessToken: Type.String({ description: 'JWT (typ at+jwt) for /v1/me* and for your own backend' }),
-  refreshToken: Type.String({ description: 'rt_…; exchange at POST /v1/auth/refresh. Rotates on every use.' }),
-  expiresIn: Type.Integer({ description: 'Lifetime of the access token in seconds' }),
-  tokenType: Type.Literal('Bearer'),
-});
-
 const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
 
-const Jwks = Type.Object({
-  keys: Type.Array(Type.Object({ kid: Type.String(), alg: Type.String(), kty: Type.String() }, { additionalProperties: true })),
-});
+const RotateBody = Type.Object(
+  {
+    immediate: Type.Optional(
+      Type.Boolean({
+        description:
+          'Emergency only: the new key signs at once. Verifiers that fetched the JWKS shortly before refuse its tokens until they may fetch again (up to 30 s with jose defaults; up to 5.5 min behind a cache honouring max-age)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-const SessionView = Type.Object({
-  id: Type.String(),
-  createdAt: Type.Integer(),
-  lastActiveAt: Type.Integer({ description: 'Last sign-in or refresh' }),
-  expiresAt: Type.Integer({ description: 'End of the absolute lifetime' }),
-  userAgent: Type.Union([Type.String(), Type.Null()]),
-  current: Type.Boolean({ description: 'Whether this is the session making the request' }),
-});
-
-const SigningKeyView = Type.Object({
-  kid: Type.String(),
-  algorithm: Type.String(),
-  createdAt: Type.Integer(),
-  retiredAt: Type.Union([Type.Integer(), Type.Null()]),
-  publishUntil: Type.Union([Type.Integer(), Type.Null()], { description: 'A retired key is published until then' }),
-});
-
-/** The JWKS and discovery documents may be cached by verifiers this long. */
-const KEYS_CACHE_CONTROL = 'public, max-age=300';
-
-export function requestContext(request: FastifyRequest): RequestContext {
-  return { origin: request.headers.origin, userAgent: request.headers['user-agent'] };
-}
+/** The JWKS and discovery documents may be cached by verifiers this long; rotations wait it out. */
+const KEYS_CACHE_CONTROL = `public, max-age=${JWKS_MAX_AGE_SECONDS}`;
 
 export interface SessionRouteOptions {
   sessions: SessionService;
@@ -63,7 +45,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
           'The refresh token rotates on every use. Presenting a rotated token again within 10 s returns the same successor; later, it revokes the session (401 session_revoked).',
         tags: ['auth'],
         body: RefreshBody,
-        response: { 200: Type.Object({ session: SessionTokensSchema }) },
+        response: { 200: SessionRefreshed },
       },
     },
     async (request) => ({
@@ -112,7 +94,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
         summary: 'Minimal OpenID discovery document: issuer and jwks_uri',
         tags: ['keys'],
         params: IdParams('environmentId'),
-        response: { 200: Type.Object({ issuer: Type.String(), jwks_uri: Type.String() }, { additionalProperties: true }) },
+        response: { 200: OpenIdConfiguration },
       },
     },
     async (request, reply) => {
@@ -146,7 +128,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
       schema: {
         summary: "The signed-in user's live sessions",
         tags: ['me'],
-        response: { 200: Type.Object({ data: Type.Array(SessionView) }) },
+        response: { 200: SessionList },
       },
     },
     async (request) => {
@@ -178,10 +160,12 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
     {
       config: { credentials: ['platform'] },
       schema: {
-        summary: 'The published signing keys of an environment (never their private halves)',
+        summary: 'The published signing keys of an environment, with their state (never their private halves)',
+        description:
+          'Latest activation first: a pending key (published, not signing yet), the active key, and retired keys still published.',
         tags: ['platform'],
         params: IdParams('environmentId'),
-        response: { 200: Type.Object({ data: Type.Array(SigningKeyView) }) },
+        response: { 200: SigningKeyList },
       },
     },
     async (request) => ({ data: await keys.list(await tenancy.getEnvironment(request.params.environmentId)) }),
@@ -191,18 +175,34 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
     '/v1/platform/environments/:environmentId/signing-keys/rotate',
     {
       config: { credentials: ['platform'] },
+      // The body is optional: a bare POST (what clients sent before `immediate` existed) is a staged rotation.
+      preValidation: async (request) => {
+        const body: unknown = request.body;
+        if (body === undefined || body === null || body === '') request.body = {};
+      },
       schema: {
-        summary: 'Rotate the signing key: new tokens use a new key; the old one stays published until its tokens expire',
+        summary: 'Rotate the signing key, staged so that no verifier refuses a valid token',
+        description: [
+          `Publishes a new key in the JWKS at once; it starts signing at \`activatesAt\`, ${KEY_ACTIVATION_DELAY_MS / 1000} s later`,
+          `(the JWKS max-age of ${JWKS_MAX_AGE_SECONDS} s, a verifier cooldown of ${VERIFIER_COOLDOWN_MS / 1000} s as in jose, and a`,
+          `${ACTIVATION_MARGIN_MS / 1000} s margin), when every verifier has fetched it or may fetch it.`,
+          'From then the previous key signs no more, and it stays published until every token it signed has expired.',
+          'Answers 201 with the new key (`state: "pending"`). While a rotation is pending, another one answers 200 with that same',
+          'pending key and changes nothing. `{"immediate": true}` is the emergency rotation: the new key signs at once',
+          '(201, `state: "active"`, replacing any pending key), and verifiers that fetched the JWKS less than their cooldown',
+          'before (30 s with jose defaults) refuse its tokens until they may fetch again.',
+          'The body may be omitted: a bare POST is a staged rotation.',
+        ].join(' '),
         tags: ['platform'],
         params: IdParams('environmentId'),
-        response: { 201: SigningKeyView },
+        body: RotateBody,
+        response: { 200: SigningKey, 201: SigningKey },
       },
     },
     async (request, reply) => {
       const environment = await tenancy.getEnvironment(request.params.environmentId);
-      const key = await keys.rotate(environment);
-      const view = (await keys.list(environment)).find((k) => k.kid === key.kid)!;
-      return reply.code(201).send(view);
+      const { key, created } = await keys.rotate(environment, { immediate: request.body.immediate === true });
+      return reply.code(created ? 201 : 200).send(key);
     },
   );
 };

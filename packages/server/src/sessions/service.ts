@@ -1,3 +1,4 @@
+import type { Session, SessionTokens } from '@gatehouse/contract';
 import type { Kysely, Transaction } from 'kysely';
 import { inTransaction } from '../db/changes.js';
 import type { Store } from '../db/index.js';
@@ -19,12 +20,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 /** Inside this window a rotated refresh token still yields its (same) successor: racing tabs. */
 export const REFRESH_GRACE_MS = 10_000;
 
-export interface SessionTokens {
-  accessToken: string;
-  refreshToken: string;
-  expiresIn: number;
-  tokenType: 'Bearer';
-}
+export type { SessionTokens };
 
 export interface ClaimsContext {
   environment: Environment;
@@ -55,14 +51,7 @@ export interface OrganizationSwitch {
   authorize: (tx: Transaction<Database>, userId: string) => Promise<void>;
 }
 
-export interface SessionView {
-  id: string;
-  createdAt: number;
-  lastActiveAt: number;
-  expiresAt: number;
-  userAgent: string | null;
-  current: boolean;
-}
+export type SessionView = Session;
 
 interface SessionTimes {
   created_at: number;
@@ -400,5 +389,10 @@ export class SessionService {
   /** Revokes every live session of the user except `keepSessionId`; returns how many. */
   async revokeAllForUser(environment: Environment, userId: string, keepSessionId?: string, db: Db = this.db): Promise<number> {
     return q.revokeUserSessions(db, environment.id, userId, this.liveWindow(environment), keepSessionId);
+  }
+
+  /** Clears the session's active organization if it is still `organizationId` (a concurrent switch wins). */
+  async clearActiveOrganization(environment: Environment, sessionId: string, organizationId: string): Promise<void> {
+    await q.clearActiveOrganization(this.db, environment.id, sessionId, organizationId);
   }
 }

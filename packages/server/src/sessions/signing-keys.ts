@@ -9,10 +9,21 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { promisify } from 'node:util';
-import { isUniqueViolation, type Store } from '../db/index.js';
 import { newId } from '../lib/crypto.js';
 import { deriveSubkey } from '../lib/cursor.js';
-import { ACCESS_TOKEN_TTL, type Environment, type TokenAlgorithm } from '../tenancy/settings.js';
+import type { Selectable } from 'kysely';
+import { isUniqueViolation, type Store } from '../db/index.js';
+import type { SigningKeysTable } from '../db/schema.js';
+import type { Environment, TokenAlgorithm } from '../tenancy/settings.js';
+import {
+  KEY_ACTIVATION_DELAY_MS,
+  keyState,
+  planRotation,
+  RETIRED_KEY_PUBLISH_MS,
+  splitLive,
+  type RotationIntent,
+  type SigningKeyState,
+} from './key-schedule.js';
 import * as q from './queries.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -20,16 +31,11 @@ const generateKeyPairAsync = promisify(generateKeyPair);
 /** Key ids: `key_` + 26 lowercase Crockford base32 characters (what newId makes). */
 export const KID_PATTERN = /^key_[0-9a-z]{26}$/;
 
-/** Allowed skew between this service's clock and a verifier's, in ms. */
-export const CLOCK_SKEW_MS = 5_000;
-
 /**
- * How long a retired key stays published: every token it signed expires within the longest access
- * token lifetime an environment can configure, plus the skew a verifier may allow.
+ * How long a node trusts its cached view of an environment's keys before re-reading it (a rotation
+ * made on another node), and never past a scheduled activation. A staged rotation activates long
+ * after this, so every node learns of it in time and switches at the stored instant.
  */
-export const RETIRED_KEY_PUBLISH_MS = ACCESS_TOKEN_TTL.max * 1000 + CLOCK_SKEW_MS;
-
-/** How long a node trusts its cached current key before re-reading it (rotation by another node). */
 const CURRENT_KEY_RECHECK_MS = 30_000;
 
 export interface SigningKey {
@@ -57,9 +63,37 @@ export interface PublicJwk {
 export interface SigningKeyView {
   kid: string;
   algorithm: TokenAlgorithm;
+  state: SigningKeyState;
   createdAt: number;
+  /** From when the key signs (in the future while pending). */
+  activatesAt: number;
+  /** When the key stops (or stopped) signing; null while no successor is scheduled. */
   retiredAt: number | null;
+  /** A retired key, or the active key once a successor is scheduled, is published until then. */
   publishUntil: number | null;
+}
+
+export interface Rotation {
+  key: SigningKeyView;
+  /** False when a staged rotation was already pending and is returned unchanged. */
+  created: boolean;
+}
+
+type KeyRow = Selectable<SigningKeysTable>;
+
+/** Another node changed the schedule between our read and our write: read again and retry. */
+class ScheduleChanged extends Error {}
+
+function toView(row: Omit<KeyRow, 'environment_id' | 'private_key' | 'public_jwk'>, now: number): SigningKeyView {
+  return {
+    kid: row.id,
+    algorithm: row.algorithm as TokenAlgorithm,
+    state: keyState(row, now),
+    createdAt: row.created_at,
+    activatesAt: row.activates_at,
+    retiredAt: row.retired_at,
+    publishUntil: row.publish_until,
+  };
 }
 
 async function generate(alg: TokenAlgorithm): Promise<{ publicKey: KeyObject; privateKey: KeyObject }> {
@@ -81,13 +115,16 @@ function encodedHeader(alg: TokenAlgorithm, kid: string): string {
  * Per-environment signing keys: created on demand, private halves encrypted at rest with
  * AES-256-GCM under a key derived from GATEHOUSE_SECRET (bound to the environment and kid as
  * associated data), and cached in memory as KeyObjects so signing and verifying never parse a key
- * on the hot path.
+ * on the hot path. Rotations are staged (see key-schedule.ts).
  */
 export class SigningKeys {
   private readonly encryptionKey: Buffer;
-  private readonly current = new Map<string, { key: SigningKey; checkedAt: number }>();
+  /** Per environment: the key signing now, for which algorithm setting, until when to trust it. */
+  private readonly current = new Map<string, { key: SigningKey; forAlgorithm: TokenAlgorithm; validUntil: number }>();
+  /** Decrypted private keys by `environmentId/kid`, so a re-read does not decrypt again. */
+  private readonly signers = new Map<string, SigningKey>();
   private readonly verification = new Map<string, VerificationKey>();
-  private readonly creating = new Map<string, Promise<SigningKey>>();
+  private readonly loading = new Map<string, Promise<SigningKey>>();
 
   constructor(
     private readonly store: Store,
@@ -114,73 +151,139 @@ export class SigningKeys {
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
   }
 
-  private toSigningKey(row: { environment_id: string; id: string; algorithm: string; private_key: string }): SigningKey {
+  private signerOf(row: KeyRow): SigningKey {
+    const cacheKey = `${row.environment_id}/${row.id}`;
+    const known = this.signers.get(cacheKey);
+    if (known) return known;
     const alg = row.algorithm as TokenAlgorithm;
     const privateKey = createPrivateKey({ key: this.decrypt(row.environment_id, row.id, row.private_key), format: 'der', type: 'pkcs8' });
-    return { kid: row.id, alg, privateKey, encodedHeader: encodedHeader(alg, row.id) };
+    const key: SigningKey = { kid: row.id, alg, privateKey, encodedHeader: encodedHeader(alg, row.id) };
+    this.signers.set(cacheKey, key);
+    return key;
   }
 
-  /** The key new tokens of this environment are signed with, created when there is none yet. */
+  /**
+   * The key new tokens of this environment are signed with now: created when there is none yet.
+   * A change of `tokenAlgorithm` is staged like a rotation: the current key signs until the new
+   * algorithm's key activates.
+   */
   async signingKey(environment: Environment): Promise<SigningKey> {
     const cached = this.current.get(environment.id);
-    const now = this.now();
-    if (cached && cached.key.alg === environment.settings.tokenAlgorithm && now - cached.checkedAt < CURRENT_KEY_RECHECK_MS) {
+    if (cached && cached.forAlgorithm === environment.settings.tokenAlgorithm && this.now() < cached.validUntil) {
       return cached.key;
     }
-    const pending = this.creating.get(environment.id);
+    const pending = this.loading.get(environment.id);
     if (pending) return pending;
-    const loading = this.loadOrCreate(environment.id, environment.settings.tokenAlgorithm, false).finally(() =>
-      this.creating.delete(environment.id),
-    );
-    this.creating.set(environment.id, loading);
+    const loading = this.settle(environment, 'use')
+      .then((settled) => settled.signer)
+      .finally(() => this.loading.delete(environment.id));
+    this.loading.set(environment.id, loading);
     return loading;
   }
 
-  /** Replaces the current key with a new one; the old one stays published until its tokens expire. */
-  async rotate(environment: Environment): Promise<SigningKey> {
-    return this.loadOrCreate(environment.id, environment.settings.tokenAlgorithm, true);
+  /**
+   * Rotates the signing key. Staged (the default): the new key is published now and signs from
+   * `activatesAt`, KEY_ACTIVATION_DELAY_MS later; while one is pending, another staged rotation
+   * returns it unchanged. Immediate: the new key signs at once, for emergencies (verifiers holding
+   * a JWKS without it refuse its tokens until they fetch again). Either way the previous key stays
+   * published until every token it signed has expired.
+   */
+  async rotate(environment: Environment, options: { immediate?: boolean } = {}): Promise<Rotation> {
+    const settled = await this.settle(environment, options.immediate ? 'rotate-now' : 'rotate');
+    const key = settled.created ?? settled.pending ?? settled.active;
+    return { key: toView(key, settled.at), created: settled.created !== undefined };
   }
 
-  private async loadOrCreate(environmentId: string, alg: TokenAlgorithm, forceNew: boolean): Promise<SigningKey> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const row = await q.findCurrentSigningKey(this.store.db, environmentId);
-      if (row && row.algorithm === alg && !forceNew) {
-        const cached = this.current.get(environmentId)?.key;
-        const key = cached?.kid === row.id ? cached : this.toSigningKey(row);
-        this.current.set(environmentId, { key, checkedAt: this.now() });
-        return key;
-      }
-      const { publicKey, privateKey } = await generate(alg);
-      const kid = newId('key', environmentId);
-      const now = this.now();
-      const jwk = { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' };
+  /**
+   * Reads the environment's live keys, applies what `intent` asks for, and refreshes this node's
+   * cache. Writes are compare-and-set on the rows read, and at most one key without `retired_at`
+   * may exist (a partial unique index), so nodes racing to change the schedule settle on one.
+   */
+  private async settle(
+    environment: Environment,
+    intent: RotationIntent,
+  ): Promise<{ at: number; signer: SigningKey; active: KeyRow; pending?: KeyRow; created?: KeyRow }> {
+    const environmentId = environment.id;
+    const algorithm = environment.settings.tokenAlgorithm;
+    let material: Awaited<ReturnType<SigningKeys['newKey']>> | undefined;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const readAt = this.now();
+      const seen = splitLive(await q.listLiveSigningKeys(this.store.db, environmentId, readAt), readAt);
+      const plan = planRotation(intent, seen, algorithm);
+      if (plan === 'none') return this.remember(environment, readAt, seen.active!, seen.pending);
+      // Generated outside the transaction (an RSA key takes a while, and no lock waits on it), and
+      // kept for the next attempt if another node's change makes this one retry.
+      if (plan !== 'cancel' && material?.row.algorithm !== algorithm) material = await this.newKey(environmentId, algorithm);
       try {
-        await this.store.db.transaction().execute(async (tx) => {
-          await q.retireCurrentSigningKey(tx, environmentId, now, now + RETIRED_KEY_PUBLISH_MS);
-          await q.insertSigningKey(tx, environmentId, {
-            id: kid,
-            algorithm: alg,
-            public_jwk: JSON.stringify(jwk),
-            private_key: this.encrypt(environmentId, kid, privateKey.export({ format: 'der', type: 'pkcs8' })),
-            created_at: now,
-            retired_at: null,
-            publish_until: null,
-          });
+        const outcome = await this.store.db.transaction().execute(async (tx) => {
+          const now = this.now();
+          const live = splitLive(await q.listLiveSigningKeys(tx, environmentId, now), now);
+          const replan = planRotation(intent, live, algorithm);
+          if (replan !== plan) throw new ScheduleChanged();
+          const change = async (row: KeyRow, retiredAt: number | null) => {
+            const publishUntil = retiredAt === null ? null : retiredAt + RETIRED_KEY_PUBLISH_MS;
+            const changed = await q.setSigningKeyRetirement(tx, environmentId, row.id, row.retired_at, {
+              retired_at: retiredAt,
+              publish_until: publishUntil,
+            });
+            if (!changed) throw new ScheduleChanged();
+            return { ...row, retired_at: retiredAt, publish_until: publishUntil };
+          };
+          // A pending key that never signs stays published like a retired one: a node that has not
+          // re-read the schedule yet could still sign with it at its planned time.
+          if (plan === 'cancel') {
+            await change(live.pending!, now);
+            return { now, active: await change(live.active!, null) };
+          }
+          const activatesAt = plan === 'immediate' ? now : now + KEY_ACTIVATION_DELAY_MS;
+          let active: KeyRow | undefined;
+          if (live.pending) await change(live.pending, now);
+          if (live.active) active = await change(live.active, activatesAt);
+          const created: KeyRow = { ...material!.row, created_at: now, activates_at: activatesAt };
+          await q.insertSigningKey(tx, environmentId, created);
+          return plan === 'immediate' ? { now, active: created, created } : { now, active: active!, pending: created, created };
         });
-      } catch (error) {
-        // Another node made a current key at the same moment: use theirs.
-        if (isUniqueViolation(error)) {
-          forceNew = false;
-          continue;
+        if (material && outcome.created) {
+          this.signers.set(`${environmentId}/${material.row.id}`, material.signer);
+          this.verification.set(`${environmentId}/${material.row.id}`, material.verification);
         }
+        return {
+          ...this.remember(environment, outcome.now, outcome.active, outcome.pending),
+          ...(outcome.created ? { created: outcome.created } : {}),
+        };
+      } catch (error) {
+        if (error instanceof ScheduleChanged || isUniqueViolation(error)) continue;
         throw error;
       }
-      const key: SigningKey = { kid, alg, privateKey, encodedHeader: encodedHeader(alg, kid) };
-      this.current.set(environmentId, { key, checkedAt: now });
-      this.verification.set(`${environmentId}/${kid}`, { kid, alg, publicKey });
-      return key;
     }
-    throw new Error(`Could not settle on a signing key for environment ${environmentId}`);
+    throw new Error(`Could not settle the signing keys of environment ${environmentId}`);
+  }
+
+  private remember(environment: Environment, at: number, active: KeyRow, pending: KeyRow | undefined) {
+    const signer = this.signerOf(active);
+    const validUntil = Math.min(at + CURRENT_KEY_RECHECK_MS, pending?.activates_at ?? Infinity);
+    this.current.set(environment.id, { key: signer, forAlgorithm: environment.settings.tokenAlgorithm, validUntil });
+    return { at, signer, active, ...(pending ? { pending } : {}) };
+  }
+
+  /** A fresh key pair as a row to insert (times filled in by the caller) and its public half. */
+  private async newKey(environmentId: string, alg: TokenAlgorithm) {
+    const { publicKey, privateKey } = await generate(alg);
+    const kid = newId('key', environmentId);
+    const jwk = { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' };
+    const row: KeyRow = {
+      environment_id: environmentId,
+      id: kid,
+      algorithm: alg,
+      public_jwk: JSON.stringify(jwk),
+      private_key: this.encrypt(environmentId, kid, privateKey.export({ format: 'der', type: 'pkcs8' })),
+      created_at: 0,
+      activates_at: 0,
+      retired_at: null,
+      publish_until: null,
+    };
+    const signer: SigningKey = { kid, alg, privateKey, encodedHeader: encodedHeader(alg, kid) };
+    return { row, signer, verification: { kid, alg, publicKey } satisfies VerificationKey };
   }
 
   /**
@@ -202,7 +305,7 @@ export class SigningKeys {
     return key;
   }
 
-  /** The published keys: the current one (created if needed) and retired ones still in their window. */
+  /** The published keys: active, pending (published before it signs) and retired ones still in their window. */
   async jwks(environment: Environment): Promise<{ keys: PublicJwk[] }> {
     await this.signingKey(environment);
     const rows = await q.listPublishedSigningKeys(this.store.db, environment.id, this.now());
@@ -210,13 +313,8 @@ export class SigningKeys {
   }
 
   async list(environment: Environment): Promise<SigningKeyView[]> {
-    const rows = await q.listPublishedSigningKeys(this.store.db, environment.id, this.now());
-    return rows.map((row) => ({
-      kid: row.id,
-      algorithm: row.algorithm as TokenAlgorithm,
-      createdAt: row.created_at,
-      retiredAt: row.retired_at,
-      publishUntil: row.publish_until,
-    }));
+    const now = this.now();
+    const rows = await q.listPublishedSigningKeys(this.store.db, environment.id, now);
+    return rows.map((row) => toView(row, now));
   }
 }

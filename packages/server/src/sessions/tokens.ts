@@ -1,7 +1,8 @@
 import { randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { ApiError } from '../lib/errors.js';
 import type { Environment, TokenAlgorithm } from '../tenancy/settings.js';
-import { CLOCK_SKEW_MS, KID_PATTERN, type SigningKey, type SigningKeys } from './signing-keys.js';
+import { CLOCK_SKEW_MS } from './key-schedule.js';
+import { KID_PATTERN, type SigningKey, type SigningKeys } from './signing-keys.js';
 
 /**
  * Access tokens: compact JWS signed with node:crypto directly and cached KeyObjects (no JOSE

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, EnvironmentsTable } from '../db/schema.js';
+import { crossTenant } from '../db/tenant-scope.js';
 import { parseSettings, type Environment, type EnvironmentSettings } from './settings.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -28,6 +29,7 @@ export async function findLiveSecretKeyByHash(db: Db, keyHash: string) {
     .select(['secret_keys.id as secret_key_id', 'secret_keys.key_hash as secret_key_hash'])
     .where('secret_keys.key_hash', '=', keyHash)
     .where('secret_keys.revoked_at', 'is', null)
+    .modifyEnd(crossTenant('a secret key is found by its hash, which is how its environment is found'))
     .executeTakeFirst();
 }
 
@@ -123,4 +125,52 @@ export async function countProjects(db: Db): Promise<number> {
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+export async function renameProject(db: Db, projectId: string, name: string): Promise<boolean> {
+  const result = await db.updateTable('projects').set({ name }).where('id', '=', projectId).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** The project row, for a transaction that changes the project or its environments (lock it with lockForUpdate). */
+export function selectProjectForChange(db: Db, projectId: string) {
+  return db.selectFrom('projects').selectAll().where('id', '=', projectId);
+}
+
+/** The project's environment rows, for a transaction that changes them (lock them with lockForUpdate). */
+export function selectEnvironmentsOfProjectForChange(db: Db, projectId: string) {
+  return db.selectFrom('environments').selectAll().where('project_id', '=', projectId).orderBy('type');
+}
+
+/**
+ * Every table that holds an environment's data, children before the tables they reference, so
+ * deleting in this order never trips a foreign key. A test compares it with the schema: a new
+ * tenant table must be added here, or deleting a project would fail or leave its rows behind.
+ */
+export const ENVIRONMENT_DATA_TABLES = [
+  'organization_members',
+  'organization_roles',
+  'organizations',
+  'sessions',
+  'flow_tokens',
+  'monthly_active_users',
+  'email_outbox',
+  'signing_keys',
+  'secret_keys',
+  'users',
+] as const satisfies readonly (keyof Database)[];
+
+/** Deletes every row of the environment's data, then the environment itself. */
+export async function deleteEnvironmentAndData(db: Db, environmentId: string): Promise<void> {
+  for (const table of ENVIRONMENT_DATA_TABLES) {
+    await db
+      .deleteFrom(table as 'users')
+      .where('environment_id', '=', environmentId)
+      .execute();
+  }
+  await db.deleteFrom('environments').where('id', '=', environmentId).execute();
+}
+
+export async function deleteProjectRow(db: Db, projectId: string): Promise<void> {
+  await db.deleteFrom('projects').where('id', '=', projectId).execute();
 }

@@ -1,15 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { Environment } from '@gatehouse/contract';
 import { environmentOf } from '../http/credentials.js';
-import { AuthMethodsSchema, effectiveRateLimit } from './settings.js';
-
-const EnvironmentResponse = Type.Object({
-  id: Type.String(),
-  type: Type.Union([Type.Literal('development'), Type.Literal('production')]),
-  rateLimit: Type.Object({ requestsPerMinute: Type.Integer() }),
-  authMethods: AuthMethodsSchema,
-  signUp: Type.Boolean(),
-});
+import { effectiveRateLimit } from './settings.js';
 
 export const tenancyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -19,7 +11,7 @@ export const tenancyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         summary: 'The calling environment: its type, rate limit and enabled sign-in methods',
         tags: ['auth'],
-        response: { 200: EnvironmentResponse },
+        response: { 200: Environment },
       },
     },
     async (request) => {

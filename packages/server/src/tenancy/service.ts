@@ -1,5 +1,6 @@
-import { changeFeed } from '../db/changes.js';
-import type { Store } from '../db/index.js';
+import type { CreatedSecretKey } from '@gatehouse/contract';
+import { announce, changeFeed, inTransaction } from '../db/changes.js';
+import { lockForUpdate, type Store } from '../db/index.js';
 import { apiError, notFound } from '../lib/errors.js';
 import { normalizeDomain, normalizeOrigin } from '../http/origin.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
@@ -10,12 +11,7 @@ import { defaultSettings, type Environment, type EnvironmentSettings, type Envir
 const ENVIRONMENT_TYPES: EnvironmentType[] = ['development', 'production'];
 const KEY_ENV_TAG: Record<EnvironmentType, string> = { development: 'test', production: 'live' };
 
-export interface CreatedSecretKey {
-  id: string;
-  secretKey: string;
-  hint: string;
-  createdAt: number;
-}
+export type { CreatedSecretKey };
 
 export interface SettingsPatch {
   domain?: string | null;
@@ -96,12 +92,24 @@ export class TenancyService {
 
   /** Creates a project with its two environments and one secret key for each, shown only here. */
   async createProject(input: { name: string; domain?: string | null | undefined }) {
+    const { project, environments } = await this.createProjectWithSecretKeys(input, ENVIRONMENT_TYPES);
+    return { project, environments: environments.map((e) => ({ ...e, secretKey: e.secretKey! })) };
+  }
+
+  /**
+   * Creates a project with its two environments, and a secret key (shown only here) for the
+   * environment types listed; the others get theirs when an operator asks for one.
+   */
+  async createProjectWithSecretKeys(
+    input: { name: string; domain?: string | null | undefined },
+    secretKeysFor: readonly EnvironmentType[],
+  ) {
     const domain = input.domain == null ? null : validDomain(input.domain);
     const now = Date.now();
     const project = { id: newId('proj'), name: input.name, createdAt: now };
     const environments = ENVIRONMENT_TYPES.map((type) => {
       const publishableKey = newSecret(`pk_${KEY_ENV_TAG[type]}_`, 24);
-      const secretKey = newSecret(`sk_${KEY_ENV_TAG[type]}_`);
+      const secretKey = secretKeysFor.includes(type) ? newSecret(`sk_${KEY_ENV_TAG[type]}_`) : undefined;
       const environment: Environment = {
         id: newId('env'),
         projectId: project.id,
@@ -120,6 +128,7 @@ export class TenancyService {
           publishableKeyHash: sha256Hex(environment.publishableKey),
           createdAt: now,
         });
+        if (secretKey === undefined) continue;
         await q.insertSecretKey(tx, environment.id, {
           id: secretKeyId,
           keyHash: sha256Hex(secretKey),
@@ -155,6 +164,47 @@ export class TenancyService {
       items: page.map((project) => ({ project, environments: environments.filter((e) => e.projectId === project.id) })),
       hasMore: projects.length > limit,
     };
+  }
+
+  /** Renames the project and/or sets the domain of both its environments, in one transaction. */
+  async updateProject(projectId: string, patch: { name?: string | undefined; domain?: string | null | undefined }) {
+    const domain = patch.domain === undefined ? undefined : patch.domain === null ? null : validDomain(patch.domain);
+    return inTransaction(this.db, async (tx) => {
+      const project = await lockForUpdate(this.store, q.selectProjectForChange(tx, projectId)).executeTakeFirst();
+      if (!project) throw notFound(`Project ${projectId}`);
+      if (patch.name !== undefined) await q.renameProject(tx, projectId, patch.name);
+      let environments = (await lockForUpdate(this.store, q.selectEnvironmentsOfProjectForChange(tx, projectId)).execute()).map(
+        q.toEnvironment,
+      );
+      if (domain !== undefined) {
+        const now = Date.now();
+        environments = environments.map((e) => ({ ...e, settings: { ...e.settings, domain } }));
+        for (const environment of environments) {
+          await q.updateEnvironmentSettings(tx, environment.id, environment.settings, now);
+          announce(tx, { kind: 'environment', environmentId: environment.id });
+        }
+      }
+      return { project: { ...project, name: patch.name ?? project.name }, environments };
+    });
+  }
+
+  /**
+   * Deletes the project, both its environments and everything in them (users, sessions,
+   * organizations, keys, the email outbox, usage) in one transaction. Once it commits, every cache,
+   * here and on other nodes, drops the environments, so their keys and tokens stop working at once.
+   * Stored images are not records: their bytes stay in the object store, unreferenced.
+   */
+  async deleteProject(projectId: string): Promise<void> {
+    await inTransaction(this.db, async (tx) => {
+      const project = await lockForUpdate(this.store, q.selectProjectForChange(tx, projectId)).executeTakeFirst();
+      if (!project) throw notFound(`Project ${projectId}`);
+      const environments = await lockForUpdate(this.store, q.selectEnvironmentsOfProjectForChange(tx, projectId)).execute();
+      for (const environment of environments) {
+        await q.deleteEnvironmentAndData(tx, environment.id);
+        announce(tx, { kind: 'environment', environmentId: environment.id });
+      }
+      await q.deleteProjectRow(tx, projectId);
+    });
   }
 
   async updateSettings(environmentId: string, patch: SettingsPatch): Promise<Environment> {

@@ -1,18 +1,12 @@
-import { Type, type Static } from 'typebox';
+import { AuthMethods } from '@gatehouse/contract';
+import type { Static } from 'typebox';
 
 export const TOKEN_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
 export type TokenAlgorithm = (typeof TOKEN_ALGORITHMS)[number];
 export type EnvironmentType = 'development' | 'production';
 
-export const AuthMethodsSchema = Type.Object(
-  {
-    password: Type.Boolean(),
-    magicLink: Type.Boolean(),
-    emailCode: Type.Boolean(),
-    sso: Type.Boolean(),
-  },
-  { additionalProperties: false },
-);
+/** The sign-in methods' switches; the contract's shape. */
+export const AuthMethodsSchema = AuthMethods;
 
 export interface EnvironmentSettings {
   /** Verified domain: the origin lock admits it and its subdomains over https. */

@@ -1,22 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ProjectUsage } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { apiError } from '../lib/errors.js';
 import { IdParams } from '../http/schemas.js';
 import { isMonth, utcMonth, type UsageService } from './service.js';
-
-const UsageView = Type.Object({
-  projectId: Type.String(),
-  month: Type.String({ description: 'UTC calendar month, YYYY-MM' }),
-  environments: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      type: Type.Union([Type.Literal('development'), Type.Literal('production')]),
-      monthlyActiveUsers: Type.Integer(),
-      billable: Type.Boolean(),
-    }),
-  ),
-  billableMonthlyActiveUsers: Type.Integer({ description: 'Monthly active users of the production environment only' }),
-});
 
 export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService; now: () => number }> = async (app, { usage, now }) => {
   app.get(
@@ -31,7 +18,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService; now: 
           { month: Type.Optional(Type.String({ maxLength: 7, description: 'YYYY-MM (UTC); defaults to the current month' })) },
           { additionalProperties: false },
         ),
-        response: { 200: UsageView },
+        response: { 200: ProjectUsage },
       },
     },
     async (request) => {

@@ -1,9 +1,12 @@
+import { crossTenant } from '../../src/db/tenant-scope.js';
+import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { THROTTLE } from '../../src/flows/outbox.js';
 import { startTestApp, type TestApp, type TestEnvironment } from '../helpers/app.js';
 import { outbox, REDIRECT, start } from '../helpers/flows.js';
 import { signUp, uniqueEmail } from '../helpers/identity.js';
 import { observable } from '../helpers/responses.js';
+import { openTestStore } from '../helpers/store.js';
 
 const FLOWS: Array<[string, (email: string) => object]> = [
   ['magic-link', (email) => ({ email, redirectUrl: REDIRECT })],
@@ -92,7 +95,94 @@ describe('recipient safety', () => {
     await start(t, 'magic-link', { email: user.email, redirectUrl: REDIRECT });
     const [email] = await outbox(t, user.email);
     const token = new URL(/(https:\/\/\S+)/.exec(email!.text)![1]!).searchParams.get('token')!;
-    const rows = await t.store.db.selectFrom('flow_tokens').selectAll().execute();
+    const rows = await t.store.db.selectFrom('flow_tokens').selectAll().modifyEnd(crossTenant('test: every stored token')).execute();
     expect(JSON.stringify(rows)).not.toContain(token);
+  });
+});
+
+/**
+ * Records the statements the app sends to the flow tables: their kind and table, in order. Other
+ * tables (credential and branding look-ups, which caches may or may not serve) are left out.
+ */
+class FlowWork implements KyselyPlugin {
+  private static readonly TABLES = new Set(['users', 'flow_tokens', 'email_outbox']);
+  recording = false;
+  readonly statements: string[] = [];
+
+  transformQuery(args: PluginTransformQueryArgs) {
+    const table = firstTable(args.node);
+    if (this.recording && table && FlowWork.TABLES.has(table)) this.statements.push(`${args.node.kind} ${table}`);
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs) {
+    return args.result;
+  }
+
+  async during(work: () => Promise<unknown>): Promise<string[]> {
+    this.statements.length = 0;
+    this.recording = true;
+    try {
+      await work();
+    } finally {
+      this.recording = false;
+    }
+    return [...this.statements];
+  }
+}
+
+function firstTable(node: unknown): string | undefined {
+  if (node === null || typeof node !== 'object') return undefined;
+  const n = node as { kind?: string; table?: { identifier?: { name?: string } } };
+  if (n.kind === 'TableNode') return n.table?.identifier?.name;
+  for (const child of Object.values(node as Record<string, unknown>)) {
+    const found = firstTable(child);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+describe('timing probe: a flow start does the same work for an unknown address as for a known one', () => {
+  // Answers alone cannot show this: a start that skipped its writes for an unknown address would
+  // answer the same 202 and only be faster. So the statements themselves are compared.
+  let t: TestApp;
+  let closed: TestEnvironment;
+  const work = new FlowWork();
+  beforeAll(async () => {
+    const store = await openTestStore();
+    t = await startTestApp({ store: { ...store, db: store.db.withPlugin(work) } });
+    closed = (await t.createProject('Invite only')).development;
+    await t.setSettings(closed.id, { signUp: false });
+  });
+  afterAll(() => t.close());
+
+  async function known(environment: TestEnvironment): Promise<string> {
+    const user = await t.call({
+      method: 'POST',
+      url: '/v1/users',
+      credential: environment.secretKey,
+      payload: { email: uniqueEmail('member') },
+    });
+    expect(user.statusCode).toBe(201);
+    return user.json().email;
+  }
+
+  it.each(FLOWS)('%s (sign-up closed, so nothing is sent to the unknown address)', async (flow, payload) => {
+    const email = await known(closed);
+    const forKnown = await work.during(async () => expect((await start(t, flow, payload(email), closed)).statusCode).toBe(202));
+    const forUnknown = await work.during(async () =>
+      expect((await start(t, flow, payload(uniqueEmail('stranger')), closed)).statusCode).toBe(202),
+    );
+    expect(forKnown).toContain(`InsertQueryNode flow_tokens`);
+    expect(forKnown).toContain(`InsertQueryNode email_outbox`);
+    expect(forUnknown).toEqual(forKnown);
+  });
+
+  it.each(FLOWS)('%s (sign-up open)', async (flow, payload) => {
+    const email = await known(t.project.development);
+    const forKnown = await work.during(() => start(t, flow, payload(email)));
+    const forUnknown = await work.during(() => start(t, flow, payload(uniqueEmail('nobody'))));
+    expect(forKnown.length).toBeGreaterThan(0);
+    expect(forUnknown).toEqual(forKnown);
   });
 });

@@ -1,3 +1,4 @@
+import { crossTenant } from '../../src/db/tenant-scope.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { json, me, refresh, signUp } from '../helpers/identity.js';
@@ -124,7 +125,7 @@ describe('POST /v1/auth/refresh and /v1/auth/signout', () => {
 
   it('stores only hashes of refresh tokens', async () => {
     const user = await signUp(t);
-    const rows = await t.store.db.selectFrom('sessions').selectAll().execute();
+    const rows = await t.store.db.selectFrom('sessions').selectAll().modifyEnd(crossTenant('test: every stored session')).execute();
     const text = JSON.stringify(rows);
     expect(text).not.toContain(user.refreshToken);
     expect(text).not.toContain(user.refreshToken.split('.')[2]);

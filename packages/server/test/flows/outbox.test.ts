@@ -102,6 +102,7 @@ describe('email outbox', () => {
     const row = await t.store.db
       .selectFrom('email_outbox')
       .selectAll()
+      .where('environment_id', '=', prod.id)
       .where('to_address', '=', 'carol@example.test')
       .executeTakeFirstOrThrow();
     expect([row.text_body, row.html_body]).toEqual(['', '']);
@@ -126,6 +127,7 @@ describe('email outbox', () => {
     const row = await t.store.db
       .selectFrom('email_outbox')
       .selectAll()
+      .where('environment_id', '=', prod.id)
       .where('to_address', '=', 'nobody@example.test')
       .executeTakeFirstOrThrow();
     expect([row.text_body, row.html_body]).toEqual(['', '']);
@@ -146,6 +148,7 @@ describe('outbox retention', () => {
         id: `msg_${String(i).padStart(6, '0')}`,
         kind: 'magic_link',
         to_address: `u${i}@example.test`,
+        to_key: `u${i}@example.test`,
         subject: rendered.subject,
         text_body: rendered.text,
         html_body: rendered.html,

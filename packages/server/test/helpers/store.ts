@@ -5,6 +5,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { migrate, openStore, type Store } from '../../src/db/index.js';
+import { TenantScopeGuard } from '../../src/db/tenant-scope.js';
 
 export type TestDb = 'sqlite' | 'postgres';
 
@@ -25,21 +26,21 @@ export async function openTestStore(): Promise<TestStore> {
   if (testDb() === 'sqlite') {
     const store = openStore({ sqliteFile: ':memory:' });
     await migrate(store);
-    return { ...store, schema: undefined };
+    return guarded({ ...store, schema: undefined });
   }
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) throw new Error('GATEHOUSE_TEST_DB=postgres needs DATABASE_URL');
   const schema = `gh_test_${randomBytes(6).toString('hex')}`;
   const store = openStore({ databaseUrl, postgresSchema: schema });
   await migrate(store, schema);
-  return {
+  return guarded({
     ...store,
     schema,
     async close() {
       await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
       await store.close();
     },
-  };
+  });
 }
 
 /**
@@ -52,25 +53,41 @@ export async function openSharedTestStores(count = 2): Promise<TestStore[]> {
     const file = path.join(dir, 'gatehouse.db');
     const first = openStore({ sqliteFile: file });
     await migrate(first);
-    const others = Array.from({ length: count - 1 }, () => ({ ...openStore({ sqliteFile: file }), schema: undefined }));
+    const others = Array.from({ length: count - 1 }, () => guarded({ ...openStore({ sqliteFile: file }), schema: undefined }));
     return [
-      {
+      await guarded({
         ...first,
         schema: undefined,
         async close() {
           await first.close();
           rmSync(dir, { recursive: true, force: true });
         },
-      },
-      ...others,
+      }),
+      ...(await Promise.all(others)),
     ];
   }
   const first = await openTestStore();
-  const others = Array.from({ length: count - 1 }, () => ({
-    ...openStore({ databaseUrl: process.env.DATABASE_URL, postgresSchema: first.schema! }),
-    schema: first.schema,
-  }));
-  return [first, ...others];
+  const others = Array.from({ length: count - 1 }, () =>
+    guarded({ ...openStore({ databaseUrl: process.env.DATABASE_URL, postgresSchema: first.schema! }), schema: first.schema }),
+  );
+  return [first, ...(await Promise.all(others))];
+}
+
+/**
+ * Every test store runs its statements through the tenant-scope guard, so a query of a tenant table
+ * without an environment condition fails whichever test reaches it. Tenant tables are read from the
+ * migrated schema (every table with an environment_id column), so a new table is guarded at once.
+ */
+async function guarded(store: TestStore): Promise<TestStore> {
+  const rows =
+    store.dialect === 'sqlite'
+      ? await sql<{ name: string }>`select m.name as name from sqlite_master m join pragma_table_info(m.name) c
+          where m.type = 'table' and c.name = 'environment_id'`.execute(store.db)
+      : await sql<{ name: string }>`select table_name as name from information_schema.columns
+          where table_schema = ${store.schema} and column_name = 'environment_id'`.execute(store.db);
+  const tenantTables = new Set(rows.rows.map((row) => row.name));
+  if (tenantTables.size === 0) throw new Error('The tenant-scope guard found no tenant tables: is the store migrated?');
+  return { ...store, db: store.db.withPlugin(new TenantScopeGuard(tenantTables)) };
 }
 
 /** Drops a schema a spawned server process created (DATABASE_SCHEMA); a no-op on SQLite runs. */

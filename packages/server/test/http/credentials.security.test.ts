@@ -101,6 +101,27 @@ describe('credentials', () => {
     expect(res.json().error.message).toContain('/v1/auth/refresh');
   });
 
+  it('refuses the platform key leaked to a web page (sent with an Origin header), saying why', async () => {
+    for (const origin of ['https://example.test', 'http://localhost:3000', 'null']) {
+      const res = await platformProjects(t.platformKey, { origin });
+      expect(res.statusCode).toBe(403);
+      expect(res.json().error.code).toBe('credential_not_accepted');
+      expect(res.json().error.message).toContain('never be used from a browser');
+    }
+    // A write is refused before it runs.
+    const create = await t.call({
+      method: 'POST',
+      url: '/v1/platform/projects',
+      credential: t.platformKey,
+      headers: { origin: 'https://evil.test' },
+      payload: { name: 'Made from a page' },
+    });
+    expect(create.statusCode).toBe(403);
+    const list = await platformProjects(t.platformKey);
+    expect(list.statusCode).toBe(200);
+    expect(JSON.stringify(list.json())).not.toContain('Made from a page');
+  });
+
   it('refuses an unknown platform key', async () => {
     const res = await platformProjects(flipLast(t.platformKey));
     expect(res.statusCode).toBe(401);

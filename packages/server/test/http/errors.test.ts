@@ -45,6 +45,11 @@ describe('errors', () => {
       weak_password: 422,
       rate_limited: 429,
       internal: 500,
+      // Answered by the HTTP layer before any route, with the status HTTP gives them.
+      request_timeout: 408,
+      uri_too_long: 414,
+      headers_too_large: 431,
+      unavailable: 503,
     });
   });
 

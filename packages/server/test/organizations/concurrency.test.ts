@@ -8,6 +8,11 @@ import { testDb } from '../helpers/store.js';
  * The invariants hold when changes race: two requests are in flight at once (Promise.all through the
  * HTTP layer). On PostgreSQL each runs on its own pooled connection and the organization row lock
  * orders them; on SQLite the single connection runs one transaction at a time.
+ *
+ * So only the PostgreSQL run can catch a missing row lock: on SQLite two transactions cannot
+ * interleave at all (its writes, and here its whole transactions, are serialized), and the lock
+ * is not even sent there. test/unit/organization-lock.test.ts catches it in every run, PostgreSQL
+ * or not, by reading the statements each change path would send to PostgreSQL.
  */
 describe(`organization invariants under concurrency (${testDb()})`, () => {
   let t: TestApp;

@@ -1,3 +1,4 @@
+import { crossTenant } from '../../src/db/tenant-scope.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -42,7 +43,7 @@ describe('platform API', () => {
   });
 
   it('stores secret keys only as hashes', async () => {
-    const rows = await t.store.db.selectFrom('secret_keys').selectAll().execute();
+    const rows = await t.store.db.selectFrom('secret_keys').selectAll().modifyEnd(crossTenant('test: every stored key')).execute();
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) {
       expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);

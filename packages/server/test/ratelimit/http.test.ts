@@ -86,8 +86,8 @@ describe.each(stores)('rate limit over HTTP, %s', (_name, useRedis) => {
     for (let i = 0; i < 2; i++) expect((await probe('ok')).statusCode).toBe(200);
     const last = await probe('ok');
     expect(last.statusCode).toBe(200);
-    // The third request fills the window: the first frees 60.1 s after T0 (100 ms buckets).
-    expect(limitHeaders(last)).toEqual({ limit: '3', remaining: '0', reset: String(Math.ceil((T0 + 60_100) / 1000)) });
+    // The third request fills the window: the first frees 60 s after it, at T0 + 60 s.
+    expect(limitHeaders(last)).toEqual({ limit: '3', remaining: '0', reset: String((T0 + 60_000) / 1000) });
 
     now = T0 + 30_000;
     const refused = await t.call({ method: 'GET', url: '/v1/environment', credential: env().publishableKey });
@@ -95,15 +95,33 @@ describe.each(stores)('rate limit over HTTP, %s', (_name, useRedis) => {
     expect(refused.json()).toEqual({
       error: {
         code: 'rate_limited',
-        message: `Environment ${env().id} is over its limit of 3 requests per minute; retry in 31 seconds.`,
+        message: `Environment ${env().id} is over its limit of 3 requests per minute; retry in 30 seconds.`,
       },
     });
-    expect(refused.headers['retry-after']).toBe('31');
-    expect(limitHeaders(refused)).toEqual({ limit: '3', remaining: '0', reset: String(Math.ceil((T0 + 60_100) / 1000)) });
+    expect(refused.headers['retry-after']).toBe('30');
+    expect(limitHeaders(refused)).toEqual({ limit: '3', remaining: '0', reset: String((T0 + 60_000) / 1000) });
     expect(refused.headers['content-type']).toMatch(/application\/json/);
 
     // The limiter refuses before validation: a bad body is still a 429.
     expect((await probe(42)).statusCode).toBe(429);
+  });
+
+  it('never sends Retry-After above 60, even when the window filled within one 100 ms bucket', async () => {
+    await t.setSettings(env().id, { rateLimitPerMinute: 3 });
+    for (const at of [0, 20, 50]) {
+      now = T0 + at;
+      expect((await probe('ok')).statusCode).toBe(200);
+    }
+    for (const at of [50, 60, 99]) {
+      now = T0 + at;
+      const refused = await probe('ok');
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers['retry-after']), `at ${at} ms`).toBeLessThanOrEqual(60);
+      expect(refused.json().error.message).toContain('retry in 60 seconds');
+    }
+    // And waiting that long is enough: the three are free 60 s after the last of them.
+    now = T0 + 50 + 60_000;
+    expect((await probe('ok')).statusCode).toBe(200);
   });
 
   it('does not count refusals: capacity comes back when the admitted requests leave', async () => {
@@ -111,10 +129,10 @@ describe.each(stores)('rate limit over HTTP, %s', (_name, useRedis) => {
     for (let i = 0; i < 3; i++) expect((await probe('ok')).statusCode).toBe(200);
     now = T0 + 30_000;
     for (let i = 0; i < 20; i++) expect((await probe('ok')).statusCode).toBe(429);
-    now = T0 + 60_099;
+    now = T0 + 59_999;
     expect((await probe('ok')).statusCode).toBe(429);
     // Had the refusals at 30 s been counted, nothing would be free before 90 s.
-    now = T0 + 60_100;
+    now = T0 + 60_000;
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await probe('ok')).statusCode);
     expect(statuses).toEqual([200, 200, 200, 429]);

@@ -44,16 +44,27 @@ describe('memory sliding window', () => {
     expect(at(0)).toMatchObject({ allowed: true, remaining: 2, freeAtMs: T0 });
     expect(at(10_050)).toMatchObject({ allowed: true, remaining: 1 });
     const last = at(20_000);
-    // Full now: the request at 0 ms (bucket 0) frees at the start of bucket 601.
-    expect(last).toMatchObject({ allowed: true, remaining: 0, freeAtMs: T0 + 60_100 });
-    expect(resetSeconds(last)).toBe(Math.ceil((T0 + 60_100) / 1000));
+    // Full now: the request at 0 ms, the last of its bucket, frees 60 s after it.
+    expect(last).toMatchObject({ allowed: true, remaining: 0, freeAtMs: T0 + 60_000 });
+    expect(resetSeconds(last)).toBe(Math.ceil((T0 + 60_000) / 1000));
     const refused = at(30_000);
-    expect(refused).toMatchObject({ allowed: false, remaining: 0, freeAtMs: T0 + 60_100 });
-    expect(retryAfterSeconds(refused)).toBe(31);
-    expect(at(60_099).allowed).toBe(false);
-    expect(at(60_100)).toMatchObject({ allowed: true, remaining: 0, freeAtMs: T0 + 70_100 });
-    expect(at(70_099).allowed).toBe(false);
-    expect(at(70_100).allowed).toBe(true);
+    expect(refused).toMatchObject({ allowed: false, remaining: 0, freeAtMs: T0 + 60_000 });
+    expect(retryAfterSeconds(refused)).toBe(30);
+    expect(at(59_999).allowed).toBe(false);
+    expect(at(60_000)).toMatchObject({ allowed: true, remaining: 0, freeAtMs: T0 + 70_050 });
+    expect(at(70_049).allowed).toBe(false);
+    expect(at(70_050).allowed).toBe(true);
+  });
+
+  it('never asks a refused client to wait more than 60 s, even for a window filled within one bucket', () => {
+    const { at } = store();
+    for (const t of [0, 40, 99]) expect(at(t).allowed).toBe(true);
+    const refused = at(99);
+    expect(refused).toMatchObject({ allowed: false, freeAtMs: T0 + 60_099 });
+    expect(retryAfterSeconds(refused)).toBe(60);
+    // Every request of the bucket counted for a full 60 s.
+    expect(at(60_098).allowed).toBe(false);
+    expect(at(60_099).allowed).toBe(true);
   });
 
   it('does not count refused requests', () => {
@@ -61,8 +72,8 @@ describe('memory sliding window', () => {
     for (let i = 0; i < 3; i++) expect(at(0).allowed).toBe(true);
     for (let i = 0; i < 50; i++) expect(at(30_000).allowed).toBe(false);
     // Had the refusals at 30 s been counted, nothing would be free before 90 s.
-    for (let i = 0; i < 3; i++) expect(at(60_100).allowed).toBe(true);
-    expect(at(60_100).allowed).toBe(false);
+    for (let i = 0; i < 3; i++) expect(at(60_000).allowed).toBe(true);
+    expect(at(60_000).allowed).toBe(false);
   });
 
   it('keeps each key in its own window', () => {
@@ -88,10 +99,10 @@ describe('memory sliding window', () => {
     for (let i = 0; i < 4; i++) at(10_000, 'env_a', 10);
     // 10 held, limit now 4: 7 must leave, which takes the 0 s, 5 s and 10 s buckets.
     const refused = at(20_000, 'env_a', 4);
-    expect(refused).toMatchObject({ allowed: false, remaining: 0, freeAtMs: T0 + 70_100 });
+    expect(refused).toMatchObject({ allowed: false, remaining: 0, freeAtMs: T0 + 70_000 });
     expect(at(65_100, 'env_a', 4).allowed).toBe(false);
-    expect(at(70_099, 'env_a', 4).allowed).toBe(false);
-    expect(at(70_100, 'env_a', 4)).toMatchObject({ allowed: true, remaining: 3 });
+    expect(at(69_999, 'env_a', 4).allowed).toBe(false);
+    expect(at(70_000, 'env_a', 4)).toMatchObject({ allowed: true, remaining: 3 });
   });
 
   it('forgets keys idle for a whole window', () => {

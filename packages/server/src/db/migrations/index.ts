@@ -5,6 +5,8 @@ import { assets } from './0003_assets.js';
 import { flows } from './0004_flows.js';
 import { organizations } from './0005_organizations.js';
 import { flowTokens } from './0006_flow_tokens.js';
+import { emailKeys } from './0007_email_keys.js';
+import { signingKeyActivation } from './0008_signing_key_activation.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -17,4 +19,6 @@ export const migrations: Record<string, Migration> = {
   '0004_flows': flows,
   '0005_organizations': organizations,
   '0006_flow_tokens': flowTokens,
+  '0007_email_keys': emailKeys,
+  '0008_signing_key_activation': signingKeyActivation,
 };

@@ -1,0 +1,121 @@
+import { PageList } from './page-list.js';
+import { Transport, type RetryOptions } from './transport.js';
+import type {
+  AddMemberParams,
+  CreateInvitationParams,
+  CreateOrganizationParams,
+  CreateUserParams,
+  Deleted,
+  Invitation,
+  InvitationListParams,
+  Member,
+  MemberRemoval,
+  Organization,
+  OrganizationListParams,
+  Page,
+  PageParams,
+  UpdateOrganizationParams,
+  UpdateUserParams,
+  User,
+  UserListParams,
+} from './types.js';
+
+export interface GatehouseClientOptions {
+  /** `sk_test_…` or `sk_live_…`. Server side only. */
+  secretKey: string;
+  /** The server root, e.g. `https://auth.example.com` (no `/v1`). */
+  baseUrl: string;
+  /** How a 429 is retried: default 2 retries, each after the server's Retry-After, at most 60 s. */
+  retry?: RetryOptions;
+  /** Per request, in ms; default 30000. */
+  timeoutMs?: number;
+}
+
+const id = (value: string) => encodeURIComponent(value);
+
+function refuseBrowser(): void {
+  const global = globalThis as { window?: unknown; document?: unknown };
+  if (typeof global.window !== 'undefined' && typeof global.document !== 'undefined') {
+    throw new Error(
+      'createGatehouseClient runs on servers only: it holds a secret key, which must never ship to a browser. Call your own backend from the page instead.',
+    );
+  }
+}
+
+function checkOptions(options: GatehouseClientOptions): void {
+  if (typeof options?.secretKey !== 'string' || !/^sk_(test|live)_/.test(options.secretKey)) {
+    throw new TypeError('createGatehouseClient needs secretKey: an sk_test_… or sk_live_… key (not a publishable key).');
+  }
+  if (typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) {
+    throw new TypeError('createGatehouseClient needs baseUrl: the Gatehouse server root, such as https://auth.example.com.');
+  }
+  if (/\/v1\/?$/.test(options.baseUrl)) {
+    throw new TypeError(`baseUrl is the server root, without /v1: use ${options.baseUrl.replace(/\/v1\/?$/, '')}.`);
+  }
+}
+
+/**
+ * The admin client of one environment, over the secret-key API. Every method returns a promise, or
+ * for lists a PageList: `await` it for one page, `for await` it for every item.
+ */
+export function createGatehouseClient(options: GatehouseClientOptions) {
+  refuseBrowser();
+  checkOptions(options);
+  const http = new Transport(options);
+
+  function list<T>(path: string, params: Record<string, string | number | undefined> & { cursor?: string | undefined }) {
+    const { cursor, ...query } = params;
+    return new PageList<T>(async (next) => {
+      const page = await http.request<Page<T> | { data: T[]; nextCursor?: string | null }>('GET', path, {
+        query: { ...query, cursor: next },
+      });
+      return { data: page.data, nextCursor: page.nextCursor ?? null };
+    }, cursor);
+  }
+
+  return {
+    users: {
+      list: (params: UserListParams = {}) => list<User>('/v1/users', { ...params }),
+      get: (userId: string) => http.request<User>('GET', `/v1/users/${id(userId)}`),
+      create: (params: CreateUserParams) => http.request<User>('POST', '/v1/users', { body: params }),
+      update: (userId: string, params: UpdateUserParams) => http.request<User>('PATCH', `/v1/users/${id(userId)}`, { body: params }),
+      /** Deletes the user and revokes their sessions; refused (403) while they are an organization's last owner. */
+      delete: (userId: string) => http.request<Deleted>('DELETE', `/v1/users/${id(userId)}`),
+      /** Revokes every session: refresh tokens stop at once; access tokens still verify offline until they expire. */
+      revokeSessions: (userId: string) => http.request<{ revoked: number }>('POST', `/v1/users/${id(userId)}/sessions/revoke`),
+    },
+    organizations: {
+      list: (params: OrganizationListParams = {}) => list<Organization>('/v1/organizations', { ...params }),
+      get: (organizationId: string) => http.request<Organization>('GET', `/v1/organizations/${id(organizationId)}`),
+      create: (params: CreateOrganizationParams) => http.request<Organization>('POST', '/v1/organizations', { body: params }),
+      update: (organizationId: string, params: UpdateOrganizationParams) =>
+        http.request<Organization>('PATCH', `/v1/organizations/${id(organizationId)}`, { body: params }),
+      delete: (organizationId: string) => http.request<Deleted>('DELETE', `/v1/organizations/${id(organizationId)}`),
+    },
+    members: {
+      list: (organizationId: string, params: PageParams = {}) =>
+        list<Member>(`/v1/organizations/${id(organizationId)}/members`, { ...params }),
+      get: (organizationId: string, userId: string) =>
+        http.request<Member>('GET', `/v1/organizations/${id(organizationId)}/members/${id(userId)}`),
+      /** Adds an existing account; an email with no account is refused (invite them instead). */
+      add: (organizationId: string, params: AddMemberParams) =>
+        http.request<Member>('POST', `/v1/organizations/${id(organizationId)}/members`, { body: params }),
+      /** Changes a member's role; the last owner cannot be demoted. */
+      update: (organizationId: string, userId: string, params: { role: string }) =>
+        http.request<Member>('PATCH', `/v1/organizations/${id(organizationId)}/members/${id(userId)}`, { body: params }),
+      /** Removes a member; the last owner cannot be removed. */
+      remove: (organizationId: string, userId: string) =>
+        http.request<MemberRemoval>('DELETE', `/v1/organizations/${id(organizationId)}/members/${id(userId)}`),
+    },
+    invitations: {
+      create: (organizationId: string, params: CreateInvitationParams) =>
+        http.request<Invitation>('POST', `/v1/organizations/${id(organizationId)}/invitations`, { body: params }),
+      list: (organizationId: string, params: InvitationListParams = {}) =>
+        list<Invitation>(`/v1/organizations/${id(organizationId)}/invitations`, { ...params }),
+      revoke: (organizationId: string, invitationId: string) =>
+        http.request<Invitation>('POST', `/v1/organizations/${id(organizationId)}/invitations/${id(invitationId)}/revoke`),
+    },
+  };
+}
+
+export type GatehouseClient = ReturnType<typeof createGatehouseClient>;

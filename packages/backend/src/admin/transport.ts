@@ -1,0 +1,93 @@
+import type { ErrorBody, ErrorCode } from '@gatehouse/contract';
+import { GatehouseApiError } from './api-error.js';
+
+export interface RetryOptions {
+  /** How many times a 429 is retried after waiting its Retry-After; default 2. 0 turns retries off. */
+  maxRetries?: number;
+  /** A Retry-After longer than this is not waited for: the 429 is thrown at once; default 60. */
+  maxWaitSeconds?: number;
+}
+
+export interface TransportOptions {
+  secretKey: string;
+  baseUrl: string;
+  retry?: RetryOptions;
+  /** Per request, in ms; default 30000. */
+  timeoutMs?: number;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Retry-After as seconds (delta-seconds or an HTTP date); 1 when absent or unreadable. */
+function retryAfterSeconds(header: string | null): number {
+  if (header === null) return 1;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim());
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? 1 : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+async function toApiError(response: Response): Promise<GatehouseApiError> {
+  const text = await response.text().catch(() => '');
+  let error: Partial<ErrorBody['error']> | undefined;
+  try {
+    error = (JSON.parse(text) as Partial<ErrorBody>).error;
+  } catch {
+    // Not Gatehouse's error shape: a proxy or load balancer answered.
+  }
+  const retryAfter = response.status === 429 ? retryAfterSeconds(response.headers.get('retry-after')) : undefined;
+  if (error && typeof error.code === 'string' && typeof error.message === 'string') {
+    return new GatehouseApiError(response.status, error.code, error.message, error.details, retryAfter);
+  }
+  return new GatehouseApiError(
+    response.status,
+    response.status === 429 ? 'rate_limited' : 'internal',
+    `Gatehouse answered HTTP ${response.status} without its error shape (${text.slice(0, 200) || 'empty body'}). Check baseUrl and any proxy in between.`,
+    undefined,
+    retryAfter,
+  );
+}
+
+/** Sends secret-key requests: JSON in and out, 429s waited for and retried, refusals as GatehouseApiError. */
+export class Transport {
+  private readonly root: string;
+  private readonly maxRetries: number;
+  private readonly maxWaitSeconds: number;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: TransportOptions) {
+    this.root = options.baseUrl.replace(/\/+$/, '');
+    this.maxRetries = options.retry?.maxRetries ?? 2;
+    this.maxWaitSeconds = options.retry?.maxWaitSeconds ?? 60;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  url(path: string, query?: Query): string {
+    const url = new URL(this.root + path);
+    for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
+    return url.href;
+  }
+
+  async request<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> {
+    const url = this.url(path, options.query);
+    const headers: Record<string, string> = { authorization: `Bearer ${this.options.secretKey}`, accept: 'application/json' };
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const body = options.body === undefined ? null : JSON.stringify(options.body);
+    for (let attempt = 0; ; attempt++) {
+      const response = await fetch(url, { method, headers, body, redirect: 'error', signal: AbortSignal.timeout(this.timeoutMs) });
+      if (response.ok) {
+        if (response.status === 204) return undefined as T;
+        return (await response.json()) as T;
+      }
+      const error = await toApiError(response);
+      if (error.status === 429 && attempt < this.maxRetries && (error.retryAfter ?? 1) <= this.maxWaitSeconds) {
+        await sleep((error.retryAfter ?? 1) * 1000);
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+export type { ErrorCode };

@@ -1,0 +1,22 @@
+export { verifyToken, type VerifyTokenOptions } from './verify-token.js';
+export { TokenVerificationError, type TokenVerificationErrorReason } from './errors.js';
+export type { GatehouseClaims } from './claims.js';
+export type { TokenAlgorithm } from './keys.js';
+export {
+  authenticateRequest,
+  type AuthenticateRequestOptions,
+  type AuthenticatableRequest,
+  type AuthReason,
+  type HasCheck,
+  type RequestAuth,
+  type SignedInAuth,
+  type SignedOutAuth,
+} from './authenticate-request.js';
+export { unauthenticatedBody, unauthenticatedResponse } from './refusal.js';
+export { createGatehouseClient, type GatehouseClient, type GatehouseClientOptions } from './admin/client.js';
+export { GatehouseApiError } from './admin/api-error.js';
+export { PageList } from './admin/page-list.js';
+export type { RetryOptions } from './admin/transport.js';
+export type * from './admin/types.js';
+export type { ErrorCode } from '@gatehouse/contract';
+export { verifyWebhook, WebhookVerificationError, WEBHOOK_TOLERANCE_SECONDS, type WebhookEvent, type WebhookHeaders } from './webhooks.js';

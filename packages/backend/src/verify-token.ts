@@ -1,0 +1,218 @@
+import type { JsonWebKey } from 'node:crypto';
+import type { GatehouseClaims } from './claims.js';
+import { TokenVerificationError, type TokenVerificationErrorReason } from './errors.js';
+import { DEFAULT_JWKS_TIMEOUT_MS, jwksCacheFor } from './jwks.js';
+import { importJwtKey, verifySignature, type Jwk, type TokenAlgorithm, type VerificationKey } from './keys.js';
+
+export interface VerifyTokenOptions {
+  /** `{baseUrl}/v1/environments/{environmentId}`: the token's `iss` must be exactly this. */
+  issuer: string;
+  /** Where the keys are published; default `{issuer}/.well-known/jwks.json`. */
+  jwksUrl?: string;
+  /** Networkless mode: the environment's public key as a PEM or a JWK. No fetch at all. */
+  jwtKey?: string | JsonWebKey;
+  /** When set, a token whose `azp` is present and not one of these origins is refused. */
+  authorizedParties?: string[];
+  /** Tolerated clock difference for `exp`, `nbf` and `iat`, in ms; default 5000. */
+  clockSkewInMs?: number;
+  /** How long a JWKS fetch may take before it counts as failed, in ms; default 5000. */
+  jwksTimeoutMs?: number;
+}
+
+const DEFAULT_CLOCK_SKEW_MS = 5_000;
+/** Far above any token Gatehouse issues; refusing early bounds the work an attacker can cause. */
+const MAX_TOKEN_LENGTH = 16_384;
+const ACCEPTED_ALGORITHMS: ReadonlySet<string> = new Set<TokenAlgorithm>(['RS256', 'ES256', 'EdDSA']);
+
+function refuse(reason: TokenVerificationErrorReason, message: string): TokenVerificationError {
+  return new TokenVerificationError(reason, message);
+}
+
+function decodeJson(segment: string, part: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+  } catch {
+    throw refuse(
+      'token-invalid',
+      `The token's ${part} is not base64url-encoded JSON. Pass the accessToken exactly as Gatehouse issued it.`,
+    );
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw refuse('token-invalid', `The token's ${part} is not a JSON object. Pass the accessToken exactly as Gatehouse issued it.`);
+  }
+  return value as Record<string, unknown>;
+}
+
+interface Header {
+  alg: TokenAlgorithm;
+  kid: string | undefined;
+}
+
+/**
+ * Checked headers by their encoded text. Every token of a key has the same header, so the hot path
+ * skips decoding it; only headers that passed every check are remembered, and the map is bounded.
+ */
+const headers = new Map<string, Header>();
+const MAX_CACHED_HEADERS = 1_000;
+
+function parseHeader(segment: string): Header {
+  const cached = headers.get(segment);
+  if (cached) return cached;
+  const header = decodeJson(segment, 'header');
+  const { alg, typ, kid } = header;
+  if (typeof alg !== 'string') throw refuse('token-invalid', 'The token header has no "alg". Pass a Gatehouse access token.');
+  if (alg.toLowerCase() === 'none') {
+    throw refuse('token-invalid', 'Unsigned tokens (alg "none") never verify. Pass the accessToken that Gatehouse issued.');
+  }
+  if (/^HS/i.test(alg)) {
+    throw refuse('token-invalid', `HMAC tokens (alg "${alg}") never verify: Gatehouse signs with RS256, ES256 or EdDSA only.`);
+  }
+  if (!ACCEPTED_ALGORITHMS.has(alg)) {
+    throw refuse('token-invalid', `The token's algorithm "${alg}" is not one Gatehouse signs with (RS256, ES256, EdDSA).`);
+  }
+  if (typeof typ !== 'string' || !/^(application\/)?at\+jwt$/i.test(typ)) {
+    throw refuse(
+      'token-invalid',
+      'The token header "typ" must be "at+jwt": only Gatehouse access tokens are accepted (not ID tokens or other JWTs).',
+    );
+  }
+  if (header.crit !== undefined) throw refuse('token-invalid', 'The token has "crit" header parameters, which Gatehouse never sets.');
+  if (kid !== undefined && (typeof kid !== 'string' || kid.length === 0 || kid.length > 256)) {
+    throw refuse('token-invalid', 'The token header "kid" is malformed. Pass the accessToken exactly as Gatehouse issued it.');
+  }
+  const parsed: Header = { alg: alg as TokenAlgorithm, kid };
+  if (headers.size >= MAX_CACHED_HEADERS) headers.clear();
+  headers.set(segment, parsed);
+  return parsed;
+}
+
+/** Imported `jwtKey`s, so networkless verification parses the PEM or JWK once. */
+const textKeys = new Map<string, VerificationKey>();
+const objectKeys = new WeakMap<object, VerificationKey>();
+
+function networklessKey(jwtKey: string | JsonWebKey, kid: string | undefined): VerificationKey {
+  let key = typeof jwtKey === 'string' ? textKeys.get(jwtKey) : objectKeys.get(jwtKey);
+  if (!key) {
+    try {
+      key = importJwtKey(jwtKey as string | Jwk);
+    } catch (error) {
+      throw new TypeError(`options.jwtKey is not a usable public key: ${(error as Error).message}`);
+    }
+    if (typeof jwtKey === 'string') textKeys.set(jwtKey, key);
+    else objectKeys.set(jwtKey, key);
+  }
+  if (key.kid !== undefined && kid !== undefined && key.kid !== kid) {
+    throw refuse(
+      'jwk-kid-mismatch',
+      `The token was signed with key "${kid}", but jwtKey is key "${key.kid}". The environment's signing key has rotated: update jwtKey, or leave it out to read the JWKS.`,
+    );
+  }
+  return key;
+}
+
+function checkOptions(options: VerifyTokenOptions): void {
+  if (typeof options?.issuer !== 'string' || options.issuer === '') {
+    throw new TypeError('verifyToken needs options.issuer: {baseUrl}/v1/environments/{environmentId}.');
+  }
+  const skew = options.clockSkewInMs;
+  if (skew !== undefined && !(Number.isFinite(skew) && skew >= 0)) {
+    throw new TypeError('options.clockSkewInMs must be a number of milliseconds, 0 or more.');
+  }
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)} s`;
+}
+
+/**
+ * Verifies a Gatehouse access token offline and returns its claims. Throws
+ * `TokenVerificationError {reason, message}` for every refusal; a JWKS that cannot be read is
+ * `jwks-unavailable`, never a crash.
+ */
+export async function verifyToken(token: string, options: VerifyTokenOptions): Promise<GatehouseClaims> {
+  checkOptions(options);
+  // Three non-empty parts. Their characters need no pass of their own: the signing input is verified
+  // as UTF-8 bytes of the exact text (any odd character changes them), and the signature must be
+  // canonical base64url.
+  const firstDot = typeof token === 'string' ? token.indexOf('.') : -1;
+  const lastDot = firstDot > 0 ? token.lastIndexOf('.') : -1;
+  if (
+    firstDot <= 0 ||
+    lastDot <= firstDot + 1 ||
+    lastDot === token.length - 1 ||
+    token.indexOf('.', firstDot + 1) !== lastDot ||
+    token.length > MAX_TOKEN_LENGTH
+  ) {
+    throw refuse(
+      'token-invalid',
+      'The token is not a compact JWT (three base64url parts separated by dots). Pass the accessToken as Gatehouse issued it.',
+    );
+  }
+  const header = parseHeader(token.slice(0, firstDot));
+  const claims = decodeJson(token.slice(firstDot + 1, lastDot), 'payload');
+
+  // The issuer is checked before any key is looked up, so a token of another environment never
+  // causes a fetch.
+  if (claims.iss !== options.issuer) {
+    throw refuse(
+      'issuer-invalid',
+      `The token's issuer is ${JSON.stringify(claims.iss)}, not ${options.issuer}. Check the issuer option: it names the environment the token must come from.`,
+    );
+  }
+
+  let key: VerificationKey;
+  if (options.jwtKey !== undefined) {
+    key = networklessKey(options.jwtKey, header.kid);
+  } else {
+    if (header.kid === undefined) throw refuse('token-invalid', 'The token header has no "kid", so no published key can verify it.');
+    const cache = jwksCacheFor(options.jwksUrl ?? `${options.issuer}/.well-known/jwks.json`);
+    key = cache.cached(header.kid) ?? (await cache.key(header.kid, options.jwksTimeoutMs ?? DEFAULT_JWKS_TIMEOUT_MS));
+  }
+  if (header.alg !== key.alg) {
+    throw refuse('token-invalid', `The token says "alg": "${header.alg}", but its key verifies ${key.alg} only.`);
+  }
+
+  const encodedSignature = token.slice(lastDot + 1);
+  const signature = Buffer.from(encodedSignature, 'base64url');
+  // Only the canonical encoding: the same signature spelled another way is another token.
+  if (
+    signature.toString('base64url') !== encodedSignature ||
+    !verifySignature(key, Buffer.from(token.slice(0, lastDot), 'utf8'), signature)
+  ) {
+    throw refuse(
+      'signature-invalid',
+      'The token signature is invalid: the token was altered, or signed by another key than the issuer publishes.',
+    );
+  }
+
+  const { sub, sid, jti, exp, nbf, iat, azp } = claims;
+  if (typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string') {
+    throw refuse('token-invalid', 'The token lacks "sub", "sid" or "jti": it is not a Gatehouse access token.');
+  }
+  if (typeof exp !== 'number' || typeof nbf !== 'number' || typeof iat !== 'number') {
+    throw refuse('token-invalid', 'The token lacks numeric "exp", "nbf" and "iat" claims: it is not a Gatehouse access token.');
+  }
+  const now = Date.now();
+  const skew = options.clockSkewInMs ?? DEFAULT_CLOCK_SKEW_MS;
+  if (now >= exp * 1000 + skew) {
+    throw refuse(
+      'token-expired',
+      `The token expired ${seconds(now - exp * 1000)} ago. The client gets a new one by refreshing its session (@gatehouse/js does it ahead of expiry).`,
+    );
+  }
+  if (nbf * 1000 - skew > now || iat * 1000 - skew > now) {
+    throw refuse(
+      'token-not-active-yet',
+      `The token is not valid for another ${seconds(Math.max(nbf, iat) * 1000 - now)}. Check this machine's clock, or raise clockSkewInMs.`,
+    );
+  }
+  if (azp !== undefined && typeof azp !== 'string') throw refuse('token-invalid', 'The token\'s "azp" claim is not a string.');
+  if (options.authorizedParties && azp !== undefined && !options.authorizedParties.includes(azp)) {
+    throw refuse(
+      'authorized-party-invalid',
+      `The token was issued to a page on ${azp}, which is not in authorizedParties. Add that origin to authorizedParties if it is yours.`,
+    );
+  }
+  return claims as GatehouseClaims;
+}

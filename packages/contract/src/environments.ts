@@ -1,0 +1,136 @@
+import { Type, type Static } from 'typebox';
+import { List, Page } from './lists.js';
+import { define } from './registry.js';
+
+export const EnvironmentType = Type.Union([Type.Literal('development'), Type.Literal('production')]);
+export type EnvironmentType = Static<typeof EnvironmentType>;
+
+export const TokenAlgorithm = Type.Union([Type.Literal('RS256'), Type.Literal('ES256'), Type.Literal('EdDSA')]);
+export type TokenAlgorithm = Static<typeof TokenAlgorithm>;
+
+/** Which sign-in methods an environment offers. */
+export const AuthMethods = define(
+  'AuthMethods',
+  Type.Object(
+    {
+      password: Type.Boolean(),
+      magicLink: Type.Boolean(),
+      emailCode: Type.Boolean(),
+      sso: Type.Boolean(),
+    },
+    { additionalProperties: false },
+  ),
+);
+export type AuthMethods = Static<typeof AuthMethods>;
+
+/** GET /v1/environment: what a frontend needs to know of the environment its publishable key names. */
+export const Environment = define(
+  'Environment',
+  Type.Object({
+    id: Type.String(),
+    type: EnvironmentType,
+    rateLimit: Type.Object({ requestsPerMinute: Type.Integer() }),
+    authMethods: AuthMethods,
+    signUp: Type.Boolean(),
+  }),
+);
+export type Environment = Static<typeof Environment>;
+
+// ---- the platform API (operator)
+
+/** An environment with all its settings, as the platform API shows it. */
+export const PlatformEnvironment = define(
+  'PlatformEnvironment',
+  Type.Object({
+    id: Type.String(),
+    projectId: Type.String(),
+    type: EnvironmentType,
+    publishableKey: Type.String(),
+    domain: Type.Union([Type.String(), Type.Null()]),
+    callbackOrigins: Type.Array(Type.String()),
+    authMethods: AuthMethods,
+    signUp: Type.Boolean(),
+    accessTokenTtlSeconds: Type.Integer(),
+    tokenAlgorithm: TokenAlgorithm,
+    rateLimitPerMinute: Type.Union([Type.Integer(), Type.Null()], { description: 'The override; null means the default.' }),
+    rateLimit: Type.Object({ requestsPerMinute: Type.Integer({ description: 'The limit in force.' }) }),
+    sessionLifetimeSeconds: Type.Integer(),
+    sessionInactivitySeconds: Type.Integer(),
+    usersCanCreateOrganizations: Type.Boolean({ description: 'Whether signed-in users may create organizations' }),
+  }),
+);
+export type PlatformEnvironment = Static<typeof PlatformEnvironment>;
+
+export const Project = define(
+  'Project',
+  Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    createdAt: Type.Integer(),
+    logoUrl: Type.Union([Type.String(), Type.Null()], { description: 'Set with PUT /v1/platform/projects/{id}/logo.' }),
+    environments: Type.Array(PlatformEnvironment),
+  }),
+);
+export type Project = Static<typeof Project>;
+
+export const ProjectPage = Page('ProjectPage', Project);
+export type ProjectPage = Static<typeof ProjectPage>;
+
+/** A new project, with each environment's secret key: shown once. */
+export const CreatedProject = define(
+  'CreatedProject',
+  Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    domain: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Type.Integer(),
+    environments: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        type: EnvironmentType,
+        publishableKey: Type.String(),
+        secretKey: Type.String({ description: 'Shown once; only a hash is stored.' }),
+      }),
+    ),
+  }),
+);
+export type CreatedProject = Static<typeof CreatedProject>;
+
+export const SecretKey = define(
+  'SecretKey',
+  Type.Object({
+    id: Type.String(),
+    hint: Type.String({ description: 'The last four characters of the key.' }),
+    createdAt: Type.Integer(),
+    revokedAt: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+);
+export type SecretKey = Static<typeof SecretKey>;
+
+export const SecretKeyList = List('SecretKeyList', SecretKey);
+export type SecretKeyList = Static<typeof SecretKeyList>;
+
+/** A new secret key: its value is shown only here. */
+export const CreatedSecretKey = define(
+  'CreatedSecretKey',
+  Type.Object({ id: Type.String(), secretKey: Type.String(), hint: Type.String(), createdAt: Type.Integer() }),
+);
+export type CreatedSecretKey = Static<typeof CreatedSecretKey>;
+
+export const ProjectUsage = define(
+  'ProjectUsage',
+  Type.Object({
+    projectId: Type.String(),
+    month: Type.String({ description: 'UTC calendar month, YYYY-MM' }),
+    environments: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        type: EnvironmentType,
+        monthlyActiveUsers: Type.Integer(),
+        billable: Type.Boolean(),
+      }),
+    ),
+    billableMonthlyActiveUsers: Type.Integer({ description: 'Monthly active users of the production environment only' }),
+  }),
+);
+export type ProjectUsage = Static<typeof ProjectUsage>;

@@ -1,0 +1,373 @@
+import { createChannel, createLock, type TabMessage } from './coordination.js';
+import { endsSession, errorFromResponse, GatehouseError, networkError } from './errors.js';
+import { createFlows, type Flows } from './flows.js';
+import { backoffDelay, isFresh, refreshMargin, sessionInfo, toStored, type SessionInfo } from './session.js';
+import { sessionStore, type StorageOption, type StoredSession } from './storage.js';
+import type { OrganizationSummary, SessionTokens, User } from './types.js';
+
+export interface GatehouseOptions {
+  publishableKey: string;
+  /** The Gatehouse server's root URL, e.g. https://auth.example.com (no /v1). */
+  baseUrl: string;
+  /** Default: 'localStorage' in browsers, 'memory' elsewhere. */
+  storage?: StorageOption;
+  /** The fetch to use; default the global one. */
+  fetch?: typeof fetch;
+}
+
+/** Set while refreshes fail for a reason that does not end the session; the client keeps retrying. */
+export interface Degraded {
+  reason: 'rate_limited' | 'network' | 'error';
+  error: GatehouseError;
+  /** When the next attempt is due (ms since the epoch). */
+  retryAt: number;
+}
+
+export interface GatehouseState {
+  /** False until load() has read the stored session. */
+  isLoaded: boolean;
+  /** Undefined while loading, then true or false. */
+  isSignedIn: boolean | undefined;
+  user: User | null;
+  session: SessionInfo | null;
+  /** The organization the session acts as. */
+  organization: OrganizationSummary | null;
+  /** Every organization the user belongs to. */
+  organizations: OrganizationSummary[];
+  degraded: Degraded | null;
+}
+
+export type Listener = (state: GatehouseState) => void;
+
+interface Me {
+  user: User;
+  organizations: OrganizationSummary[];
+  organization: OrganizationSummary | null;
+}
+
+/** What the flows need from the client core. */
+export interface Core {
+  call<T>(method: string, path: string, body?: unknown): Promise<T>;
+  authed<T>(method: string, path: string, body?: unknown): Promise<T>;
+  fetch: typeof fetch;
+  establish(tokens: SessionTokens): Promise<GatehouseState>;
+  rotate(path: string, body: Record<string, unknown>): Promise<GatehouseState>;
+  signOut(): Promise<GatehouseState>;
+  loadProfile(): Promise<GatehouseState>;
+  patchState(patch: Partial<GatehouseState>): GatehouseState;
+  state(): GatehouseState;
+}
+
+const SIGNED_OUT: Omit<GatehouseState, 'isLoaded'> = {
+  isSignedIn: false,
+  user: null,
+  session: null,
+  organization: null,
+  organizations: [],
+  degraded: null,
+};
+
+export type Gatehouse = Flows & {
+  readonly state: GatehouseState;
+  load(): Promise<GatehouseState>;
+  subscribe(listener: Listener): () => void;
+  getToken(options?: { forceRefresh?: boolean }): Promise<string | null>;
+  /** fetch for your own backend: adds the bearer token; on a 401 refreshes once and retries once. */
+  fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+  /** Stops timers and cross-tab listeners (tests, hot reload). */
+  destroy(): void;
+};
+
+export function createGatehouse(options: GatehouseOptions): Gatehouse {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const doFetch: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const key = `gatehouse:${options.publishableKey}`;
+  const store = sessionStore(options.storage, key);
+  const tabId = Math.random().toString(36).slice(2);
+  const lock = createLock(key, store.shared, tabId);
+  const channel = store.shared ? createChannel(key, onTabMessage) : { post: () => undefined, close: () => undefined };
+  const listeners = new Set<Listener>();
+  const cleanups: (() => void)[] = [() => channel.close()];
+
+  let state: GatehouseState = { ...SIGNED_OUT, isLoaded: false, isSignedIn: undefined };
+  let current: StoredSession | null = null;
+  let loading: Promise<GatehouseState> | undefined;
+  let inflight: Promise<StoredSession | null> | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let failures = 0;
+  let backoffUntil = 0;
+  /** The refused access token a failed forced refresh was replacing: the retry must replace it too. */
+  let retryRejected: string | undefined;
+
+  function patchState(patch: Partial<GatehouseState>): GatehouseState {
+    state = { ...state, ...patch };
+    for (const listener of [...listeners]) listener(state);
+    return state;
+  }
+
+  function schedule(): void {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (!current) return;
+    // After a failure the retry is due when the backoff ends, however fresh the token looks.
+    const due = failures > 0 ? backoffUntil : current.expiresAt - refreshMargin(current.lifetime);
+    timer = setTimeout(() => void refresh(failures > 0 ? retryRejected : undefined).catch(() => undefined), Math.max(0, due - Date.now()));
+  }
+
+  /** Makes `stored` this tab's session; a different session or organization reloads the profile. */
+  function adopt(stored: StoredSession, reloadProfile = true): void {
+    const previous = current;
+    current = stored;
+    const info = sessionInfo(stored);
+    const newSession = previous?.sessionId !== stored.sessionId;
+    const changed = newSession || state.session?.organizationId !== info.organizationId;
+    patchState({ ...(state.isLoaded ? { isSignedIn: true } : {}), session: info, ...(newSession ? { user: null } : {}) });
+    schedule();
+    if (changed && reloadProfile && state.isLoaded) void loadProfile().catch(() => undefined);
+  }
+
+  function becomeSignedOut(): GatehouseState {
+    current = null;
+    recovered();
+    schedule();
+    return patchState({ isLoaded: true, ...SIGNED_OUT });
+  }
+
+  async function call<T>(method: string, path: string, body?: unknown, bearer = options.publishableKey): Promise<T> {
+    let response: Response;
+    try {
+      response = await doFetch(base + path, {
+        method,
+        headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (cause) {
+      throw networkError(cause);
+    }
+    if (!response.ok) throw await errorFromResponse(response);
+    return (response.status === 204 ? undefined : await response.json()) as T;
+  }
+
+  /**
+   * The one place a refresh token is spent. Inside the cross-tab lock it reads the newest stored
+   * session: if another tab already rotated it, this tab adopts the result and sends nothing.
+   * `rejected` is an access token the server refused; a stored session still holding it is refreshed
+   * even while fresh.
+   */
+  function refresh(rejected?: string): Promise<StoredSession | null> {
+    return (inflight ??= lock(async () => {
+      const stored = await store.read();
+      if (!stored) return current ? (becomeSignedOut(), null) : null;
+      if (isFresh(stored, Date.now()) && stored.accessToken !== rejected) {
+        if (failures > 0) recovered();
+        if (stored.refreshToken !== current?.refreshToken) adopt(stored);
+        return stored;
+      }
+      try {
+        const { session } = await call<{ session: SessionTokens }>('POST', '/v1/auth/refresh', { refreshToken: stored.refreshToken });
+        const next = toStored(session, Date.now());
+        await store.write(next);
+        recovered();
+        adopt(next);
+        channel.post({ type: 'session', from: tabId });
+        return next;
+      } catch (error) {
+        if (endsSession(error)) {
+          await store.write(null);
+          channel.post({ type: 'signed-out', from: tabId });
+          becomeSignedOut();
+          return null;
+        }
+        const failure = error as GatehouseError;
+        retryRejected = rejected;
+        backoffUntil = Date.now() + backoffDelay(failures++, failure.retryAfter);
+        const reason =
+          failure.code === 'rate_limited'
+            ? 'rate_limited'
+            : failure.code === 'network_error' || failure.status >= 500
+              ? 'network'
+              : 'error';
+        if (!current) adopt(stored);
+        patchState({ degraded: { reason, error: failure, retryAt: backoffUntil } });
+        schedule();
+        throw error;
+      }
+    }).finally(() => (inflight = undefined)));
+  }
+
+  function recovered(): void {
+    failures = 0;
+    backoffUntil = 0;
+    retryRejected = undefined;
+    if (state.degraded) patchState({ degraded: null });
+  }
+
+  async function getToken(opts: { forceRefresh?: boolean } = {}): Promise<string | null> {
+    if (!state.isLoaded) await load();
+    const held = current;
+    if (!held) return null;
+    const now = Date.now();
+    if (!opts.forceRefresh && (isFresh(held, now) || (backoffUntil > now && held.expiresAt > now))) return held.accessToken;
+    try {
+      return (await refresh(opts.forceRefresh ? held.accessToken : undefined))?.accessToken ?? null;
+    } catch (error) {
+      // A refresh that failed without ending the session still leaves a token that verifies.
+      if (!opts.forceRefresh && current && current.expiresAt > Date.now()) return current.accessToken;
+      throw error;
+    }
+  }
+
+  async function authFetch(input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> {
+    const send = (token: string | null) => {
+      const headers = new Headers(init.headers ?? (input instanceof Request ? input.headers : undefined));
+      if (token) headers.set('authorization', `Bearer ${token}`);
+      return doFetch(input instanceof Request ? input.clone() : input, { ...init, headers });
+    };
+    const token = await getToken();
+    const response = await send(token);
+    if (response.status !== 401 || !token) return response;
+    const renewed = await getToken({ forceRefresh: true }).catch(() => null);
+    return renewed && renewed !== token ? send(renewed) : response;
+  }
+
+  async function authed<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let token = await getToken();
+    if (!token) throw new GatehouseError({ status: 401, code: 'unauthenticated', message: 'No one is signed in. Sign in first.' });
+    try {
+      return await call<T>(method, path, body, token);
+    } catch (error) {
+      if (!(error instanceof GatehouseError) || error.status !== 401) throw error;
+      token = await getToken({ forceRefresh: true }).catch(() => null);
+      if (!token) throw error;
+      return call<T>(method, path, body, token);
+    }
+  }
+
+  async function loadProfile(): Promise<GatehouseState> {
+    const me = await authed<Me>('GET', '/v1/me');
+    return patchState({ user: me.user, organizations: me.organizations, organization: me.organization });
+  }
+
+  /** A new session from a sign-in flow: stored inside the lock, announced to every tab. */
+  async function establish(tokens: SessionTokens): Promise<GatehouseState> {
+    const next = toStored(tokens, Date.now());
+    const replaced = await lock(async () => {
+      const previous = await store.read();
+      await store.write(next);
+      return previous;
+    });
+    if (replaced && replaced.sessionId !== next.sessionId)
+      void call('POST', '/v1/auth/signout', { refreshToken: replaced.refreshToken }).catch(() => undefined);
+    recovered();
+    patchState({ isLoaded: true, isSignedIn: true });
+    adopt(next, false);
+    channel.post({ type: 'session', from: tabId });
+    return loadProfile();
+  }
+
+  /** A call that spends the refresh token for new tokens (switch organization): same lock as refresh. */
+  async function rotate(path: string, body: Record<string, unknown>): Promise<GatehouseState> {
+    await lock(async () => {
+      const stored = await store.read();
+      if (!stored) throw new GatehouseError({ status: 401, code: 'unauthenticated', message: 'No one is signed in. Sign in first.' });
+      const { session } = await call<{ session: SessionTokens }>('POST', path, { ...body, refreshToken: stored.refreshToken });
+      const next = toStored(session, Date.now());
+      await store.write(next);
+      adopt(next, false);
+      channel.post({ type: 'session', from: tabId });
+    });
+    return loadProfile();
+  }
+
+  async function signOut(): Promise<GatehouseState> {
+    const stored = await lock(async () => {
+      const previous = await store.read();
+      await store.write(null);
+      channel.post({ type: 'signed-out', from: tabId });
+      becomeSignedOut();
+      return previous;
+    });
+    // Signed out locally first: an unreachable server must not keep anyone signed in.
+    if (stored) await call('POST', '/v1/auth/signout', { refreshToken: stored.refreshToken }).catch(() => undefined);
+    return state;
+  }
+
+  function onTabMessage(message: TabMessage): void {
+    if (message.from === tabId || !state.isLoaded) return;
+    if (message.type === 'signed-out') {
+      if (current) becomeSignedOut();
+      return;
+    }
+    void store.read().then((stored) => {
+      if (!stored) {
+        if (current) becomeSignedOut();
+      } else if (stored.refreshToken !== current?.refreshToken) {
+        recovered();
+        adopt(stored);
+      }
+    });
+  }
+
+  /** On focus or when the network returns: catch up with the store, refresh a stale token. */
+  function wake(retryNow: boolean): void {
+    if (!state.isLoaded || !current) return;
+    if (retryNow) backoffUntil = 0;
+    if (backoffUntil > Date.now()) return;
+    if (!isFresh(current, Date.now()) || retryNow) void refresh(failures > 0 ? retryRejected : undefined).catch(() => undefined);
+    else
+      void store
+        .read()
+        .then((stored) => (stored ? stored.refreshToken !== current?.refreshToken && adopt(stored) : current && becomeSignedOut()));
+  }
+
+  if (typeof addEventListener === 'function' && typeof document !== 'undefined') {
+    const onVisible = () => document.visibilityState === 'visible' && wake(false);
+    const onFocus = () => wake(false);
+    const onOnline = () => wake(state.degraded !== null);
+    addEventListener('focus', onFocus);
+    addEventListener('online', onOnline);
+    document.addEventListener('visibilitychange', onVisible);
+    cleanups.push(() => {
+      removeEventListener('focus', onFocus);
+      removeEventListener('online', onOnline);
+      document.removeEventListener('visibilitychange', onVisible);
+    });
+  }
+
+  function load(): Promise<GatehouseState> {
+    return (loading ??= (async () => {
+      const stored = await store.read();
+      if (!stored) return becomeSignedOut();
+      current = stored;
+      patchState({ session: sessionInfo(stored) });
+      if (!isFresh(stored, Date.now())) await refresh().catch(() => undefined);
+      if (!current) return state;
+      patchState({ isLoaded: true, isSignedIn: true });
+      schedule();
+      await loadProfile().catch(() => undefined);
+      return state;
+    })());
+  }
+
+  const core: Core = { call, authed, fetch: doFetch, establish, rotate, signOut, loadProfile, patchState, state: () => state };
+
+  return {
+    ...createFlows(core),
+    get state() {
+      return state;
+    },
+    load,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    getToken,
+    fetch: authFetch,
+    destroy() {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      listeners.clear();
+      for (const cleanup of cleanups.splice(0)) cleanup();
+    },
+  };
+}

@@ -1,0 +1,212 @@
+import type { Core, GatehouseState } from './client.js';
+import { errorFromResponse, GatehouseError, networkError } from './errors.js';
+import { imageFacts } from './image.js';
+import type {
+  AuthUser,
+  EnvironmentInfo,
+  Member,
+  Page,
+  SessionTokens,
+  SessionView,
+  UploadPurpose,
+  UploadTicket,
+  User,
+  UserOrganization,
+} from './types.js';
+
+type SignedIn = { user: AuthUser; session: SessionTokens };
+export type ImageInput = Blob | ArrayBuffer | Uint8Array;
+export interface ProfileUpdate {
+  firstName?: string | null;
+  lastName?: string | null;
+  username?: string | null;
+  imageUrl?: string | null;
+}
+export interface SignUpParams {
+  email: string;
+  password: string;
+  firstName?: string;
+  lastName?: string;
+  username?: string;
+}
+
+function query(params: { limit?: number; cursor?: string } = {}): string {
+  const search = new URLSearchParams();
+  if (params.limit !== undefined) search.set('limit', String(params.limit));
+  if (params.cursor !== undefined) search.set('cursor', params.cursor);
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+function currentUrl(): URL | undefined {
+  return typeof location === 'undefined' ? undefined : new URL(location.href);
+}
+
+/** Removes one-time parameters from the address bar so a reload or a shared link cannot replay them. */
+function forget(url: URL, names: string[]): void {
+  if (typeof history === 'undefined' || typeof location === 'undefined' || url.href !== location.href) return;
+  for (const name of names) url.searchParams.delete(name);
+  history.replaceState(history.state, '', url.href);
+}
+
+export function createFlows(core: Core) {
+  let pendingEmail: string | undefined;
+  const signedIn = async (path: string, body: unknown) => core.establish((await core.call<SignedIn>('POST', path, body)).session);
+
+  /** Ticket, PUT, done: the server checks the bytes against what the ticket says. */
+  async function upload(purpose: UploadPurpose, file: ImageInput): Promise<string> {
+    const bytes = file instanceof Uint8Array ? file : new Uint8Array(file instanceof ArrayBuffer ? file : await file.arrayBuffer());
+    const facts = await imageFacts(bytes);
+    const ticket = await core.authed<UploadTicket>('POST', '/v1/me/assets/upload-url', { purpose, ...facts });
+    if (!ticket.alreadyExists && ticket.uploadUrl) {
+      let response: Response;
+      try {
+        response = await core.fetch(ticket.uploadUrl, {
+          method: 'PUT',
+          headers: ticket.uploadHeaders ?? {},
+          body: bytes as Uint8Array<ArrayBuffer>,
+        });
+      } catch (cause) {
+        throw networkError(cause);
+      }
+      if (!response.ok) throw await errorFromResponse(response);
+    }
+    return ticket.publicUrl;
+  }
+
+  const updateUser = async (changes: ProfileUpdate): Promise<GatehouseState> =>
+    core.patchState({ user: await core.authed<User>('PATCH', '/v1/me', changes) });
+
+  const updateOrganization = async (changes: { name?: string; imageUrl?: string | null }): Promise<UserOrganization> => {
+    const updated = await core.authed<UserOrganization>('PATCH', '/v1/me/organization', changes);
+    const summary = { id: updated.id, name: updated.name, slug: updated.slug, role: updated.role, imageUrl: updated.imageUrl };
+    const state = core.state();
+    core.patchState({ organization: summary, organizations: state.organizations.map((o) => (o.id === summary.id ? summary : o)) });
+    return updated;
+  };
+
+  return {
+    signIn: {
+      password: (params: { email: string; password: string }) => signedIn('/v1/auth/signin', params),
+      emailCode: {
+        /** Emails a 6-digit code; the answer is the same whether or not the address has an account. */
+        async start(params: { email: string }): Promise<GatehouseState> {
+          await core.call('POST', '/v1/auth/email-code', { email: params.email });
+          pendingEmail = params.email;
+          return core.state();
+        },
+        verify(params: { code: string; email?: string }): Promise<GatehouseState> {
+          const email = params.email ?? pendingEmail;
+          if (!email) {
+            const message = 'Call signIn.emailCode.start({email}) first, or pass the email to verify().';
+            return Promise.reject(new GatehouseError({ status: 0, code: 'invalid_request', message }));
+          }
+          return signedIn('/v1/auth/email-code/verify', { email, code: params.code });
+        },
+      },
+      magicLink: {
+        /** Emails a link to `redirectUrl` with a `token`; on that page call handleRedirect(). */
+        async start(params: { email: string; redirectUrl: string }): Promise<GatehouseState> {
+          await core.call('POST', '/v1/auth/magic-link', params);
+          return core.state();
+        },
+      },
+    },
+
+    /** Creates an account with a password and signs it in. */
+    signUp: (params: SignUpParams) => signedIn('/v1/auth/signup', params),
+
+    /**
+     * On the page an emailed link leads to: exchanges its `token` for a session, or throws the
+     * `error` it carries. Removes them from the address bar. Without either, returns the state.
+     */
+    async handleRedirect(url: string | URL | undefined = currentUrl()): Promise<GatehouseState> {
+      const target = url === undefined ? undefined : new URL(url);
+      const error = target?.searchParams.get('error');
+      const token = target?.searchParams.get('token');
+      if (target && error) {
+        forget(target, ['error', 'error_description']);
+        const message = target.searchParams.get('error_description') ?? `Sign-in failed: ${error}.`;
+        throw new GatehouseError({ status: 0, code: error as GatehouseError['code'], message });
+      }
+      if (!target || !token) return core.state();
+      forget(target, ['token']);
+      return signedIn('/v1/auth/magic-link/verify', { token });
+    },
+
+    signOut: () => core.signOut(),
+
+    /** Acts as an organization (or none with null): new tokens whose org_* claims say so. */
+    setActiveOrganization: (organizationId: string | null) => core.rotate('/v1/auth/switch-organization', { organizationId }),
+
+    passwordReset: {
+      async start(params: { email: string; redirectUrl: string }): Promise<GatehouseState> {
+        await core.call('POST', '/v1/auth/password-reset', params);
+        return core.state();
+      },
+      /** `token` defaults to the one in the page's URL. Every session of the user is revoked, this one too. */
+      async complete(params: { newPassword: string; token?: string }): Promise<{ reset: true; sessionsRevoked: number }> {
+        const page = currentUrl();
+        const token = params.token ?? page?.searchParams.get('token') ?? '';
+        const result = await core.call<{ reset: true; sessionsRevoked: number }>('POST', '/v1/auth/password-reset/complete', {
+          token,
+          newPassword: params.newPassword,
+        });
+        if (page && !params.token) forget(page, ['token']);
+        if (core.state().isSignedIn) await core.signOut();
+        return result;
+      },
+    },
+
+    user: {
+      update: updateUser,
+      /** Computes the SHA-256 and pixel size here, uploads through a ticket, and saves it as imageUrl. */
+      setAvatar: async (file: ImageInput) => updateUser({ imageUrl: await upload('user_avatar', file) }),
+      /** Needs the current password; every other session of the user is revoked. */
+      changePassword: (params: { currentPassword: string; newPassword: string }) =>
+        core.authed<{ changed: boolean; otherSessionsRevoked: number }>('POST', '/v1/me/password', params),
+    },
+
+    sessions: {
+      list: async () => (await core.authed<{ data: SessionView[] }>('GET', '/v1/me/sessions')).data,
+      revoke: (sessionId: string) => core.authed<void>('DELETE', `/v1/me/sessions/${encodeURIComponent(sessionId)}`),
+    },
+
+    organizations: {
+      list: (params?: { limit?: number; cursor?: string }) =>
+        core.authed<Page<UserOrganization>>('GET', `/v1/me/organizations${query(params)}`),
+      /** The signed-in user becomes its owner; switch to it with setActiveOrganization. */
+      async create(params: { name: string; slug?: string; imageUrl?: string | null }): Promise<UserOrganization> {
+        const created = await core.authed<UserOrganization>('POST', '/v1/me/organizations', params);
+        await core.loadProfile().catch(() => undefined);
+        return created;
+      },
+    },
+
+    /** The organization the session acts as (see setActiveOrganization). */
+    organization: {
+      get: () => core.authed<UserOrganization>('GET', '/v1/me/organization'),
+      update: updateOrganization,
+      /** Needs org:manage. Same ticket flow as the avatar. */
+      setImage: async (file: ImageInput) => updateOrganization({ imageUrl: await upload('organization_image', file) }),
+      members: {
+        list: (params?: { limit?: number; cursor?: string }) =>
+          core.authed<Page<Member>>('GET', `/v1/me/organization/members${query(params)}`),
+        get: (userId: string) => core.authed<Member>('GET', `/v1/me/organization/members/${encodeURIComponent(userId)}`),
+        add: (params: { email: string; role?: string }) => core.authed<Member>('POST', '/v1/me/organization/members', params),
+        updateRole: (userId: string, role: string) =>
+          core.authed<Member>('PATCH', `/v1/me/organization/members/${encodeURIComponent(userId)}`, { role }),
+        remove: (userId: string) =>
+          core.authed<{ organizationId: string; userId: string; removed: true }>(
+            'DELETE',
+            `/v1/me/organization/members/${encodeURIComponent(userId)}`,
+          ),
+      },
+    },
+
+    /** The environment's enabled sign-in methods and whether sign-up is open. */
+    environment: () => core.call<EnvironmentInfo>('GET', '/v1/environment'),
+  };
+}
+
+export type Flows = ReturnType<typeof createFlows>;

@@ -1,0 +1,231 @@
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestEnvironment } from '../../../server/test/helpers/app.js';
+import { chromiumAvailable, CHROMIUM, CHROMIUM_ARGS, startPageServer, type PageServer } from '../helpers/browser.js';
+import { GOOD_PASSWORD, startLiveGatehouse, uniqueEmail, type LiveGatehouse } from '../helpers/gatehouse.js';
+
+const SCREENSHOTS = fileURLToPath(new URL('../../test-results/', import.meta.url));
+const TABS = 5;
+const ROTATIONS = 3;
+
+interface TabView {
+  isLoaded: boolean;
+  isSignedIn: boolean | undefined;
+  sessionId: string | null;
+  email: string | null;
+  degraded: string | null;
+}
+
+declare global {
+  interface Window {
+    gh: import('../../src/index.js').Gatehouse;
+    ready?: boolean;
+  }
+}
+
+const view = (page: Page) =>
+  page.evaluate((): TabView => ({
+    isLoaded: window.gh.state.isLoaded,
+    isSignedIn: window.gh.state.isSignedIn,
+    sessionId: window.gh.state.session?.id ?? null,
+    email: window.gh.state.user?.email ?? null,
+    degraded: window.gh.state.degraded?.reason ?? null,
+  }));
+
+describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
+  let live: LiveGatehouse;
+  let pages: PageServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    const { chromium } = await import('playwright-core');
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    [live, pages, browser] = await Promise.all([
+      startLiveGatehouse(),
+      startPageServer(),
+      chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }),
+    ]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await pages?.close();
+    await live?.close();
+  });
+
+  /** A fresh environment with a user who has a password. */
+  async function environmentWithUser(settings: { accessTokenTtlSeconds?: number } = {}) {
+    const project = await live.t.createProject(`Browser ${Math.random()}`);
+    const env = project.development;
+    if (settings.accessTokenTtlSeconds) await live.t.setSettings(env.id, settings);
+    const email = uniqueEmail('browser');
+    const created = await live.t.call({
+      method: 'POST',
+      url: '/v1/users',
+      credential: env.secretKey,
+      payload: { email, password: GOOD_PASSWORD },
+    });
+    expect(created.statusCode).toBe(201);
+    return { env, email };
+  }
+
+  async function openTab(context: BrowserContext, env: TestEnvironment, host = '127.0.0.1'): Promise<Page> {
+    const page = await context.newPage();
+    page.on('pageerror', (error) => console.error('[page error]', error));
+    await page.goto(pages.url(host, env.publishableKey, live.url));
+    await page.waitForFunction(() => window.ready === true);
+    return page;
+  }
+
+  it(`${TABS} tabs over ${ROTATIONS} rotations of 30 s tokens: one refresh per rotation, no session_revoked, one session everywhere; sign-out reaches every tab within a second`, async () => {
+    const { env, email } = await environmentWithUser({ accessTokenTtlSeconds: 30 });
+    const context = await browser.newContext();
+    const tabs: Page[] = [];
+    for (let i = 0; i < TABS; i++) tabs.push(await openTab(context, env));
+    for (const tab of tabs) expect(await view(tab)).toMatchObject({ isLoaded: true, isSignedIn: false });
+
+    // Sign-in in one tab signs the others in.
+    await tabs[0]!.evaluate(({ email, password }) => window.gh.signIn.password({ email, password }).then(() => undefined), {
+      email,
+      password: GOOD_PASSWORD,
+    });
+    const sessionId = (await view(tabs[0]!)).sessionId;
+    expect(sessionId).toMatch(/^sess_/);
+    for (const tab of tabs) {
+      await tab.waitForFunction((sid) => window.gh.state.session?.id === sid && window.gh.state.user !== null, sessionId);
+    }
+
+    // Watch every tab until the server has answered ROTATIONS refreshes for this environment.
+    const ours = () => live.refreshes.filter((r) => r.key === env.publishableKey);
+    const samples: TabView[][] = [];
+    while (ours().length < ROTATIONS) {
+      samples.push(await Promise.all(tabs.map(view)));
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    }
+    // Let every tab adopt the last rotation, then ask each for a token.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const tokens = await Promise.all(tabs.map((tab) => tab.evaluate(() => window.gh.getToken())));
+    await tabs[0]!.screenshot({ path: `${SCREENSHOTS}tabs-signed-in.png` });
+
+    const refreshes = ours();
+    expect(refreshes.map((r) => r.status)).toEqual(refreshes.map(() => 200));
+    // One request per rotation: every refresh token was presented exactly once, by exactly one tab
+    // (a second presentation would be hidden by the grace window; it is counted here).
+    expect(new Set(refreshes.map((r) => r.refreshToken)).size).toBe(refreshes.length);
+    expect(refreshes.length).toBe(ROTATIONS);
+    expect(live.errorCodes).not.toContain('session_revoked');
+    for (const sample of samples) {
+      for (const tab of sample) expect(tab).toMatchObject({ isSignedIn: true, sessionId, email, degraded: null });
+    }
+    expect(new Set(tokens).size).toBe(1);
+    expect(tokens[0]).toEqual(expect.any(String));
+
+    // Sign-out in one tab reaches the others within a second.
+    await tabs[2]!.evaluate(() => window.gh.signOut().then(() => undefined));
+    await Promise.all(
+      tabs.map((tab) =>
+        tab.waitForFunction(() => window.gh.state.isSignedIn === false && window.gh.state.user === null, null, { timeout: 1_000 }),
+      ),
+    );
+    await tabs[0]!.screenshot({ path: `${SCREENSHOTS}tabs-signed-out.png` });
+    for (const tab of tabs) expect(await tab.evaluate(() => window.gh.getToken())).toBeNull();
+    await context.close();
+  }, 150_000);
+
+  it('a server answering 429 to refreshes keeps the user signed in and reports degraded; the client recovers after Retry-After', async () => {
+    const { env, email } = await environmentWithUser();
+    const context = await browser.newContext();
+    const tab = await openTab(context, env);
+    await tab.evaluate(({ email, password }) => window.gh.signIn.password({ email, password }).then(() => undefined), {
+      email,
+      password: GOOD_PASSWORD,
+    });
+    const before = await tab.evaluate(() => window.gh.getToken());
+
+    live.throttleRefreshesOf = env.publishableKey;
+    try {
+      const refused = await tab.evaluate(() =>
+        window.gh.getToken({ forceRefresh: true }).then(
+          () => null,
+          (e: { name: string; status: number; code: string; retryAfter?: number }) => ({
+            name: e.name,
+            status: e.status,
+            code: e.code,
+            retryAfter: e.retryAfter,
+          }),
+        ),
+      );
+      expect(refused).toEqual({ name: 'GatehouseError', status: 429, code: 'rate_limited', retryAfter: 1 });
+      expect(await view(tab)).toMatchObject({ isSignedIn: true, email, degraded: 'rate_limited' });
+      // The token still verifies: the app keeps working while refreshes are refused.
+      expect(await tab.evaluate(() => window.gh.getToken())).toBe(before);
+      const me = await tab.evaluate((base) => window.gh.fetch(`${base}/v1/me`).then((r) => r.status), live.url);
+      expect(me).toBe(200);
+      await tab.screenshot({ path: `${SCREENSHOTS}degraded.png` });
+      // While refused, the retries keep failing and keep the session.
+      await tab.waitForFunction((count) => window.gh.state.degraded !== null && count >= 1, 1);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(live.refreshes.filter((r) => r.key === env.publishableKey && r.status === 429).length).toBeGreaterThanOrEqual(2);
+      expect(await view(tab)).toMatchObject({ isSignedIn: true, degraded: 'rate_limited' });
+    } finally {
+      live.throttleRefreshesOf = undefined;
+    }
+    await tab.waitForFunction(() => window.gh.state.degraded === null, null, { timeout: 10_000 });
+    expect(await tab.evaluate(() => window.gh.getToken())).not.toBe(before);
+    expect(await view(tab)).toMatchObject({ isSignedIn: true, email });
+    await context.close();
+  });
+
+  it('avatar upload from a page: sha256 and dimensions computed in the browser, ticket, PUT, saved', async () => {
+    const { env, email } = await environmentWithUser();
+    const context = await browser.newContext();
+    const tab = await openTab(context, env);
+    await tab.evaluate(({ email, password }) => window.gh.signIn.password({ email, password }).then(() => undefined), {
+      email,
+      password: GOOD_PASSWORD,
+    });
+    const imageUrl = await tab.evaluate(async () => {
+      const canvas = document.createElement('canvas');
+      canvas.width = 96;
+      canvas.height = 64;
+      const g = canvas.getContext('2d')!;
+      g.fillStyle = '#2a6';
+      g.fillRect(0, 0, 96, 64);
+      g.fillStyle = '#fff';
+      g.fillRect(30, 16, 36, 32);
+      const blob = await new Promise<Blob>((resolve) => canvas.toBlob((b) => resolve(b!), 'image/png'));
+      const state = await window.gh.user.setAvatar(new File([blob], 'avatar.png', { type: 'image/png' }));
+      return state.user?.imageUrl ?? null;
+    });
+    expect(imageUrl).toMatch(new RegExp(`^${live.url}/v1/assets/`));
+    await tab.waitForFunction(() => (document.getElementById('avatar') as HTMLImageElement).naturalWidth === 96);
+    await tab.screenshot({ path: `${SCREENSHOTS}avatar.png` });
+    await context.close();
+  });
+
+  it('a page on an origin the environment does not allow gets origin_not_allowed, with a message that says what to do', async () => {
+    const { env, email } = await environmentWithUser();
+    const context = await browser.newContext();
+    // 127.0.0.2 is loopback, but only localhost and 127.0.0.1 are development origins.
+    const tab = await openTab(context, env, '127.0.0.2');
+    const error = await tab.evaluate(
+      ({ email, password }) =>
+        window.gh.signIn.password({ email, password }).then(
+          () => null,
+          (e: { name: string; status: number; code: string; message: string }) => ({
+            name: e.name,
+            status: e.status,
+            code: e.code,
+            message: e.message,
+          }),
+        ),
+      { email, password: GOOD_PASSWORD },
+    );
+    expect(error).toMatchObject({ name: 'GatehouseError', status: 403, code: 'origin_not_allowed' });
+    expect(error?.message).toContain('http://127.0.0.2');
+    expect(await view(tab)).toMatchObject({ isLoaded: true, isSignedIn: false });
+    await context.close();
+  });
+});

@@ -1,0 +1,152 @@
+import { createServer } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGatehouse, GatehouseError, type Gatehouse } from '../src/index.js';
+import {
+  codeFrom,
+  GOOD_PASSWORD,
+  makePng,
+  outbox,
+  REDIRECT,
+  startLiveGatehouse,
+  tokenFrom,
+  uniqueEmail,
+  type LiveGatehouse,
+} from './helpers/gatehouse.js';
+
+/** Every flow in Node 20 (default storage: memory) against a real Gatehouse over HTTP. */
+let live: LiveGatehouse;
+const clients: Gatehouse[] = [];
+beforeAll(async () => {
+  live = await startLiveGatehouse();
+});
+afterAll(async () => {
+  for (const gh of clients) gh.destroy();
+  await live.close();
+});
+
+async function client(): Promise<Gatehouse> {
+  const gh = createGatehouse({ publishableKey: live.t.project.development.publishableKey, baseUrl: live.url });
+  clients.push(gh);
+  await gh.load();
+  return gh;
+}
+
+describe('flows against a real server', () => {
+  it('sign-up, profile, avatar, organizations, members, organization image, switching, sign-out', async () => {
+    const gh = await client();
+    expect(gh.state).toMatchObject({ isLoaded: true, isSignedIn: false });
+    const email = uniqueEmail('js');
+    let state = await gh.signUp({ email, password: GOOD_PASSWORD, firstName: 'Ada' });
+    expect(state).toMatchObject({ isSignedIn: true, user: { email, firstName: 'Ada' }, organization: null });
+
+    state = await gh.user.update({ lastName: 'Lovelace' });
+    expect(state.user).toMatchObject({ firstName: 'Ada', lastName: 'Lovelace' });
+
+    state = await gh.user.setAvatar(makePng(40, 30, { seed: 7 }));
+    expect(state.user?.imageUrl).toMatch(new RegExp(`^${live.url}/v1/assets/`));
+    const stored = await fetch(state.user!.imageUrl!);
+    expect(stored.headers.get('content-type')).toBe('image/png');
+
+    const org = await gh.organizations.create({ name: 'Analytical Engines' });
+    expect(gh.state.organizations.map((o) => o.id)).toContain(org.id);
+    state = await gh.setActiveOrganization(org.id);
+    expect(state.organization).toMatchObject({ id: org.id, role: 'owner' });
+    expect(state.session).toMatchObject({ organizationId: org.id, organizationRole: 'owner' });
+
+    const other = uniqueEmail('member');
+    await live.t.call({ method: 'POST', url: '/v1/users', credential: live.t.project.development.secretKey, payload: { email: other } });
+    const added = await gh.organization.members.add({ email: other, role: 'admin' });
+    const members = await gh.organization.members.list({ limit: 10 });
+    expect(members.data.map((m) => [m.email, m.role])).toEqual([
+      [email, 'owner'],
+      [other, 'admin'],
+    ]);
+    expect((await gh.organization.members.updateRole(added.userId, 'member')).role).toBe('member');
+    expect((await gh.organization.members.remove(added.userId)).removed).toBe(true);
+
+    await gh.organization.setImage(makePng(64, 64, { seed: 8 }));
+    expect(gh.state.organization?.imageUrl).toMatch(new RegExp(`^${live.url}/v1/assets/`));
+
+    state = await gh.setActiveOrganization(null);
+    expect(state.organization).toBeNull();
+    expect((await gh.sessions.list()).filter((s) => s.current)).toHaveLength(1);
+
+    const accessToken = (await gh.getToken())!;
+    state = await gh.signOut();
+    expect(state).toMatchObject({ isSignedIn: false, user: null });
+    // The server revoked it too: the old access token no longer reads /v1/me.
+    const me = await fetch(`${live.url}/v1/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+    expect(me.status).toBe(401);
+  });
+
+  it('email code, magic link with handleRedirect, password reset', async () => {
+    const gh = await client();
+    const email = uniqueEmail('flows');
+    await gh.signUp({ email, password: GOOD_PASSWORD });
+    await gh.signOut();
+
+    await gh.signIn.emailCode.start({ email });
+    const code = codeFrom((await outbox(live.t, email)).find((m) => m.kind === 'email_code')!);
+    expect(await gh.signIn.emailCode.verify({ code })).toMatchObject({ isSignedIn: true, user: { email } });
+    await gh.signOut();
+
+    await gh.signIn.magicLink.start({ email, redirectUrl: REDIRECT });
+    const link = new URL(REDIRECT);
+    link.searchParams.set('token', tokenFrom((await outbox(live.t, email)).find((m) => m.kind === 'magic_link')!));
+    expect(await gh.handleRedirect(link)).toMatchObject({ isSignedIn: true, user: { email } });
+    expect((await gh.handleRedirect(REDIRECT)).isSignedIn).toBe(true); // nothing to handle
+    await expect(gh.handleRedirect(`${REDIRECT}?error=access_denied&error_description=Denied.`)).rejects.toMatchObject({
+      code: 'access_denied',
+      message: 'Denied.',
+    });
+
+    await gh.passwordReset.start({ email, redirectUrl: REDIRECT });
+    const token = tokenFrom((await outbox(live.t, email)).find((m) => m.kind === 'password_reset')!);
+    const result = await gh.passwordReset.complete({ token, newPassword: 'a brand new passphrase 42' });
+    expect(result).toMatchObject({ reset: true });
+    expect(gh.state.isSignedIn).toBe(false); // the reset revoked this session too
+    expect(await gh.signIn.password({ email, password: 'a brand new passphrase 42' })).toMatchObject({ isSignedIn: true });
+  });
+
+  it('refusals are GatehouseError with the catalogue code, status and message', async () => {
+    const gh = await client();
+    const error = await gh.signIn.password({ email: uniqueEmail('nobody'), password: 'wrong password here' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GatehouseError);
+    expect(error).toMatchObject({ status: 401, code: 'invalid_credentials', message: expect.any(String) });
+    expect(gh.state.isSignedIn).toBe(false);
+    const env = await gh.environment();
+    expect(env).toMatchObject({ type: 'development', authMethods: { password: true } });
+    const down = createGatehouse({ publishableKey: 'pk_test_x', baseUrl: 'http://127.0.0.1:9' });
+    await expect(down.environment()).rejects.toMatchObject({ status: 0, code: 'network_error' });
+  });
+
+  it("fetch() for the app's backend sends the bearer token, and on a 401 refreshes once and retries once", async () => {
+    const gh = await client();
+    await gh.signUp({ email: uniqueEmail('backend'), password: GOOD_PASSWORD });
+    const seen: (string | undefined)[] = [];
+    // An application backend that refuses the first token it sees, and every request after the second.
+    const backend = createServer((request, response) => {
+      seen.push(request.headers.authorization);
+      response.writeHead(seen.length === 2 ? 200 : 401).end();
+    });
+    await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(backend.address() as { port: number }).port}/api`;
+    try {
+      const before = live.refreshes.length;
+      const first = await gh.fetch(url);
+      expect(first.status).toBe(200);
+      expect(seen).toHaveLength(2);
+      expect(seen[0]).toMatch(/^Bearer ey/);
+      expect(seen[1]).toMatch(/^Bearer ey/);
+      expect(seen[1]).not.toBe(seen[0]);
+      expect(live.refreshes.length - before).toBe(1);
+      // Refused again: one refresh, one retry, then the 401 is the answer.
+      const second = await gh.fetch(url);
+      expect(second.status).toBe(401);
+      expect(seen).toHaveLength(4);
+      expect(live.refreshes.length - before).toBe(2);
+    } finally {
+      await new Promise((resolve) => backend.close(resolve));
+    }
+  });
+});

@@ -1,0 +1,82 @@
+import { createCipheriv, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { Migrator, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, openStore, type Store } from '../../src/db/index.js';
+import { migrations } from '../../src/db/migrations/index.js';
+import { newId } from '../../src/lib/crypto.js';
+import { deriveSubkey } from '../../src/lib/cursor.js';
+import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
+import { decodeJwt, json, signUp } from '../helpers/identity.js';
+import { testDb, type TestStore } from '../helpers/store.js';
+
+/** A store migrated up to (and including) `last`, as a database made by an earlier release. */
+async function storeAt(last: string): Promise<TestStore> {
+  const schema = testDb() === 'postgres' ? `gh_test_${randomBytes(6).toString('hex')}` : undefined;
+  const store: Store = schema
+    ? openStore({ databaseUrl: process.env.DATABASE_URL!, postgresSchema: schema })
+    : openStore({ sqliteFile: ':memory:' });
+  if (schema) await sql`create schema ${sql.id(schema)}`.execute(store.db);
+  const migrator = new Migrator({
+    db: store.db,
+    provider: { getMigrations: async () => migrations },
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error } = await migrator.migrateTo(last);
+  if (error) throw error;
+  return {
+    ...store,
+    schema,
+    async close() {
+      if (schema) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
+      await store.close();
+    },
+  };
+}
+
+/** A signing key row as the release before 0008 wrote it (no activates_at), sealed in the stored format. */
+async function insertKeyOfEarlierRelease(store: Store, environmentId: string, instanceSecret: string, createdAt: number): Promise<string> {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const kid = newId('key', environmentId);
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', deriveSubkey(instanceSecret, 'signing-keys'), iv);
+  cipher.setAAD(Buffer.from(`${environmentId}/${kid}`));
+  const sealed = Buffer.concat([cipher.update(privateKey.export({ format: 'der', type: 'pkcs8' })), cipher.final()]);
+  const privateKeySealed = ['v1', iv, cipher.getAuthTag(), sealed]
+    .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+    .join('.');
+  const jwk = JSON.stringify({ ...publicKey.export({ format: 'jwk' }), kid, alg: 'ES256', use: 'sig' });
+  await sql`insert into signing_keys (environment_id, id, algorithm, public_jwk, private_key, created_at)
+            values (${environmentId}, ${kid}, 'ES256', ${jwk}, ${privateKeySealed}, ${createdAt})`.execute(store.db);
+  return kid;
+}
+
+describe('a signing key made before staged rotation (migration 0008)', () => {
+  const clock = testClock();
+  let t: TestApp;
+  let kid: string;
+
+  beforeAll(async () => {
+    // An instance on the previous schema signs a token, then the upgrade runs.
+    const store = await storeAt('0006_flow_tokens');
+    const before = await startTestApp({ store: { ...store, close: async () => {} }, now: clock.now });
+    await before.setSettings(before.project.development.id, { tokenAlgorithm: 'ES256' });
+    kid = await insertKeyOfEarlierRelease(store, before.project.development.id, before.instanceSecret, clock.now() - 60_000);
+    const secrets = { platformKey: before.platformKey, instanceSecret: before.instanceSecret };
+    await before.app.close();
+    await migrate(store, store.schema);
+    t = await startTestApp({ store, now: clock.now, ...secrets });
+    t.project = { ...t.project, development: before.project.development };
+  });
+  afterAll(() => t.close());
+
+  it('keeps signing, and shows as active since it was made', async () => {
+    const environment = t.project.development;
+    expect(decodeJwt((await signUp(t, { environment })).accessToken).header.kid).toBe(kid);
+    const keys = json(
+      await t.call({ method: 'GET', url: `/v1/platform/environments/${environment.id}/signing-keys`, credential: t.platformKey }),
+    ).data;
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatchObject({ kid, state: 'active', retiredAt: null });
+    expect(keys[0].activatesAt).toBe(keys[0].createdAt);
+  });
+});
