@@ -32,15 +32,19 @@ const NEW_PASSWORD = 'another horse battery staple';
 const enabled = REDIS_URL !== undefined && testDb() === 'postgres';
 const why = !REDIS_URL ? '(skipped: REDIS_URL unset)' : testDb() !== 'postgres' ? '(skipped: nodes share PostgreSQL; SQLite is one node)' : '(PostgreSQL + Redis)';
 
-/** Runs `count` rounds, AT_ONCE at a time; returns how many found B serving the old state. */
-async function staleRounds(count: number, round: () => Promise<boolean>): Promise<number> {
+/**
+ * Runs `count` rounds, AT_ONCE at a time (`worker` says which of them runs a round, so each can use
+ * its own account: sign-in throttling counts attempts in flight per account); returns how many
+ * found B serving the old state.
+ */
+async function staleRounds(count: number, round: (worker: number) => Promise<boolean>): Promise<number> {
   let started = 0;
   let stale = 0;
   await Promise.all(
-    Array.from({ length: AT_ONCE }, async () => {
+    Array.from({ length: AT_ONCE }, async (_, worker) => {
       while (started < count) {
         started++;
-        if (await round()) stale++;
+        if (await round(worker)) stale++;
       }
     }),
   );
@@ -82,9 +86,9 @@ describe.skipIf(!enabled)(`revocation is at once on every node ${why}`, () => {
   }
 
   it(`sign-out: ${ROUNDS.signOut} rounds, none stale`, { timeout: 600_000 }, async () => {
-    const user = await signUp(a);
-    const stale = await staleRounds(ROUNDS.signOut, async () => {
-      const session = await signedInSession(user.email);
+    const users = await Promise.all(Array.from({ length: AT_ONCE }, () => signUp(a)));
+    const stale = await staleRounds(ROUNDS.signOut, async (worker) => {
+      const session = await signedInSession(users[worker]!.email);
       await cachedOnB(session.accessToken);
       const signOut = await a.call({
         method: 'POST',
@@ -99,9 +103,9 @@ describe.skipIf(!enabled)(`revocation is at once on every node ${why}`, () => {
   });
 
   it(`revoking one session (DELETE /v1/me/sessions/{id}): ${ROUNDS.sessionDeletion} rounds, none stale`, { timeout: 600_000 }, async () => {
-    const user = await signUp(a);
-    const stale = await staleRounds(ROUNDS.sessionDeletion, async () => {
-      const session = await signedInSession(user.email);
+    const users = await Promise.all(Array.from({ length: AT_ONCE }, () => signUp(a)));
+    const stale = await staleRounds(ROUNDS.sessionDeletion, async (worker) => {
+      const session = await signedInSession(users[worker]!.email);
       await cachedOnB(session.accessToken);
       const revoked = await a.call({
         method: 'DELETE',
