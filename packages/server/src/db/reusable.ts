@@ -1,4 +1,8 @@
 import type { CompiledQuery, Compilable, Kysely } from 'kysely';
+import type { EnvironmentId } from '../lib/ids.js';
+
+/** A placeholder stands where any parameter goes, the environment id included (a string either way). */
+type Placeholder = EnvironmentId;
 
 /**
  * A hot query compiled once and run many times with new values. Kysely builds and compiles a query
@@ -8,11 +12,11 @@ import type { CompiledQuery, Compilable, Kysely } from 'kysely';
  */
 export function reusableQuery<DB, Row, P extends string>(
   names: readonly P[],
-  build: (db: Kysely<DB>, placeholders: Record<P, string>) => Compilable<Row>,
+  build: (db: Kysely<DB>, placeholders: Record<P, Placeholder>) => Compilable<Row>,
 ) {
   const compiled = new WeakMap<Kysely<DB>, CompiledQuery<Row>>();
-  const placeholders = Object.fromEntries(names.map((name) => [name, `\u0000${name}\u0000`])) as Record<P, string>;
-  const byPlaceholder = new Map(names.map((name) => [placeholders[name], name]));
+  const placeholders = Object.fromEntries(names.map((name) => [name, `\u0000${name}\u0000`])) as Record<P, Placeholder>;
+  const byPlaceholder = new Map<string, P>(names.map((name) => [placeholders[name], name]));
 
   return async (db: Kysely<DB>, values: Record<P, unknown>): Promise<Row[]> => {
     let query = compiled.get(db);

@@ -3,6 +3,7 @@
  * 0/1 integers on both dialects, so one set of queries and migrations serves SQLite and PostgreSQL.
  * Every tenant table leads with `environment_id`.
  */
+import type { EnvironmentId } from '../lib/ids.js';
 import type { Generated } from 'kysely';
 
 export interface InstanceMetaTable {
@@ -19,7 +20,7 @@ export interface ProjectsTable {
 }
 
 export interface EnvironmentsTable {
-  id: string;
+  id: EnvironmentId;
   project_id: string;
   type: 'development' | 'production';
   publishable_key: string;
@@ -31,7 +32,7 @@ export interface EnvironmentsTable {
 }
 
 export interface SecretKeysTable {
-  environment_id: string;
+  environment_id: EnvironmentId;
   id: string;
   key_hash: string;
   /** The last characters of the key, so an operator can tell keys apart. */
@@ -43,7 +44,7 @@ export interface SecretKeysTable {
 export type OutboxStatus = 'pending' | 'sent' | 'failed' | 'captured' | 'suppressed';
 
 export interface EmailOutboxTable {
-  environment_id: string;
+  environment_id: EnvironmentId;
   id: string;
   kind: string;
   /** The address as given (shown, and where mail goes). */
@@ -64,7 +65,7 @@ export interface EmailOutboxTable {
 
 /** A user as the service reads and caches it. */
 export interface UsersTable {
-  environment_id: string;
+  environment_id: EnvironmentId;
   id: string;
   /** As typed, for display and delivery: trimmed, domain lowercased, local part as given. */
   email: string;
@@ -90,7 +91,7 @@ export interface UserEmailKeyColumns {
 }
 
 export interface SessionsTable {
-  environment_id: string;
+  environment_id: EnvironmentId;
   id: string;
   user_id: string;
   refresh_hash: string;
@@ -106,7 +107,7 @@ export interface SessionsTable {
 }
 
 export interface SigningKeysTable {
-  environment_id: string;
+  environment_id: EnvironmentId;
   id: string;
   algorithm: string;
   public_jwk: string;
@@ -120,7 +121,7 @@ export interface SigningKeysTable {
 }
 
 export interface MonthlyActiveUsersTable {
-  environment_id: string;
+  environment_id: EnvironmentId;
   month: string;
   user_id: string;
   first_seen_at: number;
@@ -129,7 +130,7 @@ export interface MonthlyActiveUsersTable {
 export type FlowPurpose = 'magic_link' | 'email_code' | 'password_reset';
 
 export interface FlowTokensTable {
-  environment_id: string;
+  environment_id: EnvironmentId;
   id: string;
   purpose: FlowPurpose;
   /** As typed; an account created by the flow gets this address. */
@@ -146,7 +147,7 @@ export interface FlowTokensTable {
 }
 
 export interface OrganizationsTable {
-  environment_id: string;
+  environment_id: EnvironmentId;
   id: string;
   name: string;
   slug: string;
@@ -156,7 +157,7 @@ export interface OrganizationsTable {
 }
 
 export interface OrganizationMembersTable {
-  environment_id: string;
+  environment_id: EnvironmentId;
   organization_id: string;
   user_id: string;
   /** A system role or the key of a custom role of the environment. */
@@ -166,7 +167,7 @@ export interface OrganizationMembersTable {
 }
 
 export interface OrganizationRolesTable {
-  environment_id: string;
+  environment_id: EnvironmentId;
   key: string;
   name: string;
   description: string | null;

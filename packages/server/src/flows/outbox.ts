@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { Database, OutboxStatus } from '../db/schema.js';
@@ -64,7 +65,7 @@ export async function enqueueEmail(db: Db, input: EnqueueInput, now: number): Pr
 }
 
 /** Whether the address, in any case, already had its share of email in the throttle window. */
-export async function isThrottled(db: Db, environmentId: string, to: string, now: number): Promise<boolean> {
+export async function isThrottled(db: Db, environmentId: EnvironmentId, to: string, now: number): Promise<boolean> {
   const recent = await db
     .selectFrom('email_outbox')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -77,7 +78,7 @@ export async function isThrottled(db: Db, environmentId: string, to: string, now
 }
 
 /** Captured development mail is kept for 7 days, and at most the last 1,000 per environment. */
-async function pruneCaptured(db: Db, environmentId: string, now: number): Promise<void> {
+async function pruneCaptured(db: Db, environmentId: EnvironmentId, now: number): Promise<void> {
   await db
     .deleteFrom('email_outbox')
     .where('environment_id', '=', environmentId)
@@ -133,7 +134,7 @@ export async function claimDue(db: Db, options: ClaimOptions) {
     .execute();
 }
 
-export async function markSent(db: Db, environmentId: string, id: string, now: number) {
+export async function markSent(db: Db, environmentId: EnvironmentId, id: string, now: number) {
   await db
     .updateTable('email_outbox')
     // Delivered: the body (and the secret in it) is no longer needed.
@@ -145,7 +146,7 @@ export async function markSent(db: Db, environmentId: string, id: string, now: n
 
 export async function markFailedAttempt(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   id: string,
   update: { error: string; giveUp: boolean; nextAttemptAt: number },
 ) {
@@ -170,7 +171,7 @@ export interface ListEmailsOptions {
   limit: number;
 }
 
-export async function listEmails(db: Db, environmentId: string, options: ListEmailsOptions) {
+export async function listEmails(db: Db, environmentId: EnvironmentId, options: ListEmailsOptions) {
   let query = db
     .selectFrom('email_outbox')
     .selectAll()

@@ -1,9 +1,10 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database, FlowPurpose, FlowTokensTable } from '../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export async function insertFlowToken(db: Db, environmentId: string, token: Omit<Insertable<FlowTokensTable>, 'environment_id'>) {
+export async function insertFlowToken(db: Db, environmentId: EnvironmentId, token: Omit<Insertable<FlowTokensTable>, 'environment_id'>) {
   await db
     .insertInto('flow_tokens')
     .values({ ...token, environment_id: environmentId })
@@ -11,7 +12,7 @@ export async function insertFlowToken(db: Db, environmentId: string, token: Omit
 }
 
 /** Consumes a live link or reset token in one statement, so two racing uses cannot both win. */
-export async function consumeBySecret(db: Db, environmentId: string, purpose: FlowPurpose, secretHash: string, now: number) {
+export async function consumeBySecret(db: Db, environmentId: EnvironmentId, purpose: FlowPurpose, secretHash: string, now: number) {
   return db
     .updateTable('flow_tokens')
     .set({ consumed_at: now })
@@ -25,7 +26,7 @@ export async function consumeBySecret(db: Db, environmentId: string, purpose: Fl
 }
 
 /** The newest live code for an address (by its key: any case); older ones were voided when it was issued. */
-export async function findLiveCode(db: Db, environmentId: string, emailKey: string, now: number) {
+export async function findLiveCode(db: Db, environmentId: EnvironmentId, emailKey: string, now: number) {
   return db
     .selectFrom('flow_tokens')
     .selectAll()
@@ -39,7 +40,7 @@ export async function findLiveCode(db: Db, environmentId: string, emailKey: stri
     .executeTakeFirst();
 }
 
-export async function voidLiveCodes(db: Db, environmentId: string, emailKey: string, now: number) {
+export async function voidLiveCodes(db: Db, environmentId: EnvironmentId, emailKey: string, now: number) {
   await db
     .updateTable('flow_tokens')
     .set({ consumed_at: now })
@@ -51,7 +52,7 @@ export async function voidLiveCodes(db: Db, environmentId: string, emailKey: str
 }
 
 /** Counts a wrong try atomically, voiding the code on the last allowed one; returns the new count. */
-export async function recordWrongCode(db: Db, environmentId: string, id: string, maxAttempts: number, now: number) {
+export async function recordWrongCode(db: Db, environmentId: EnvironmentId, id: string, maxAttempts: number, now: number) {
   const row = await db
     .updateTable('flow_tokens')
     .set((eb) => ({
@@ -72,7 +73,7 @@ export async function recordWrongCode(db: Db, environmentId: string, id: string,
 }
 
 /** Consumes a code unless it was voided meanwhile; returns whether this call won. */
-export async function consumeCode(db: Db, environmentId: string, id: string, maxAttempts: number, now: number) {
+export async function consumeCode(db: Db, environmentId: EnvironmentId, id: string, maxAttempts: number, now: number) {
   const result = await db
     .updateTable('flow_tokens')
     .set({ consumed_at: now })

@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { announce } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
@@ -11,7 +12,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 /** A users row, with its email key columns. */
 export type UserRow = Database['users'];
 
-export async function insertUser(db: Db, environmentId: string, user: Omit<UserRow, 'environment_id'>) {
+export async function insertUser(db: Db, environmentId: EnvironmentId, user: Omit<UserRow, 'environment_id'>) {
   await db
     .insertInto('users')
     .values({ ...user, environment_id: environmentId })
@@ -23,7 +24,7 @@ const userById = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely
 );
 
 /** Read on every GET /v1/me, so compiled once (inside a transaction, built as usual). */
-export async function findUser(db: Db, environmentId: string, userId: string) {
+export async function findUser(db: Db, environmentId: EnvironmentId, userId: string) {
   if (db.isTransaction) {
     return db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId).executeTakeFirst();
   }
@@ -31,7 +32,7 @@ export async function findUser(db: Db, environmentId: string, userId: string) {
 }
 
 /** Reads the user and, on PostgreSQL, locks the row until the transaction ends. */
-export async function lockUser(store: Store, tx: Transaction<Database>, environmentId: string, userId: string) {
+export async function lockUser(store: Store, tx: Transaction<Database>, environmentId: EnvironmentId, userId: string) {
   return lockForUpdate(
     store,
     tx.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('id', '=', userId),
@@ -43,7 +44,7 @@ export async function lockUser(store: Store, tx: Transaction<Database>, environm
  * found (addresses that differed only by case before keys existed): there the address exactly as
  * stored finds its own user, and any other spelling finds the oldest unmarked user, else the oldest.
  */
-export async function findUserByEmail(db: Db, environmentId: string, normalizedEmail: string) {
+export async function findUserByEmail(db: Db, environmentId: EnvironmentId, normalizedEmail: string) {
   return db
     .selectFrom('users')
     .selectAll()
@@ -61,14 +62,14 @@ export async function findUserByEmail(db: Db, environmentId: string, normalizedE
  * Whether another user holds the key. The unique index decides races between new addresses; this
  * also sees the marked users of a collision group, which the index leaves out.
  */
-export async function emailKeyTaken(db: Db, environmentId: string, key: string, exceptUserId?: string): Promise<boolean> {
+export async function emailKeyTaken(db: Db, environmentId: EnvironmentId, key: string, exceptUserId?: string): Promise<boolean> {
   let query = db.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('email_key', '=', key);
   if (exceptUserId !== undefined) query = query.where('id', '!=', exceptUserId);
   return (await query.limit(1).executeTakeFirst()) !== undefined;
 }
 
 export interface EmailCollision {
-  environmentId: string;
+  environmentId: EnvironmentId;
   /** Oldest first: the first is the one other spellings of the address reach. */
   userIds: string[];
 }
@@ -111,7 +112,7 @@ export async function findEmailCollisions(db: Db): Promise<EmailCollision[]> {
 /** Returns whether the user exists (and so was updated). */
 export async function updateUser(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   userId: string,
   patch: Updateable<Omit<UserRow, 'environment_id' | 'id' | 'created_at'>>,
 ): Promise<boolean> {
@@ -126,7 +127,7 @@ export async function updateUser(
 }
 
 /** Deletes the user; their sessions go with them (foreign key, on delete cascade). */
-export async function deleteUser(db: Db, environmentId: string, userId: string): Promise<boolean> {
+export async function deleteUser(db: Db, environmentId: EnvironmentId, userId: string): Promise<boolean> {
   const result = await db.deleteFrom('users').where('environment_id', '=', environmentId).where('id', '=', userId).executeTakeFirst();
   announce(db, { kind: 'user', environmentId, userId });
   return result.numDeletedRows > 0n;
@@ -139,7 +140,7 @@ function likePattern(lowercase: string): string {
 /** Newest first. `beforeId` continues a listing; ids sort by creation time. */
 export async function listUsers(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   options: { limit: number; beforeId?: string | undefined; emailKey?: string | undefined; query?: string | undefined },
 ) {
   let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).orderBy('id', 'desc').limit(options.limit);

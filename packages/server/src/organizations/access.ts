@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import type { Transaction } from 'kysely';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
@@ -108,7 +109,7 @@ export class OrganizationAccess {
   }
 
   /** The permissions of a role, read live; a custom role that no longer exists grants nothing. */
-  async permissionsOf(db: Tx | Store['db'], environmentId: string, role: string): Promise<string[]> {
+  async permissionsOf(db: Tx | Store['db'], environmentId: EnvironmentId, role: string): Promise<string[]> {
     if (isSystemRole(role)) return [...SYSTEM_ROLES[role].permissions];
     const row = await q.findRole(db, environmentId, role);
     return row ? parsePermissions(row.permissions) : [];
@@ -118,7 +119,7 @@ export class OrganizationAccess {
    * A non-owner may not grant a role carrying system permissions they lack (an admin handing out a
    * custom role with org:delete), nor change or remove someone who holds one.
    */
-  async assertWithinOwnRights(tx: Tx, environmentId: string, membership: ActorMembership, role: string): Promise<void> {
+  async assertWithinOwnRights(tx: Tx, environmentId: EnvironmentId, membership: ActorMembership, role: string): Promise<void> {
     if (membership.role === 'owner') return;
     if (role === 'owner') throw onlyOwners();
     const lacking = escalation(await this.permissionsOf(tx, environmentId, role), membership.permissions);
@@ -126,7 +127,7 @@ export class OrganizationAccess {
   }
 
   /** Checks that `role` exists in the environment (locking a custom role against deletion); 400 otherwise. */
-  async assignableRole(tx: Tx, environmentId: string, role: string): Promise<string> {
+  async assignableRole(tx: Tx, environmentId: EnvironmentId, role: string): Promise<string> {
     if (isSystemRole(role)) return role;
     if (await q.lockRole(this.store, tx, environmentId, role)) return role;
     const custom = (await q.listRoles(tx, environmentId)).map((r) => r.key);
@@ -157,7 +158,7 @@ export class OrganizationAccess {
   }
 
   /** The actor's membership and what its role allows, read now; 403 when they are no longer a member. */
-  async liveMembership(db: Tx | Store['db'], environmentId: string, organizationId: string, userId: string): Promise<ActorMembership> {
+  async liveMembership(db: Tx | Store['db'], environmentId: EnvironmentId, organizationId: string, userId: string): Promise<ActorMembership> {
     const row = await q.findMembership(db, environmentId, organizationId, userId);
     if (!row) throw membershipGone(organizationId);
     return { role: row.role, permissions: await this.permissionsOf(db, environmentId, row.role) };

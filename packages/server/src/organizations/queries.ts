@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { announce } from '../db/changes.js';
 import { lockForShare, lockForUpdate, type Store } from '../db/index.js';
@@ -33,14 +34,14 @@ function likePattern(text: string): string {
 
 // ---- organizations
 
-export async function insertOrganization(db: Db, environmentId: string, org: Omit<OrganizationRow, 'environment_id'>) {
+export async function insertOrganization(db: Db, environmentId: EnvironmentId, org: Omit<OrganizationRow, 'environment_id'>) {
   await db
     .insertInto('organizations')
     .values({ ...org, environment_id: environmentId })
     .execute();
 }
 
-export async function findOrganization(db: Db, environmentId: string, organizationId: string) {
+export async function findOrganization(db: Db, environmentId: EnvironmentId, organizationId: string) {
   return db
     .selectFrom('organizations')
     .selectAll()
@@ -54,7 +55,7 @@ export async function findOrganization(db: Db, environmentId: string, organizati
  * membership change takes this lock first, so changes to one organization's members run one at a
  * time and each sees the previous one's result (owner counts, the actor's own membership).
  */
-export async function lockOrganization(store: Store, tx: Transaction<Database>, environmentId: string, organizationId: string) {
+export async function lockOrganization(store: Store, tx: Transaction<Database>, environmentId: EnvironmentId, organizationId: string) {
   return lockForUpdate(
     store,
     tx.selectFrom('organizations').selectAll().where('environment_id', '=', environmentId).where('id', '=', organizationId),
@@ -66,7 +67,7 @@ export async function lockOrganization(store: Store, tx: Transaction<Database>, 
  * ends: a membership change (lockOrganization) waits for it, and it for the change, while several
  * shared holders (sessions switching to the organization) do not wait for one another.
  */
-export async function shareLockOrganization(store: Store, tx: Transaction<Database>, environmentId: string, organizationId: string) {
+export async function shareLockOrganization(store: Store, tx: Transaction<Database>, environmentId: EnvironmentId, organizationId: string) {
   return lockForShare(
     store,
     tx.selectFrom('organizations').select('id').where('environment_id', '=', environmentId).where('id', '=', organizationId),
@@ -77,7 +78,7 @@ export async function shareLockOrganization(store: Store, tx: Transaction<Databa
  * Locks (PostgreSQL) every organization the user is a member of, in id order so that concurrent
  * callers take them in the same order. The caller holds the user row, so no membership can be added.
  */
-export async function lockOrganizationsOfMember(store: Store, tx: Transaction<Database>, environmentId: string, userId: string) {
+export async function lockOrganizationsOfMember(store: Store, tx: Transaction<Database>, environmentId: EnvironmentId, userId: string) {
   if (store.dialect !== 'postgres') return;
   await tx
     .selectFrom('organizations')
@@ -97,7 +98,7 @@ export async function lockOrganizationsOfMember(store: Store, tx: Transaction<Da
 
 export async function updateOrganization(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   organizationId: string,
   patch: Updateable<Omit<OrganizationRow, 'environment_id' | 'id' | 'created_at'>>,
 ): Promise<boolean> {
@@ -112,7 +113,7 @@ export async function updateOrganization(
 }
 
 /** Deletes the organization; its memberships go with it (foreign key, on delete cascade). */
-export async function deleteOrganization(db: Db, environmentId: string, organizationId: string): Promise<boolean> {
+export async function deleteOrganization(db: Db, environmentId: EnvironmentId, organizationId: string): Promise<boolean> {
   const result = await db
     .deleteFrom('organizations')
     .where('environment_id', '=', environmentId)
@@ -125,7 +126,7 @@ export async function deleteOrganization(db: Db, environmentId: string, organiza
 /** Newest first; `beforeId` continues a listing (ids sort by creation time). */
 export async function listOrganizations(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   options: { limit: number; beforeId?: string | undefined; query?: string | undefined },
 ) {
   let query = db
@@ -146,7 +147,7 @@ export async function listOrganizations(
 
 // ---- memberships
 
-export async function findMembership(db: Db, environmentId: string, organizationId: string, userId: string) {
+export async function findMembership(db: Db, environmentId: EnvironmentId, organizationId: string, userId: string) {
   return db
     .selectFrom('organization_members')
     .selectAll()
@@ -156,7 +157,7 @@ export async function findMembership(db: Db, environmentId: string, organization
     .executeTakeFirst();
 }
 
-function memberQuery(db: Db, environmentId: string, organizationId: string) {
+function memberQuery(db: Db, environmentId: EnvironmentId, organizationId: string) {
   return db
     .selectFrom('organization_members as m')
     .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 'm.environment_id').onRef('u.id', '=', 'm.user_id'))
@@ -165,14 +166,14 @@ function memberQuery(db: Db, environmentId: string, organizationId: string) {
     .where('m.organization_id', '=', organizationId);
 }
 
-export async function findMember(db: Db, environmentId: string, organizationId: string, userId: string): Promise<MemberRow | undefined> {
+export async function findMember(db: Db, environmentId: EnvironmentId, organizationId: string, userId: string): Promise<MemberRow | undefined> {
   return memberQuery(db, environmentId, organizationId).where('m.user_id', '=', userId).executeTakeFirst();
 }
 
 /** Oldest membership first; `after` continues a listing. */
 export async function listMembers(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   organizationId: string,
   options: { limit: number; after?: { createdAt: number; userId: string } | undefined },
 ): Promise<MemberRow[]> {
@@ -189,7 +190,7 @@ export async function listMembers(
   return query.execute();
 }
 
-export async function insertMembership(db: Db, environmentId: string, membership: Omit<MembershipRow, 'environment_id'>) {
+export async function insertMembership(db: Db, environmentId: EnvironmentId, membership: Omit<MembershipRow, 'environment_id'>) {
   await db
     .insertInto('organization_members')
     .values({ ...membership, environment_id: environmentId })
@@ -199,7 +200,7 @@ export async function insertMembership(db: Db, environmentId: string, membership
 
 export async function updateMembershipRole(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   organizationId: string,
   userId: string,
   role: string,
@@ -216,7 +217,7 @@ export async function updateMembershipRole(
   return result.numUpdatedRows > 0n;
 }
 
-export async function deleteMembership(db: Db, environmentId: string, organizationId: string, userId: string): Promise<boolean> {
+export async function deleteMembership(db: Db, environmentId: EnvironmentId, organizationId: string, userId: string): Promise<boolean> {
   const result = await db
     .deleteFrom('organization_members')
     .where('environment_id', '=', environmentId)
@@ -227,7 +228,7 @@ export async function deleteMembership(db: Db, environmentId: string, organizati
   return result.numDeletedRows > 0n;
 }
 
-export async function countOwners(db: Db, environmentId: string, organizationId: string): Promise<number> {
+export async function countOwners(db: Db, environmentId: EnvironmentId, organizationId: string): Promise<number> {
   const row = await db
     .selectFrom('organization_members')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -238,7 +239,7 @@ export async function countOwners(db: Db, environmentId: string, organizationId:
   return Number(row.n);
 }
 
-function userOrganizationQuery(db: Db, environmentId: string, userId: string) {
+function userOrganizationQuery(db: Db, environmentId: EnvironmentId, userId: string) {
   return db
     .selectFrom('organization_members as m')
     .innerJoin('organizations as o', (join) =>
@@ -253,7 +254,7 @@ function userOrganizationQuery(db: Db, environmentId: string, userId: string) {
 /** The user's membership of one organization, with the organization. */
 export async function findUserOrganization(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   userId: string,
   organizationId: string,
 ): Promise<UserOrganizationRow | undefined> {
@@ -268,13 +269,13 @@ const meOrganizationsQuery = reusableQuery(['environmentId', 'userId'] as const,
 );
 
 /** The organizations GET /v1/me lists, read on every such request, so compiled once (db/reusable.ts). */
-export async function listMeOrganizations(db: Kysely<Database>, environmentId: string, userId: string): Promise<UserOrganizationRow[]> {
+export async function listMeOrganizations(db: Kysely<Database>, environmentId: EnvironmentId, userId: string): Promise<UserOrganizationRow[]> {
   return (await meOrganizationsQuery(db, { environmentId, userId })) as UserOrganizationRow[];
 }
 
 export async function listUserOrganizations(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   userId: string,
   options: { limit: number; after?: { joinedAt: number; organizationId: string } | undefined },
 ): Promise<UserOrganizationRow[]> {
@@ -292,7 +293,7 @@ export async function listUserOrganizations(
 }
 
 /** Organizations whose only owner is this user. */
-export async function organizationsSolelyOwnedBy(db: Db, environmentId: string, userId: string) {
+export async function organizationsSolelyOwnedBy(db: Db, environmentId: EnvironmentId, userId: string) {
   return db
     .selectFrom('organization_members as m')
     .innerJoin('organizations as o', (join) =>
@@ -322,11 +323,11 @@ export async function organizationsSolelyOwnedBy(db: Db, environmentId: string, 
 
 // ---- custom roles
 
-export async function listRoles(db: Db, environmentId: string) {
+export async function listRoles(db: Db, environmentId: EnvironmentId) {
   return db.selectFrom('organization_roles').selectAll().where('environment_id', '=', environmentId).orderBy('key').execute();
 }
 
-export async function findRole(db: Db, environmentId: string, key: string) {
+export async function findRole(db: Db, environmentId: EnvironmentId, key: string) {
   return db
     .selectFrom('organization_roles')
     .selectAll()
@@ -339,14 +340,14 @@ export async function findRole(db: Db, environmentId: string, key: string) {
  * Reads a custom role and, on PostgreSQL, locks it until the transaction ends: assigning a role and
  * deleting it then cannot interleave, so no membership is left holding a deleted role.
  */
-export async function lockRole(store: Store, tx: Transaction<Database>, environmentId: string, key: string) {
+export async function lockRole(store: Store, tx: Transaction<Database>, environmentId: EnvironmentId, key: string) {
   return lockForUpdate(
     store,
     tx.selectFrom('organization_roles').selectAll().where('environment_id', '=', environmentId).where('key', '=', key),
   ).executeTakeFirst();
 }
 
-export async function insertRole(db: Db, environmentId: string, role: Omit<RoleRow, 'environment_id'>) {
+export async function insertRole(db: Db, environmentId: EnvironmentId, role: Omit<RoleRow, 'environment_id'>) {
   await db
     .insertInto('organization_roles')
     .values({ ...role, environment_id: environmentId })
@@ -356,7 +357,7 @@ export async function insertRole(db: Db, environmentId: string, role: Omit<RoleR
 
 export async function updateRole(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   key: string,
   patch: Updateable<Omit<RoleRow, 'environment_id' | 'key' | 'created_at'>>,
 ): Promise<boolean> {
@@ -370,7 +371,7 @@ export async function updateRole(
   return result.numUpdatedRows > 0n;
 }
 
-export async function deleteRole(db: Db, environmentId: string, key: string): Promise<boolean> {
+export async function deleteRole(db: Db, environmentId: EnvironmentId, key: string): Promise<boolean> {
   const result = await db
     .deleteFrom('organization_roles')
     .where('environment_id', '=', environmentId)
@@ -380,7 +381,7 @@ export async function deleteRole(db: Db, environmentId: string, key: string): Pr
   return result.numDeletedRows > 0n;
 }
 
-export async function countMembershipsWithRole(db: Db, environmentId: string, role: string): Promise<number> {
+export async function countMembershipsWithRole(db: Db, environmentId: EnvironmentId, role: string): Promise<number> {
   const row = await db
     .selectFrom('organization_members')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))

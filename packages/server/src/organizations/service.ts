@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import { isForeignKeyViolation, isUniqueViolation, type Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import { RowCache, type RowCacheOptions } from '../db/row-cache.js';
@@ -222,7 +223,7 @@ export class OrganizationService {
     await this.access.assertCurrentPermission(environment, session, permission, action);
   }
 
-  private async withPermissions(environmentId: string, rows: q.UserOrganizationRow[]): Promise<UserOrganizationView[]> {
+  private async withPermissions(environmentId: EnvironmentId, rows: q.UserOrganizationRow[]): Promise<UserOrganizationView[]> {
     const custom = rows.some((r) => !isSystemRole(r.role))
       ? new Map((await q.listRoles(this.db, environmentId)).map((r) => [r.key, parsePermissions(r.permissions)]))
       : new Map<string, string[]>();
@@ -273,7 +274,7 @@ export class OrganizationService {
     return { organizations, organization };
   }
 
-  private async readMeOrganizations(environmentId: string, userId: string): Promise<readonly UserOrganizationView[]> {
+  private async readMeOrganizations(environmentId: EnvironmentId, userId: string): Promise<readonly UserOrganizationView[]> {
     const generation = this.meCache?.generation ?? 0;
     const rows = await q.listMeOrganizations(this.db, environmentId, userId);
     const organizations = Object.freeze((await this.withPermissions(environmentId, rows)).map(freezeView));

@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import { announce } from '../db/changes.js';
 import { reusableQuery } from '../db/reusable.js';
@@ -9,7 +10,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 // A key signs from `activates_at` until `retired_at` (null: no successor scheduled yet).
 
 /** The keys that sign now or will: the active one, and a pending successor if one is scheduled. */
-export async function listLiveSigningKeys(db: Db, environmentId: string, now: number) {
+export async function listLiveSigningKeys(db: Db, environmentId: EnvironmentId, now: number) {
   return db
     .selectFrom('signing_keys')
     .selectAll()
@@ -19,7 +20,7 @@ export async function listLiveSigningKeys(db: Db, environmentId: string, now: nu
     .execute();
 }
 
-export async function findSigningKey(db: Db, environmentId: string, kid: string) {
+export async function findSigningKey(db: Db, environmentId: EnvironmentId, kid: string) {
   return db
     .selectFrom('signing_keys')
     .select(['id', 'algorithm', 'public_jwk'])
@@ -29,7 +30,7 @@ export async function findSigningKey(db: Db, environmentId: string, kid: string)
 }
 
 /** Live keys (active and pending) and every retired key still within its publication window, latest activation first. */
-export async function listPublishedSigningKeys(db: Db, environmentId: string, now: number) {
+export async function listPublishedSigningKeys(db: Db, environmentId: EnvironmentId, now: number) {
   return db
     .selectFrom('signing_keys')
     .select(['id', 'algorithm', 'public_jwk', 'created_at', 'activates_at', 'retired_at', 'publish_until'])
@@ -46,7 +47,7 @@ export async function listPublishedSigningKeys(db: Db, environmentId: string, no
  */
 export async function setSigningKeyRetirement(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   kid: string,
   expectedRetiredAt: number | null,
   change: { retired_at: number | null; publish_until: number | null },
@@ -61,7 +62,7 @@ export async function setSigningKeyRetirement(
   return result.numUpdatedRows > 0n;
 }
 
-export async function insertSigningKey(db: Db, environmentId: string, key: Omit<Insertable<SigningKeysTable>, 'environment_id'>) {
+export async function insertSigningKey(db: Db, environmentId: EnvironmentId, key: Omit<Insertable<SigningKeysTable>, 'environment_id'>) {
   await db
     .insertInto('signing_keys')
     .values({ ...key, environment_id: environmentId })
@@ -72,14 +73,14 @@ export async function insertSigningKey(db: Db, environmentId: string, key: Omit<
 
 export type SessionRow = SessionsTable;
 
-export async function insertSession(db: Db, environmentId: string, session: Omit<SessionRow, 'environment_id'>) {
+export async function insertSession(db: Db, environmentId: EnvironmentId, session: Omit<SessionRow, 'environment_id'>) {
   await db
     .insertInto('sessions')
     .values({ ...session, environment_id: environmentId })
     .execute();
 }
 
-export async function findSession(db: Db, environmentId: string, sessionId: string) {
+export async function findSession(db: Db, environmentId: EnvironmentId, sessionId: string) {
   return db.selectFrom('sessions').selectAll().where('environment_id', '=', environmentId).where('id', '=', sessionId).executeTakeFirst();
 }
 
@@ -115,7 +116,7 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
  * The session with its environment and user, in one read: what verifying an access token needs, and
  * what GET /v1/me shows, on every request.
  */
-export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: string, sessionId: string) {
+export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: EnvironmentId, sessionId: string) {
   return (await sessionWithEnvironment(db, { environmentId, sessionId }))[0];
 }
 
@@ -125,7 +126,7 @@ export async function findSessionWithEnvironment(db: Kysely<Database>, environme
  */
 export async function rotateRefreshToken(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   sessionId: string,
   rotation: {
     presentedHash: string;
@@ -156,7 +157,7 @@ export async function rotateRefreshToken(
   return rotated;
 }
 
-export async function setActiveOrganization(db: Db, environmentId: string, sessionId: string, organizationId: string | null) {
+export async function setActiveOrganization(db: Db, environmentId: EnvironmentId, sessionId: string, organizationId: string | null) {
   await db
     .updateTable('sessions')
     .set({ active_organization_id: organizationId })
@@ -167,7 +168,7 @@ export async function setActiveOrganization(db: Db, environmentId: string, sessi
 }
 
 /** Clears the active organization only if it is still `organizationId` (a concurrent switch wins). */
-export async function clearActiveOrganization(db: Db, environmentId: string, sessionId: string, organizationId: string) {
+export async function clearActiveOrganization(db: Db, environmentId: EnvironmentId, sessionId: string, organizationId: string) {
   await db
     .updateTable('sessions')
     .set({ active_organization_id: null })
@@ -179,7 +180,7 @@ export async function clearActiveOrganization(db: Db, environmentId: string, ses
 }
 
 /** Revokes one session: a single write. Returns whether a live session was revoked. */
-export async function revokeSession(db: Db, environmentId: string, sessionId: string, now: number, userId?: string): Promise<boolean> {
+export async function revokeSession(db: Db, environmentId: EnvironmentId, sessionId: string, now: number, userId?: string): Promise<boolean> {
   let query = db
     .updateTable('sessions')
     .set({ revoked_at: now })
@@ -195,7 +196,7 @@ export async function revokeSession(db: Db, environmentId: string, sessionId: st
 /** Revokes every session of a user, except `keepSessionId`; returns how many live ones it revoked. */
 export async function revokeUserSessions(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   userId: string,
   live: { now: number; activeSince: number },
   keepSessionId?: string,
@@ -215,7 +216,7 @@ export async function revokeUserSessions(
 }
 
 /** The user's live sessions: not revoked, within their lifetime, active recently enough. */
-export async function listLiveSessions(db: Db, environmentId: string, userId: string, live: { now: number; activeSince: number }) {
+export async function listLiveSessions(db: Db, environmentId: EnvironmentId, userId: string, live: { now: number; activeSince: number }) {
   return db
     .selectFrom('sessions')
     .select(['id', 'created_at', 'last_active_at', 'expires_at', 'user_agent', 'active_organization_id'])

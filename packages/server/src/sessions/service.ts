@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import type { Session, SessionTokens } from '@gatehouse/contract';
 import type { Kysely, Transaction } from 'kysely';
 import { inTransaction } from '../db/changes.js';
@@ -322,7 +323,7 @@ export class SessionService {
     return this.freshness === undefined || this.caughtUpFor.has(session);
   }
 
-  private async readSession(environmentId: string, sessionId: string): Promise<SessionRecord | undefined> {
+  private async readSession(environmentId: EnvironmentId, sessionId: string): Promise<SessionRecord | undefined> {
     const generation = this.cache?.generation ?? 0;
     const row = await q.findSessionWithEnvironment(this.db, environmentId, sessionId);
     if (!row) return undefined;

@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import {
   createCipheriv,
   createDecipheriv,
@@ -134,7 +135,7 @@ export class SigningKeys {
     this.encryptionKey = deriveSubkey(instanceSecret, 'signing-keys');
   }
 
-  private encrypt(environmentId: string, kid: string, plaintext: Buffer): string {
+  private encrypt(environmentId: EnvironmentId, kid: string, plaintext: Buffer): string {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.encryptionKey, iv);
     cipher.setAAD(Buffer.from(`${environmentId}/${kid}`));
@@ -142,7 +143,7 @@ export class SigningKeys {
     return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
   }
 
-  private decrypt(environmentId: string, kid: string, sealed: string): Buffer {
+  private decrypt(environmentId: EnvironmentId, kid: string, sealed: string): Buffer {
     const [version, iv, tag, ciphertext] = sealed.split('.');
     if (version !== 'v1' || !iv || !tag || !ciphertext) throw new Error(`Signing key ${kid} has an unknown storage format`);
     const decipher = createDecipheriv('aes-256-gcm', this.encryptionKey, Buffer.from(iv, 'base64url'));
@@ -267,7 +268,7 @@ export class SigningKeys {
   }
 
   /** A fresh key pair as a row to insert (times filled in by the caller) and its public half. */
-  private async newKey(environmentId: string, alg: TokenAlgorithm) {
+  private async newKey(environmentId: EnvironmentId, alg: TokenAlgorithm) {
     const { publicKey, privateKey } = await generate(alg);
     const kid = newId('key', environmentId);
     const jwk = { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' };
@@ -290,7 +291,7 @@ export class SigningKeys {
    * The public key `kid` of this environment, or undefined. Public keys never change, so they are
    * cached for good; a key of another environment is never found, because the look-up is scoped.
    */
-  async verificationKey(environmentId: string, kid: string): Promise<VerificationKey | undefined> {
+  async verificationKey(environmentId: EnvironmentId, kid: string): Promise<VerificationKey | undefined> {
     const cacheKey = `${environmentId}/${kid}`;
     const cached = this.verification.get(cacheKey);
     if (cached) return cached;

@@ -1,3 +1,4 @@
+import { claimedEnvironmentId, type EnvironmentId } from '../lib/ids.js';
 import { randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { ApiError } from '../lib/errors.js';
 import type { Environment, TokenAlgorithm } from '../tenancy/settings.js';
@@ -36,7 +37,7 @@ export interface IssueInput {
 }
 
 export interface VerifiedToken {
-  environmentId: string;
+  environmentId: EnvironmentId;
   claims: AccessTokenClaims;
 }
 
@@ -177,7 +178,7 @@ export class AccessTokens {
 
     const claims = decodeJson(encodedPayload, 'payload');
     const iss = claims.iss;
-    const environmentId = typeof iss === 'string' && iss.startsWith(this.issuerPrefix) ? iss.slice(this.issuerPrefix.length) : '';
+    const environmentId = claimedEnvironmentId(typeof iss === 'string' && iss.startsWith(this.issuerPrefix) ? iss.slice(this.issuerPrefix.length) : '');
     if (!ENVIRONMENT_ID.test(environmentId) || iss !== this.issuer(environmentId)) {
       throw refuse(`The token's issuer is not this service: "iss" must be ${this.issuerPrefix}{environmentId}.`);
     }

@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, EnvironmentsTable } from '../db/schema.js';
 import { crossTenant } from '../db/tenant-scope.js';
@@ -33,11 +34,12 @@ export async function findLiveSecretKeyByHash(db: Db, keyHash: string) {
     .executeTakeFirst();
 }
 
+/** The look-up of an id that came from a request: environments is an instance table. */
 export async function findEnvironment(db: Db, environmentId: string) {
-  return db.selectFrom('environments').selectAll().where('id', '=', environmentId).executeTakeFirst();
+  return db.selectFrom('environments').selectAll().where('id', '=', environmentId as EnvironmentId).executeTakeFirst();
 }
 
-export async function updateEnvironmentSettings(db: Db, environmentId: string, settings: EnvironmentSettings, now: number) {
+export async function updateEnvironmentSettings(db: Db, environmentId: EnvironmentId, settings: EnvironmentSettings, now: number) {
   await db
     .updateTable('environments')
     .set({ settings: JSON.stringify(settings), updated_at: now })
@@ -47,7 +49,7 @@ export async function updateEnvironmentSettings(db: Db, environmentId: string, s
 
 export async function insertSecretKey(
   db: Db,
-  environmentId: string,
+  environmentId: EnvironmentId,
   key: { id: string; keyHash: string; hint: string; createdAt: number },
 ) {
   await db
@@ -63,7 +65,7 @@ export async function insertSecretKey(
     .execute();
 }
 
-export async function listSecretKeys(db: Db, environmentId: string) {
+export async function listSecretKeys(db: Db, environmentId: EnvironmentId) {
   return db
     .selectFrom('secret_keys')
     .select(['id', 'hint', 'created_at', 'revoked_at'])
@@ -73,7 +75,7 @@ export async function listSecretKeys(db: Db, environmentId: string) {
 }
 
 /** Returns whether a live key was revoked. */
-export async function revokeSecretKey(db: Db, environmentId: string, keyId: string, now: number): Promise<boolean> {
+export async function revokeSecretKey(db: Db, environmentId: EnvironmentId, keyId: string, now: number): Promise<boolean> {
   const result = await db
     .updateTable('secret_keys')
     .set({ revoked_at: now })
@@ -161,7 +163,7 @@ export const ENVIRONMENT_DATA_TABLES = [
 ] as const satisfies readonly (keyof Database)[];
 
 /** Deletes every row of the environment's data, then the environment itself. */
-export async function deleteEnvironmentAndData(db: Db, environmentId: string): Promise<void> {
+export async function deleteEnvironmentAndData(db: Db, environmentId: EnvironmentId): Promise<void> {
   for (const table of ENVIRONMENT_DATA_TABLES) {
     await db
       .deleteFrom(table as 'users')

@@ -1,3 +1,4 @@
+import { newEnvironmentId } from '../lib/ids.js';
 import type { CreatedSecretKey } from '@gatehouse/contract';
 import { announce, changeFeed, inTransaction } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
@@ -111,7 +112,7 @@ export class TenancyService {
       const publishableKey = newSecret(`pk_${KEY_ENV_TAG[type]}_`, 24);
       const secretKey = secretKeysFor.includes(type) ? newSecret(`sk_${KEY_ENV_TAG[type]}_`) : undefined;
       const environment: Environment = {
-        id: newId('env'),
+        id: newEnvironmentId(),
         projectId: project.id,
         type,
         publishableKey,
@@ -213,7 +214,7 @@ export class TenancyService {
       if (!row) throw notFound(`Environment ${environmentId}`);
       const current = q.toEnvironment(row);
       const settings = applySettingsPatch(current.settings, patch);
-      await q.updateEnvironmentSettings(tx, environmentId, settings, Date.now());
+      await q.updateEnvironmentSettings(tx, current.id, settings, Date.now());
       return { ...current, settings };
     });
     this.changed(environmentId);
@@ -223,18 +224,19 @@ export class TenancyService {
   async createSecretKey(environmentId: string): Promise<CreatedSecretKey> {
     const environment = await this.getEnvironment(environmentId);
     const secretKey = newSecret(`sk_${KEY_ENV_TAG[environment.type]}_`);
-    const created = { id: newId('sk', environmentId), secretKey, hint: secretKeyHint(secretKey), createdAt: Date.now() };
-    await q.insertSecretKey(this.db, environmentId, { ...created, keyHash: sha256Hex(secretKey) });
+    const created = { id: newId('sk', environment.id), secretKey, hint: secretKeyHint(secretKey), createdAt: Date.now() };
+    await q.insertSecretKey(this.db, environment.id, { ...created, keyHash: sha256Hex(secretKey) });
     return created;
   }
 
   async listSecretKeys(environmentId: string) {
-    await this.getEnvironment(environmentId);
-    return q.listSecretKeys(this.db, environmentId);
+    const environment = await this.getEnvironment(environmentId);
+    return q.listSecretKeys(this.db, environment.id);
   }
 
   async revokeSecretKey(environmentId: string, keyId: string): Promise<void> {
-    if (!(await q.revokeSecretKey(this.db, environmentId, keyId, Date.now()))) {
+    const environment = await this.getEnvironment(environmentId);
+    if (!(await q.revokeSecretKey(this.db, environment.id, keyId, Date.now()))) {
       throw notFound(`Live secret key ${keyId} of environment ${environmentId}`);
     }
     this.changed(environmentId);

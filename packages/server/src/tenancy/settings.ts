@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import { AuthMethods } from '@gatehouse/contract';
 import type { Static } from 'typebox';
 
@@ -55,7 +56,7 @@ export function parseSettings(json: string): EnvironmentSettings {
 }
 
 export interface Environment {
-  id: string;
+  id: EnvironmentId;
   projectId: string;
   type: EnvironmentType;
   publishableKey: string;

@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import type { Store } from '../db/index.js';
 import type { TenancyService } from '../tenancy/service.js';
 import * as q from './queries.js';
@@ -30,7 +31,7 @@ export class UsageService {
     private readonly now: () => number,
   ) {}
 
-  async recordActivity(environmentId: string, userId: string): Promise<void> {
+  async recordActivity(environmentId: EnvironmentId, userId: string): Promise<void> {
     const now = this.now();
     const month = utcMonth(now);
     if (month !== this.rememberedMonth || this.remembered.size >= REMEMBERED_MAX) {

@@ -30,7 +30,7 @@ describe('signing keys, JWKS, discovery and rotation', () => {
   afterAll(() => t.close());
 
   const envId = () => t.project.development.id;
-  const publicJwks = async (id = envId()) => t.call({ method: 'GET', url: `/v1/environments/${id}/.well-known/jwks.json` });
+  const publicJwks = async (id: string = envId()) => t.call({ method: 'GET', url: `/v1/environments/${id}/.well-known/jwks.json` });
 
   it('publishes the JWKS without a credential, cacheable, with no private parts', async () => {
     const user = await signUp(t);

@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../../src/lib/ids.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +16,7 @@ import { openTestStore, type TestStore } from './store.js';
 export const BASE_URL = 'http://gatehouse.test';
 
 export interface TestEnvironment {
-  id: string;
+  id: EnvironmentId;
   publishableKey: string;
   secretKey: string;
 }

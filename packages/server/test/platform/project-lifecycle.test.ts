@@ -1,3 +1,4 @@
+import { testEnvironmentId } from '../helpers/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
 import { ENVIRONMENT_DATA_TABLES } from '../../src/tenancy/queries.js';
@@ -50,7 +51,7 @@ async function rowsPerTable(t: TestApp, environmentIds: string[]): Promise<Recor
     const row = await t.store.db
       .selectFrom(table.name as 'users')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('environment_id', 'in', environmentIds)
+      .where('environment_id', 'in', environmentIds.map(testEnvironmentId))
       .executeTakeFirstOrThrow();
     counts[table.name] = Number(row.n);
   }

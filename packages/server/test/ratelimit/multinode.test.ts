@@ -1,3 +1,4 @@
+import { testEnvironmentId } from '../helpers/ids.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster, type ServerNode } from '../helpers/nodes.js';
@@ -242,7 +243,7 @@ describe.skipIf(!runs)(`two server processes on one PostgreSQL and one Redis ${w
       .db()
       .selectFrom('secret_keys')
       .select('environment_id')
-      .where('environment_id', 'in', environmentIds)
+      .where('environment_id', 'in', environmentIds.map(testEnvironmentId))
       .execute();
     expect(new Set(keys.map((k) => k.environment_id)).size).toBe(environmentIds.length);
     // The surviving node serves what the dead one acknowledged.

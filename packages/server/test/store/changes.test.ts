@@ -1,3 +1,4 @@
+import { testEnvironmentId } from '../helpers/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changeFeed, inTransaction, type Change } from '../../src/db/changes.js';
 import * as identity from '../../src/identity/queries.js';
@@ -18,7 +19,7 @@ describe(`announcing changes to cached rows (${testDb()})`, () => {
     await store.close();
   });
 
-  const env = 'env_changes';
+  const env = testEnvironmentId('env_changes');
   const revoke = (db: Parameters<typeof sessions.revokeSession>[0]) => sessions.revokeSession(db, env, 'sess_1', Date.now());
 
   it('announces a change outside a transaction at once', async () => {

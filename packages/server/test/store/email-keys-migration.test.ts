@@ -8,6 +8,7 @@ import { findEmailCollisions } from '../../src/identity/queries.js';
 import { hashPassword } from '../../src/identity/passwords.js';
 import { TenancyService } from '../../src/tenancy/service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestEnvironment } from '../helpers/app.js';
 import { json, signIn } from '../helpers/identity.js';
 import { testDb, type TestStore } from '../helpers/store.js';
 
@@ -41,7 +42,7 @@ const USER_COLUMNS = ['environment_id', 'id', 'email', 'username', 'first_name',
 describe('migration 0007: email keys over existing rows', { timeout: 60_000 }, () => {
   let store: TestStore;
   let t: TestApp | undefined;
-  let env: { id: string; publishableKey: string; secretKey: string };
+  let env: TestEnvironment;
   let otherEnvId: string;
   let before: Record<string, unknown>[];
 

@@ -1,3 +1,4 @@
+import { testEnvironmentId } from '../helpers/ids.js';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/index.js';
@@ -34,7 +35,7 @@ function recordingStore() {
 }
 
 const environment: Environment = {
-  id: 'env_1',
+  id: testEnvironmentId('env_1'),
   projectId: 'proj_1',
   type: 'development',
   publishableKey: 'pk_test_1',

@@ -1,10 +1,11 @@
+import { testEnvironmentId } from '../helpers/ids.js';
 import { describe, expect, it } from 'vitest';
 import { isOriginAllowed, normalizeDomain, normalizeOrigin } from '../../src/http/origin.js';
 import { defaultSettings, type Environment, type EnvironmentType } from '../../src/tenancy/settings.js';
 
 function environment(type: EnvironmentType, callbackOrigins: string[] = []): Environment {
   return {
-    id: 'env_x',
+    id: testEnvironmentId('env_x'),
     projectId: 'proj_x',
     type,
     publishableKey: 'pk_x',

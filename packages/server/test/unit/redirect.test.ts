@@ -1,10 +1,11 @@
+import { testEnvironmentId } from '../helpers/ids.js';
 import { describe, expect, it } from 'vitest';
 import { linkWithToken, validateRedirectUrl } from '../../src/flows/redirect.js';
 import { ApiError } from '../../src/lib/errors.js';
 import { defaultSettings, type Environment } from '../../src/tenancy/settings.js';
 
 const production: Environment = {
-  id: 'env_p',
+  id: testEnvironmentId('env_p'),
   projectId: 'proj_p',
   type: 'production',
   publishableKey: 'pk_live_x',

@@ -1,10 +1,11 @@
+import { testEnvironmentId } from '../helpers/ids.js';
 import { describe, expect, it } from 'vitest';
 import { ChangeFeed } from '../../src/db/changes.js';
 import { TenancyCache } from '../../src/tenancy/cache.js';
 import { defaultSettings, type Environment } from '../../src/tenancy/settings.js';
 
 const env = (id: string): Environment => ({
-  id,
+  id: testEnvironmentId(id),
   projectId: 'proj_1',
   type: 'development',
   publishableKey: `pk_test_${id}`,

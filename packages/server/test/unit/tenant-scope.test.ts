@@ -1,7 +1,9 @@
+import { testEnvironmentId } from '../helpers/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { migrate, openStore, type Store } from '../../src/db/index.js';
 import type { Database } from '../../src/db/schema.js';
+import { findUser } from '../../src/identity/queries.js';
 import { crossTenant, TenantScopeGuard, TenantScopeViolation } from '../../src/db/tenant-scope.js';
 
 // The guard every test store runs its statements through (test/helpers/store.ts): these cases show
@@ -9,7 +11,7 @@ import { crossTenant, TenantScopeGuard, TenantScopeViolation } from '../../src/d
 describe('tenant-scope guard', () => {
   let store: Store;
   let db: Kysely<Database>;
-  const env = 'env_a';
+  const env = testEnvironmentId('env_a');
 
   beforeAll(async () => {
     store = openStore({ sqliteFile: ':memory:' });
@@ -64,7 +66,7 @@ describe('tenant-scope guard', () => {
     await db
       .selectFrom('users')
       .selectAll()
-      .where((eb) => eb.or([eb('environment_id', '=', env), eb('environment_id', 'in', ['env_b'])]))
+      .where((eb) => eb.or([eb('environment_id', '=', env), eb('environment_id', 'in', [testEnvironmentId('env_b')])]))
       .execute();
     await db
       .selectFrom('organization_members')
@@ -78,6 +80,16 @@ describe('tenant-scope guard', () => {
     await db.selectFrom('users').select('id').modifyEnd(crossTenant('test: an instance-wide sweep')).execute();
     // Instance tables are not tenant data.
     await db.selectFrom('environments').selectAll().where('id', '=', env).execute();
+  });
+
+  it('does not compile a tenant query given a plain string where the environment belongs', () => {
+    const fromTheRequest: string = 'env_a';
+    // The unused-directive error of tsc (run by npm test) fails this file if the brand is ever lost.
+    // @ts-expect-error: a string from a request is not an EnvironmentId
+    const unscoped = () => findUser(db, fromTheRequest, 'user_1');
+    // @ts-expect-error: nor is a user id passed in the environment's place
+    const swapped = () => findUser(db, 'user_1', env);
+    expect([unscoped, swapped].every((f) => typeof f === 'function')).toBe(true);
   });
 
   it('keeps reasons from closing their comment early', () => {

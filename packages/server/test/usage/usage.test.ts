@@ -1,3 +1,4 @@
+import { testEnvironmentId } from '../helpers/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { GOOD_PASSWORD, json, refresh, signIn, signUp } from '../helpers/identity.js';
@@ -36,7 +37,7 @@ describe('monthly active users and GET /v1/platform/projects/{id}/usage', () => 
     const rows = await t.store.db
       .selectFrom('monthly_active_users')
       .selectAll()
-      .where('environment_id', '=', project.production.id)
+      .where('environment_id', '=', testEnvironmentId(project.production.id))
       .execute();
     expect(rows).toHaveLength(2);
 
