@@ -1,56 +1,39 @@
-import swagger from '@fastify/swagger';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { assetRoutes, brandingRoutes, uploadAuthorizer } from './assets/routes.js';
 import type { ObjectStore } from './assets/object-store.js';
-import { AssetService } from './assets/service.js';
+import { connectRedis, installCaches } from './app/caches.js';
+import { createFramework } from './app/framework.js';
+import { buildServices } from './app/services.js';
 import type { Config } from './config.js';
-import { changeFeed, parseChange } from './db/changes.js';
 import type { Store } from './db/index.js';
 import type { RowCacheOptions } from './db/row-cache.js';
 import { installCors } from './http/cors.js';
-import { credentialsPlugin, type AccessTokenVerifier, type CredentialKind } from './http/credentials.js';
-import { ApiError } from './lib/errors.js';
-import { answerClientError, answerFrameworkError, installErrorHandling, MAX_PARAM_LENGTH } from './http/error-handler.js';
-import { installSecurityHeaders, securityHeaders } from './http/security-headers.js';
-import { addErrorResponses, errorResponseComponents, type DocumentedRoute } from './http/openapi-errors.js';
+import { credentialsPlugin } from './http/credentials.js';
 import { healthRoutes } from './http/health.js';
 import { identityRoutes } from './identity/routes.js';
-import { IdentityService } from './identity/service.js';
-import { warmUpPasswordHashing } from './identity/passwords.js';
-import { validatorCompiler } from './http/validation.js';
-import { CursorCodec, deriveSubkey } from './lib/cursor.js';
 import { sha256Hex } from './lib/crypto.js';
+import { deriveSubkey } from './lib/cursor.js';
 import { authFlowRoutes } from './flows/auth-routes.js';
 import { Mailbox } from './flows/mailbox.js';
 import { outboxRoutes } from './flows/routes.js';
 import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
-import { RedisLink } from './lib/redis.js';
-import { OrganizationAccess } from './organizations/access.js';
 import { memberRoutes } from './organizations/member-routes.js';
-import { MemberService } from './organizations/member-service.js';
 import { roleRoutes } from './organizations/role-routes.js';
-import { RoleService } from './organizations/role-service.js';
 import { organizationRoutes } from './organizations/routes.js';
-import { newMeOrganizationsCache, OrganizationService } from './organizations/service.js';
 import { platformRoutes } from './platform/routes.js';
-import { RateLimiter } from './ratelimit/limiter.js';
-import { rateLimitPlugin, routeIsCounted } from './ratelimit/plugin.js';
-import { SignInThrottle } from './ratelimit/throttle.js';
+import { rateLimitPlugin } from './ratelimit/plugin.js';
 import type { Clock } from './ratelimit/window.js';
-import { TenancyCache, type TenancyCacheOptions } from './tenancy/cache.js';
-import { RefreshTokens } from './sessions/refresh-token.js';
+import type { TenancyCacheOptions } from './tenancy/cache.js';
 import { sessionRoutes } from './sessions/routes.js';
-import { newSessionCache, SessionService, type CacheFreshness } from './sessions/service.js';
-import { SigningKeys } from './sessions/signing-keys.js';
-import { AccessTokens } from './sessions/tokens.js';
 import { tenancyRoutes } from './tenancy/routes.js';
-import { TenancyService } from './tenancy/service.js';
-import { effectiveRateLimit, type Environment } from './tenancy/settings.js';
+import type { TenancyService } from './tenancy/service.js';
 import { usageRoutes } from './usage/routes.js';
-import { UsageService } from './usage/service.js';
+import type { RegisteredRoute } from './app/framework.js';
+
+export { DEFAULT_REDIS_PREFIX } from './app/caches.js';
+export { JSON_BODY_LIMIT, type RegisteredRoute } from './app/framework.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -93,232 +76,16 @@ export interface AppOptions {
   now?: () => number;
 }
 
-export type RegisteredRoute = DocumentedRoute;
-
-export const DEFAULT_REDIS_PREFIX = 'gh:';
-
-// A \u0000 escape that is not itself escaped (an odd run of backslashes before it).
-const JSON_NUL_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u0000/;
-
-function nulRefused(where: string): ApiError {
-  return new ApiError('invalid_request', `${where} contains a NUL character (\\u0000), which no field accepts. Remove it and send again.`);
-}
-
-export const JSON_BODY_LIMIT = 1024 * 1024;
-
-const SECURITY_SCHEME: Record<CredentialKind, string> = {
-  publishable: 'publishableKey',
-  secret: 'secretKey',
-  session: 'accessToken',
-  platform: 'platformKey',
-};
-
+/**
+ * The whole service as one Fastify app over the given store and secrets: the framework, the shared
+ * Redis link and caches, the services, then each domain's routes. main.ts is the only caller that
+ * reads configuration; tests build the same app.
+ */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const headers = securityHeaders(options.config.baseUrl);
-  const app = Fastify({
-    logger: options.logger ?? false,
-    bodyLimit: JSON_BODY_LIMIT,
-    exposeHeadRoutes: false,
-    // Every answer the framework gives on its own is in the API's shape and headers (error-handler.ts).
-    return503OnClosing: false,
-    frameworkErrors: answerFrameworkError(headers),
-    clientErrorHandler: answerClientError(headers),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    // request.ip: the socket's peer, or the client a trusted proxy names.
-    trustProxy: options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false,
-  }).withTypeProvider<TypeBoxTypeProvider>();
-
-  app.setValidatorCompiler(validatorCompiler);
-  installSecurityHeaders(app, headers);
-  installErrorHandling(app, headers);
-
-  // The API speaks JSON only; Fastify's default text/plain parser would let a string reach
-  // validation and turn a 415 into a confusing 400.
-  app.removeContentTypeParser('text/plain');
-  // An empty body with a JSON content type is treated as no body, so body-less POSTs work from
-  // clients that always set the header; routes that need a body still refuse it by schema.
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
-    if (JSON_NUL_ESCAPE.test(text)) return done(nulRefused('The request body'), undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(
-        new ApiError('invalid_request', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.'),
-        undefined,
-      );
-    }
-  });
-
-  // PostgreSQL cannot store NUL in text (SQLite can), so refuse it everywhere, before routing.
-  app.addHook('onRequest', async (request) => {
-    if (/%00/i.test(request.url)) throw nulRefused('The URL');
-  });
-
-  // Each route's security requirement and error answers in the OpenAPI document come from its config.
-  const routes: RegisteredRoute[] = [];
-  app.decorate('registeredRoutes', routes);
-  app.addHook('onRoute', (route) => {
-    const kinds = route.config?.credentials ?? [];
-    route.schema = { ...route.schema, security: kinds.map((k) => ({ [SECURITY_SCHEME[k]]: [] })) };
-    const counted = options.rateLimit !== false && route.config?.rateLimit !== false && kinds.some((k) => k !== 'platform');
-    for (const method of [route.method].flat()) {
-      const hasBody = ['POST', 'PUT', 'PATCH'].includes(method);
-      routes.push({ method, url: route.url, credentials: kinds, rateLimited: counted, hasBody, hasParams: route.url.includes(':'), errors: route.config?.errors ?? [] });
-    }
-  });
-
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Gatehouse API',
-        version: '1.0.0',
-        description: 'Authentication and organizations. Every credential is sent as "Authorization: Bearer <credential>".',
-      },
-      servers: [{ url: options.config.baseUrl }],
-      components: {
-        securitySchemes: {
-          publishableKey: { type: 'http', scheme: 'bearer', description: 'Publishable key: pk_test_… or pk_live_…' },
-          secretKey: { type: 'http', scheme: 'bearer', description: 'Secret key: sk_test_… or sk_live_…; server side only' },
-          accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Session access token' },
-          platformKey: { type: 'http', scheme: 'bearer', description: 'Operator platform key: plk_…' },
-        },
-        responses: errorResponseComponents(),
-      },
-    },
-    transformObject: (document) => addErrorResponses('openapiObject' in document ? document.openapiObject : document.swaggerObject, routes),
-  });
-
-  let redis: RedisLink | undefined;
-  if (options.redis) {
-    redis = new RedisLink({
-      url: options.redis.url,
-      prefix: options.redis.prefix ?? DEFAULT_REDIS_PREFIX,
-      log: app.log,
-      ...(options.redis.commandTimeoutMs ? { commandTimeoutMs: options.redis.commandTimeoutMs } : {}),
-      ...(options.redis.heartbeatMs ? { heartbeatMs: options.redis.heartbeatMs } : {}),
-    });
-    const link = redis;
-    app.addHook('onClose', () => link.close());
-    await link.connect();
-  }
-
-  const cache = options.cache === false ? undefined : new TenancyCache(options.cache);
-  const sessionCache = options.cache === false ? undefined : newSessionCache(options.cache?.rows);
-  const meOrganizationsCache = options.cache === false ? undefined : newMeOrganizationsCache(options.cache?.rows);
-  if (cache && sessionCache && meOrganizationsCache) {
-    const feed = changeFeed(options.store.db);
-    const unsubscribe = feed.subscribe((change) => {
-      if (change.kind === 'environment') cache.invalidateEnvironment(change.environmentId);
-      sessionCache.apply(change);
-      meOrganizationsCache.apply(change);
-    });
-    app.addHook('onClose', async () => void unsubscribe());
-    // Untrusted (changes may be missed), the session caches serve nothing, since a revoked session
-    // must be refused at once; credentials are still cached, for 1 s.
-    const setTrusted = (trusted: boolean) => {
-      cache.setTrusted(trusted);
-      sessionCache.setTrusted(trusted);
-      meOrganizationsCache.setTrusted(trusted);
-    };
-    if (redis) {
-      const link = redis;
-      const unrelay = feed.relay((change) => link.publishChange(change));
-      // Changes may be missed while Redis is away or the subscriber hears nothing.
-      const hearsChanges = () => link.state === 'ok' && link.hearing;
-      link.on('change', (message: string) => {
-        const change = parseChange(message);
-        if (change) return feed.deliver(change);
-        // Not a change this version understands: whatever it was, forget everything cached.
-        app.log.warn({ message: message.slice(0, 200) }, 'Unreadable change announcement from Redis; caches cleared');
-        setTrusted(hearsChanges());
-      });
-      link.on('state', () => setTrusted(hearsChanges()));
-      link.on('hearing', () => setTrusted(hearsChanges()));
-      setTrusted(hearsChanges());
-      app.addHook('onClose', async () => void unrelay());
-      // commit → announced → answered: a response waits until the changes its request made are out.
-      app.addHook('onSend', (_request, _reply, payload, done) => {
-        const settled = feed.settled();
-        if (!settled) return done(null, payload);
-        settled.then(() => done(null, payload));
-      });
-    } else {
-      // Without Redis, other nodes sharing PostgreSQL cannot tell this one about their changes.
-      setTrusted(options.store.dialect === 'sqlite');
-    }
-  }
-
-  const tenancy = new TenancyService(options.store, { cache });
-  const cursors = new CursorCodec(deriveSubkey(options.instanceSecret, 'cursor'));
-  const now = options.now ?? Date.now;
-  const usage = new UsageService(options.store, tenancy, now);
-  const keys = new SigningKeys(options.store, options.instanceSecret, now);
-  const tokens = new AccessTokens(keys, options.config.baseUrl, now);
-  const assets = new AssetService(options.store, options.objectStore);
-  const acceptImageUrl = (environment: Environment, url: string) => assets.acceptImageUrl(environment, url);
-  const limiter =
-    options.rateLimit === false
-      ? undefined
-      : new RateLimiter({
-          clock: options.rateLimit?.clock ?? Date.now,
-          redis,
-          ...(options.rateLimit?.granularityMs ? { granularityMs: options.rateLimit.granularityMs } : {}),
-          ...(options.rateLimit?.redisUsesClock ? { redisUsesClock: true } : {}),
-        });
-  // With Redis, a cached session serves only once this node has applied every change announced
-  // before the request; the environment's change number rides on the limiter's script when the
-  // request is counted anyway (lib/redis.ts, docs/identity.md).
-  const link = redis;
-  const freshness: CacheFreshness | undefined = link
-    ? async (environment, request) => {
-        const counted = limiter && request && routeIsCounted(request as FastifyRequest);
-        const seq = counted
-          ? (await limiter.hitOnce(request, environment.id, effectiveRateLimit(environment))).changeSequence
-          : await link.readSequence(environment.id);
-        return link.caughtUp(environment.id, seq);
-      }
-    : undefined;
-  const sessions: SessionService = new SessionService({
-    store: options.store,
-    tokens,
-    refreshTokens: new RefreshTokens(options.instanceSecret),
-    usage,
-    now,
-    extraClaims: (context) => organizations.claimsFor(context),
-    cache: sessionCache,
-    freshness,
-  });
-  const throttle = new SignInThrottle({
-    clock: options.throttle?.clock ?? Date.now,
-    redis,
-    ...(options.throttle?.redisUsesClock ? { redisUsesClock: true } : {}),
-  });
-  const identity: IdentityService = new IdentityService({
-    throttle,
-    store: options.store,
-    sessions,
-    acceptImageUrl,
-    now,
-    deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
-  });
-  const organizationAccess = new OrganizationAccess(options.store);
-  const organizations: OrganizationService = new OrganizationService({
-    store: options.store,
-    access: organizationAccess,
-    acceptImageUrl,
-    now,
-    identity,
-    sessions,
-    meCache: meOrganizationsCache,
-    meCacheServes: (session): boolean => sessions.cachesMayServe(session),
-  });
-  const members = new MemberService({ store: options.store, access: organizationAccess, now, identity });
-  const roles = new RoleService({ store: options.store, now });
-  const verifyAccessToken: AccessTokenVerifier = (token, request) => sessions.verifyAccessToken(token, request);
-  warmUpPasswordHashing().catch(() => undefined);
+  const app = await createFramework(options);
+  const redis = await connectRedis(app, options);
+  const { tenancy, cursors, now, usage, keys, tokens, assets, limiter, link, sessions, throttle, identity, organizations, members, roles, verifyAccessToken } =
+    buildServices(options, redis, installCaches(app, options, redis));
 
   installCors(app);
   await app.register(credentialsPlugin, { tenancy, platformKeyHash: sha256Hex(options.platformKey), verifyAccessToken });
