@@ -5,6 +5,7 @@ import { connectRedis, installCaches } from './app/caches.js';
 import { createFramework } from './app/framework.js';
 import { buildServices } from './app/services.js';
 import type { Config } from './config.js';
+import { changeFeed } from './db/changes.js';
 import type { Store } from './db/index.js';
 import type { RowCacheOptions } from './db/row-cache.js';
 import { installCors } from './http/cors.js';
@@ -86,6 +87,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const redis = await connectRedis(app, options);
   const { tenancy, cursors, now, usage, keys, tokens, assets, limiter, link, sessions, throttle, identity, organizations, members, roles, verifyAccessToken } =
     buildServices(options, redis, installCaches(app, options, redis));
+
+  // A rotation on another node reaches this one as an environment change.
+  const unsubscribeKeys = changeFeed(options.store.db).subscribe((change) => {
+    if (change.kind === 'environment') keys.forget(change.environmentId);
+  });
+  app.addHook('onClose', async () => void unsubscribeKeys());
 
   installCors(app);
   await app.register(credentialsPlugin, { tenancy, platformKeyHash: sha256Hex(options.platformKey), verifyAccessToken });

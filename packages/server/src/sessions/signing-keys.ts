@@ -1,3 +1,4 @@
+import { changeFeed } from '../db/changes.js';
 import type { EnvironmentId } from '../lib/ids.js';
 import {
   createCipheriv,
@@ -182,6 +183,11 @@ export class SigningKeys {
     return loading;
   }
 
+  /** Drops this node's view of which key signs, so the next token reads it anew (a rotation elsewhere). */
+  forget(environmentId: string): void {
+    this.current.delete(environmentId);
+  }
+
   /**
    * Rotates the signing key. Staged (the default): the new key is published now and signs from
    * `activatesAt`, KEY_ACTIVATION_DELAY_MS later; while one is pending, another staged rotation
@@ -191,6 +197,9 @@ export class SigningKeys {
    */
   async rotate(environment: Environment, options: { immediate?: boolean } = {}): Promise<Rotation> {
     const settled = await this.settle(environment, options.immediate ? 'rotate-now' : 'rotate');
+    // Other nodes drop their cached signing key when they hear this (forget below), so an emergency
+    // rotation stops the old key signing everywhere as soon as the change arrives, not after the recheck.
+    if (settled.created) changeFeed(this.store.db).publish({ kind: 'environment', environmentId: environment.id });
     const key = settled.created ?? settled.pending ?? settled.active;
     return { key: toView(key, settled.at), created: settled.created !== undefined };
   }

@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newSecret } from '../../src/lib/crypto.js';
+import { decodeJwt, signUp } from '../helpers/identity.js';
+import { REDIS_SUITE, REDIS_URL } from '../helpers/redis.js';
+import { startRelayedNodes, type RelayedNodes } from '../helpers/relay.js';
+import { within } from '../helpers/wait.js';
+
+const kidOf = (accessToken: string) => String(decodeJwt(accessToken).header.kid);
+
+describe.skipIf(!REDIS_URL)(`signing-key rotation across nodes ${REDIS_SUITE}`, () => {
+  const platformKey = newSecret('plk_');
+  const instanceSecret = newSecret('', 48);
+  let nodes: RelayedNodes;
+  beforeAll(async () => {
+    nodes = await startRelayedNodes({ platformKey, instanceSecret });
+  });
+  afterAll(() => nodes?.close());
+
+  it('an emergency rotation on one node stops the exposed key signing on the others as soon as the change arrives', async () => {
+    const { a, b } = nodes;
+    const environment = a.project.development;
+    // B signs with the current key and caches it (it would otherwise trust that view for 30 s).
+    const before = kidOf((await signUp(b, { environment })).accessToken);
+    expect(kidOf((await signUp(b, { environment })).accessToken)).toBe(before);
+
+    const rotated = await a.call({
+      method: 'POST',
+      url: `/v1/platform/environments/${environment.id}/signing-keys/rotate`,
+      credential: platformKey,
+      payload: { immediate: true },
+    });
+    expect(rotated.statusCode).toBe(201);
+    const fresh = (rotated.json() as { kid: string }).kid;
+    expect(fresh).not.toBe(before);
+
+    expect(kidOf((await signUp(a, { environment })).accessToken)).toBe(fresh);
+    await within(1000, async () => kidOf((await signUp(b, { environment })).accessToken) === fresh);
+  });
+});
