@@ -187,7 +187,9 @@ export class RedisLink extends EventEmitter {
     if (!tag?.sync) this.emit('change', message);
     if (!tag || !this.subscribed) return;
     if (this.applied.size >= MAX_TRACKED_ENVIRONMENTS && !this.applied.has(tag.environmentId)) this.forgetApplied();
-    this.applied.set(tag.environmentId, Math.max(tag.seq, this.applied.get(tag.environmentId) ?? 0));
+    // Numbers arrive in the order they were given, so the last heard is the highest applied; one lower
+    // than before means Redis lost the number (a flush, an eviction) and counts again from 0.
+    this.applied.set(tag.environmentId, tag.seq);
     this.syncing.get(tag.environmentId)?.done();
   }
 
@@ -204,8 +206,13 @@ export class RedisLink extends EventEmitter {
    */
   caughtUp(environmentId: string, seq: number | undefined): boolean | Promise<boolean> {
     if (seq === undefined || !this.hears || this.current !== 'ok') return false;
-    if (seq === 0) return true; // nothing was ever announced in this environment
     const applied = this.applied.get(environmentId);
+    if (applied !== undefined && seq < applied) {
+      // Numbers never go back unless Redis lost them: what was applied says nothing of the new count.
+      this.applied.delete(environmentId);
+      return false;
+    }
+    if (seq === 0) return true; // nothing was announced in this environment (since Redis last lost it)
     if (applied !== undefined) return applied >= seq;
     return this.sync(environmentId).then(() => this.hears && (this.applied.get(environmentId) ?? 0) >= seq);
   }

@@ -56,6 +56,25 @@ describe.skipIf(!REDIS_URL)(`changes numbered per environment ${REDIS_SUITE}`, (
     expect(await b.link.caughtUp('env_1', undefined)).toBe(false);
   });
 
+  it('a node is not fooled by a change number that Redis lost (a flush or an eviction) and counts again from 0', async () => {
+    const prefix = prefixed();
+    const a = await node(prefix);
+    const b = await node(prefix);
+    for (let i = 0; i < 3; i++) await a.link.publishChange(revoked('env_1'));
+    await within(1000, async () => b.heard.length === 3);
+    expect(await b.link.caughtUp('env_1', await b.link.readSequence('env_1'))).toBe(true);
+    // Redis loses the number; the next change is numbered 1 again, and B has not heard it yet.
+    const redis = new Redis(REDIS_URL!);
+    cleanup.push(async () => void (await redis.quit()));
+    await redis.del(changeSequenceKey(prefix, 'env_1'));
+    await redis.incr(changeSequenceKey(prefix, 'env_1'));
+    expect(await b.link.caughtUp('env_1', await b.link.readSequence('env_1'))).toBe(false);
+    // Once it hears changes on the new count, it is caught up by them again.
+    await a.link.publishChange(revoked('env_1'));
+    await within(1000, async () => b.heard.length === 4);
+    expect(await b.link.caughtUp('env_1', await b.link.readSequence('env_1'))).toBe(true);
+  });
+
   it('a node that heard nothing of an environment since it subscribed asks for its number, and waits to hear it', async () => {
     const prefix = prefixed();
     const a = await node(prefix);
