@@ -23,7 +23,7 @@ export function imageUrlRefusal(detail: string): ApiError {
 }
 
 /**
- * The URL part of the rule (SPEC part 4, rules 5 and 6; DESIGN "Uploads"): https only. The one
+ * The URL part of the rule (docs/uploads.md): https only. The one
  * exception is an asset URL this instance issued itself (under `ownAssetPrefix`, the object
  * store's public URL prefix) on a loopback host, which is plain http during local development.
  * Returns the parsed URL; its `href` is the form to store. `AssetService.acceptImageUrl` adds the

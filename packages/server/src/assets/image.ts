@@ -8,7 +8,7 @@
 export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp'] as const;
 export type ImageType = (typeof IMAGE_TYPES)[number];
 
-/** 1 MB as DESIGN.md means it. */
+/** 1 MB, counted in binary units (1,048,576 bytes). */
 export const MAX_IMAGE_BYTES = 1_048_576;
 export const MAX_IMAGE_DIMENSION = 4096;
 

@@ -13,7 +13,7 @@ import * as q from './queries.js';
 export const UPLOAD_PURPOSES = ['user_avatar', 'organization_image'] as const;
 export type UploadPurpose = (typeof UPLOAD_PURPOSES)[number];
 
-/** The upload ticket request of SPEC part 2, as received. */
+/** An upload ticket request, as received (docs/uploads.md). */
 export interface TicketRequest {
   purpose: string;
   contentType: string;
@@ -28,7 +28,7 @@ export type { UploadTicket };
 /**
  * Decides whether the caller may upload for a purpose; throws `403 forbidden` when not. For
  * `organization_image` it must check `org:manage` against the live membership of the session's
- * current organization, never the token's claims (SPEC part 4, rule 2).
+ * current organization, never the token's claims.
  */
 export type AuthorizePurpose = (purpose: UploadPurpose) => Promise<void>;
 
@@ -54,7 +54,7 @@ export class AssetService {
   ) {}
 
   /**
-   * Issues an upload ticket for the environment (SPEC part 2 and part 4, rules 2 and 3). Every
+   * Issues an upload ticket for the environment (docs/uploads.md). Every
    * field is checked before `authorize`, and `authorize` runs before the existence check, so a
    * caller who may not upload learns nothing about what is stored.
    */

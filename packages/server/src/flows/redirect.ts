@@ -1,5 +1,5 @@
 import { apiError } from '../lib/errors.js';
-import { isOriginAllowed, normalizeOrigin } from '../http/origin.js';
+import { isOriginAllowed, normalizeOrigin } from '../tenancy/origin.js';
 import type { Environment } from '../tenancy/settings.js';
 
 const MAX_LENGTH = 2048;

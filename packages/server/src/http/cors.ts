@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
 /**
- * CORS for the browser surfaces (DESIGN.md): permissive by design. Bearer tokens are not ambient
+ * CORS for the browser surfaces (docs/architecture.md, "CORS"): permissive by design. Bearer tokens are not ambient
  * (no cookies), so CORS is not the security boundary; the origin lock on the real request is. The
  * origin is echoed, credentials are never allowed, and Authorization may be sent.
  */

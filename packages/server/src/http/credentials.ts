@@ -4,7 +4,7 @@ import { constantTimeEqual, sha256Hex } from '../lib/crypto.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { ApiError } from '../lib/errors.js';
-import { isOriginAllowed } from './origin.js';
+import { isOriginAllowed } from '../tenancy/origin.js';
 
 export type CredentialKind = 'publishable' | 'secret' | 'session' | 'platform';
 

@@ -1,7 +1,7 @@
 import { apiError } from '../lib/errors.js';
 
 /**
- * Roles and permissions (DESIGN.md, "Organizations"). System roles are fixed; an environment may add
+ * Roles and permissions (docs/organizations.md). System roles are fixed; an environment may add
  * custom roles, each with its own permission set. A membership's permissions are always read from
  * the live role definition, never from token claims.
  */

@@ -7,7 +7,7 @@ import { resetSeconds, retryAfterSeconds, type RateLimitDecision } from './windo
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** `false` for credentialed routes that are not counted: `GET /v1/jwks` (DESIGN.md, Tokens). */
+    /** `false` for credentialed routes that are not counted: `GET /v1/jwks` (keys are public and cacheable). */
     rateLimit?: false;
   }
 }

@@ -9,7 +9,7 @@ import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, notFound } from '../lib/errors.js';
 import { constantTimeEqual, newId, sha256Hex } from '../lib/crypto.js';
 import { freezeEnvironment } from '../tenancy/cache.js';
-import { toEnvironment } from '../tenancy/queries.js';
+import { toEnvironment } from '../tenancy/settings.js';
 import type { Environment } from '../tenancy/settings.js';
 import type { UsageService } from '../usage/service.js';
 import * as q from './queries.js';

@@ -7,7 +7,7 @@ import { KID_PATTERN, type SigningKey, type SigningKeys } from './signing-keys.j
 
 /**
  * Access tokens: compact JWS signed with node:crypto directly and cached KeyObjects (no JOSE
- * library on the hot path). Header `{alg, kid, typ: "at+jwt"}`; claims per DESIGN.md.
+ * library on the hot path). Header `{alg, kid, typ: "at+jwt"}`; claims as docs/identity.md lists them.
  */
 
 export const ACCESS_TOKEN_TYPE = 'at+jwt';

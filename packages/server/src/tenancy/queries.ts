@@ -1,20 +1,10 @@
 import type { EnvironmentId } from '../lib/ids.js';
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, EnvironmentsTable } from '../db/schema.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
 import { crossTenant } from '../db/tenant-scope.js';
-import { parseSettings, type Environment, type EnvironmentSettings } from './settings.js';
+import type { Environment, EnvironmentSettings } from './settings.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
-
-export function toEnvironment(row: Selectable<EnvironmentsTable>): Environment {
-  return {
-    id: row.id,
-    projectId: row.project_id,
-    type: row.type,
-    publishableKey: row.publishable_key,
-    settings: parseSettings(row.settings),
-  };
-}
 
 // Credential look-ups find the environment, so they are the one place that cannot take an
 // environmentId: the key hash is what identifies the tenant.

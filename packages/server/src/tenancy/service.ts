@@ -3,11 +3,11 @@ import type { CreatedSecretKey } from '@gatehouse/contract';
 import { announce, changeFeed, inTransaction } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
 import { apiError, notFound } from '../lib/errors.js';
-import { normalizeDomain, normalizeOrigin } from '../http/origin.js';
+import { normalizeDomain, normalizeOrigin } from './origin.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import type { TenancyCache } from './cache.js';
 import * as q from './queries.js';
-import { defaultSettings, type Environment, type EnvironmentSettings, type EnvironmentType, type TokenAlgorithm } from './settings.js';
+import { defaultSettings, toEnvironment, type Environment, type EnvironmentSettings, type EnvironmentType, type TokenAlgorithm } from './settings.js';
 
 const ENVIRONMENT_TYPES: EnvironmentType[] = ['development', 'production'];
 const KEY_ENV_TAG: Record<EnvironmentType, string> = { development: 'test', production: 'live' };
@@ -62,7 +62,7 @@ export class TenancyService {
     const generation = this.cache?.generation ?? 0;
     const row = await q.findEnvironmentByPublishableKeyHash(this.db, hash);
     if (!row || !constantTimeEqual(row.publishable_key_hash, hash)) return undefined;
-    const environment = q.toEnvironment(row);
+    const environment = toEnvironment(row);
     this.cache?.setPublishable(hash, environment, generation);
     return environment;
   }
@@ -74,7 +74,7 @@ export class TenancyService {
     const generation = this.cache?.generation ?? 0;
     const row = await q.findLiveSecretKeyByHash(this.db, hash);
     if (!row || !constantTimeEqual(row.secret_key_hash, hash)) return undefined;
-    const resolved = { environment: q.toEnvironment(row), secretKeyId: row.secret_key_id };
+    const resolved = { environment: toEnvironment(row), secretKeyId: row.secret_key_id };
     this.cache?.setSecret(hash, resolved, generation);
     return resolved;
   }
@@ -86,7 +86,7 @@ export class TenancyService {
     const generation = this.cache?.generation ?? 0;
     const row = await q.findEnvironment(this.db, environmentId);
     if (!row) throw notFound(`Environment ${environmentId}`);
-    const environment = q.toEnvironment(row);
+    const environment = toEnvironment(row);
     this.cache?.setEnvironment(environmentId, environment, generation);
     return environment;
   }
@@ -148,7 +148,7 @@ export class TenancyService {
   async getProject(projectId: string) {
     const project = await q.findProject(this.db, projectId);
     if (!project) throw notFound(`Project ${projectId}`);
-    const environments = (await q.listEnvironmentsOfProjects(this.db, [project.id])).map(q.toEnvironment);
+    const environments = (await q.listEnvironmentsOfProjects(this.db, [project.id])).map(toEnvironment);
     return { project, environments };
   }
 
@@ -160,7 +160,7 @@ export class TenancyService {
         this.db,
         page.map((p) => p.id),
       )
-    ).map(q.toEnvironment);
+    ).map(toEnvironment);
     return {
       items: page.map((project) => ({ project, environments: environments.filter((e) => e.projectId === project.id) })),
       hasMore: projects.length > limit,
@@ -175,7 +175,7 @@ export class TenancyService {
       if (!project) throw notFound(`Project ${projectId}`);
       if (patch.name !== undefined) await q.renameProject(tx, projectId, patch.name);
       let environments = (await lockForUpdate(this.store, q.selectEnvironmentsOfProjectForChange(tx, projectId)).execute()).map(
-        q.toEnvironment,
+        toEnvironment,
       );
       if (domain !== undefined) {
         const now = Date.now();
@@ -212,7 +212,7 @@ export class TenancyService {
     const updated = await this.db.transaction().execute(async (tx) => {
       const row = await q.findEnvironment(tx, environmentId);
       if (!row) throw notFound(`Environment ${environmentId}`);
-      const current = q.toEnvironment(row);
+      const current = toEnvironment(row);
       const settings = applySettingsPatch(current.settings, patch);
       await q.updateEnvironmentSettings(tx, current.id, settings, Date.now());
       return { ...current, settings };

@@ -1,3 +1,5 @@
+import type { Selectable } from 'kysely';
+import type { EnvironmentsTable } from '../db/schema.js';
 import type { EnvironmentId } from '../lib/ids.js';
 import { AuthMethods } from '@gatehouse/contract';
 import type { Static } from 'typebox';
@@ -65,4 +67,15 @@ export interface Environment {
 
 export function effectiveRateLimit(environment: Environment): number {
   return environment.settings.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT[environment.type];
+}
+
+/** An environments row as the service sees it (a row mapper, no SQL: other domains' joins use it too). */
+export function toEnvironment(row: Selectable<EnvironmentsTable>): Environment {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    type: row.type,
+    publishableKey: row.publishable_key,
+    settings: parseSettings(row.settings),
+  };
 }

@@ -1,6 +1,6 @@
 import { testEnvironmentId } from '../helpers/ids.js';
 import { describe, expect, it } from 'vitest';
-import { isOriginAllowed, normalizeDomain, normalizeOrigin } from '../../src/http/origin.js';
+import { isOriginAllowed, normalizeDomain, normalizeOrigin } from '../../src/tenancy/origin.js';
 import { defaultSettings, type Environment, type EnvironmentType } from '../../src/tenancy/settings.js';
 
 function environment(type: EnvironmentType, callbackOrigins: string[] = []): Environment {

@@ -1,7 +1,7 @@
-import type { Environment } from '../tenancy/settings.js';
+import type { Environment } from './settings.js';
 
 /**
- * The origin lock of DESIGN.md. Origins are parsed by a strict grammar rather than `new URL()`,
+ * The origin lock: which page origins may use an environment's publishable key. Origins are parsed by a strict grammar rather than `new URL()`,
  * because the WHATWG parser is forgiving by design (it accepts userinfo, backslashes, trailing dots
  * and more), and every forgiveness is a look-alike an attacker can register.
  */
