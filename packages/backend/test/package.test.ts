@@ -3,7 +3,7 @@
  * (@gatehouse/contract absent), its entry points must typecheck and load. Its declarations carry
  * the contract's types written out in full (dist/contract.d.ts), and those must be the contract's.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -19,6 +19,7 @@ import {
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(packageDir, 'dist');
+const written = join(dist, 'contract.d.ts');
 /** An import of the contract (a comment may name it). */
 const NAMES_CONTRACT = /(from\s*|import\(\s*)['"]@gatehouse\/contract['"]/;
 
@@ -60,7 +61,7 @@ beforeAll(() => {
   // One tsc run (they are slow) over the consumer and the proof that the written-out types are the contract's.
   checked = typecheck(
     app.dir,
-    { 'consumer.ts': consumer, 'same.ts': sameAsContractSource(join(dist, 'contract.d.ts')) },
+    { 'consumer.ts': consumer, 'same.ts': existsSync(written) ? sameAsContractSource(written) : 'export {};' },
     { lib: ['ES2022', 'DOM'], types: ['node'] },
   );
 }, 180_000);
