@@ -13,6 +13,7 @@ export {
   type SignedOutAuth,
 } from './authenticate-request.js';
 export { unauthenticatedBody, unauthenticatedResponse } from './refusal.js';
+export { requireAuthResponse } from './fetch-guard.js';
 export { createGatehouseClient, type GatehouseClient, type GatehouseClientOptions } from './admin/client.js';
 export { GatehouseApiError } from './admin/api-error.js';
 export { PageList } from './admin/page-list.js';

@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as expressAdapter from '../src/express.js';
 import * as fastifyAdapter from '../src/fastify.js';
 import * as honoAdapter from '../src/hono.js';
-import { authenticateRequest, createGatehouseClient, unauthenticatedResponse, type AuthenticateRequestOptions } from '../src/index.js';
+import {
+  authenticateRequest,
+  createGatehouseClient,
+  requireAuthResponse,
+  unauthenticatedResponse,
+  type AuthenticateRequestOptions,
+} from '../src/index.js';
 import { startGatehouse, type Gatehouse, type SignedIn } from './helpers/gatehouse.js';
 
 /** What every test app answers on GET /me: who is signed in, and what has() says. */
@@ -90,6 +96,29 @@ const frameworks: Record<string, (options: AuthenticateRequestOptions) => Promis
       close: async () => {},
       // Called with a Request, as Next.js calls it.
       fetch: (input: string, init?: RequestInit) => GET(new Request(input, init)),
+    } as Running;
+  },
+  // A Next.js middleware as the README shows it: `(await requireAuthResponse(request, options)) ??
+  // NextResponse.next()`, its matcher guarding /me. 'next' stands for NextResponse.next(): go on to the route.
+  async 'next.js middleware'(options) {
+    async function middleware(request: Request): Promise<Response | 'next'> {
+      return (await requireAuthResponse(request, options)) ?? 'next';
+    }
+    const matcher = (request: Request) => new URL(request.url).pathname === '/me';
+    async function route(request: Request): Promise<Response> {
+      const auth = await authenticateRequest(request, options);
+      if (new URL(request.url).pathname === '/public') return Response.json({ signedIn: auth.isSignedIn });
+      // Behind the middleware: a signed-out request must never get here.
+      return auth.isSignedIn ? Response.json(view(auth)) : new Response('the middleware let a signed-out request through', { status: 500 });
+    }
+    return {
+      url: 'http://next.test',
+      close: async () => {},
+      fetch: async (input: string, init?: RequestInit) => {
+        const request = new Request(input, init);
+        const answer = matcher(request) ? await middleware(request) : 'next';
+        return answer === 'next' ? route(request) : answer;
+      },
     } as Running;
   },
 };

@@ -1,6 +1,10 @@
 import { Type, type Static } from 'typebox';
 import { define } from './registry.js';
 
+/** What an upload ticket is for (POST /v1/me/assets/upload-url `purpose`). */
+export const UPLOAD_PURPOSES = ['user_avatar', 'organization_image'] as const;
+export type UploadPurpose = (typeof UPLOAD_PURPOSES)[number];
+
 export const UploadTicket = define(
   'UploadTicket',
   Type.Object({

@@ -1,4 +1,5 @@
 export * from './errors.js';
+export * from './fields.js';
 export * from './registry.js';
 export * from './lists.js';
 export * from './sessions.js';
@@ -8,3 +9,4 @@ export * from './environments.js';
 export * from './assets.js';
 export * from './emails.js';
 export * from './health.js';
+export * from './invitations.js';

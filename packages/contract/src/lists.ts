@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { define } from './registry.js';
 
 /** A page of a paginated listing: pass `nextCursor` back as `cursor` for the next one; null on the last. */
@@ -13,3 +13,4 @@ export function List<T extends TSchema>(title: string, item: T) {
 
 /** The answer of a deletion that names what it deleted. */
 export const Deleted = define('Deleted', Type.Object({ id: Type.String(), deleted: Type.Literal(true) }));
+export type Deleted = Static<typeof Deleted>;

@@ -1,8 +1,7 @@
 import { Type, type Static } from 'typebox';
+import { EMAIL_MAX_LENGTH, Id, ImageUrl, Nullable, RoleName, SLUG_MAX_LENGTH } from './fields.js';
 import { List, Page } from './lists.js';
 import { define } from './registry.js';
-
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const Organization = define(
   'Organization',
@@ -89,3 +88,52 @@ export type Role = Static<typeof Role>;
 
 export const RoleList = List('RoleList', Role);
 export type RoleList = Static<typeof RoleList>;
+
+// ---- request bodies
+
+const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
+const Slug = Type.String({ minLength: 1, maxLength: SLUG_MAX_LENGTH, description: '[a-z0-9-], unique in the environment' });
+const Email = Type.String({ minLength: 1, maxLength: EMAIL_MAX_LENGTH + 64 });
+
+const OrganizationCreate = {
+  name: Name,
+  slug: Type.Optional(Slug),
+  imageUrl: Type.Optional(Nullable(ImageUrl)),
+};
+
+/** POST /v1/me/organizations: the signed-in user becomes its owner. */
+export const CreateUserOrganizationBody = Type.Object(OrganizationCreate, { additionalProperties: false });
+export type CreateUserOrganizationBody = Static<typeof CreateUserOrganizationBody>;
+
+/** POST /v1/organizations: `ownerId` becomes its first owner. */
+export const CreateOrganizationBody = Type.Object({ ...OrganizationCreate, ownerId: Id }, { additionalProperties: false });
+export type CreateOrganizationBody = Static<typeof CreateOrganizationBody>;
+
+/** PATCH /v1/organizations/{organizationId}: omitted fields are unchanged, null removes the image. */
+export const UpdateOrganizationBody = Type.Object(
+  { name: Type.Optional(Name), slug: Type.Optional(Slug), imageUrl: Type.Optional(Nullable(ImageUrl)) },
+  { additionalProperties: false },
+);
+export type UpdateOrganizationBody = Static<typeof UpdateOrganizationBody>;
+
+/** PATCH /v1/me/organization */
+export const UpdateCurrentOrganizationBody = Type.Object(
+  { name: Type.Optional(Name), imageUrl: Type.Optional(Nullable(ImageUrl)) },
+  { additionalProperties: false },
+);
+export type UpdateCurrentOrganizationBody = Static<typeof UpdateCurrentOrganizationBody>;
+
+/** POST /v1/organizations/{organizationId}/members */
+export const AddMemberBody = Type.Object(
+  { userId: Type.Optional(Id), email: Type.Optional(Email), role: Type.Optional(RoleName) },
+  { additionalProperties: false, description: 'Exactly one of userId or email; role defaults to member' },
+);
+export type AddMemberBody = Static<typeof AddMemberBody>;
+
+/** POST /v1/me/organization/members */
+export const AddCurrentMemberBody = Type.Object({ email: Email, role: Type.Optional(RoleName) }, { additionalProperties: false });
+export type AddCurrentMemberBody = Static<typeof AddCurrentMemberBody>;
+
+/** PATCH of a member: the new role. */
+export const RoleBody = Type.Object({ role: RoleName }, { additionalProperties: false });
+export type RoleBody = Static<typeof RoleBody>;

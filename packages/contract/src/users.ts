@@ -1,10 +1,9 @@
 import { Type, type Static } from 'typebox';
+import { EMAIL_MAX_LENGTH, ImageUrl, Nullable, Password } from './fields.js';
 import { Page } from './lists.js';
 import { OrganizationSummary } from './organizations.js';
 import { define } from './registry.js';
 import { SessionTokens } from './sessions.js';
-
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const User = define(
   'User',
@@ -52,3 +51,52 @@ export const Me = define(
   }),
 );
 export type Me = Static<typeof Me>;
+
+// ---- request bodies
+
+const Email = Type.String({ minLength: 1, maxLength: EMAIL_MAX_LENGTH + 64, description: 'Trimmed; the domain is lowercased' });
+const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
+const Username = Type.String({ minLength: 1, maxLength: 64 });
+
+/** The profile fields a user or an admin may change: omitted ones are unchanged, null clears. */
+const ProfileFields = {
+  firstName: Type.Optional(Nullable(Name)),
+  lastName: Type.Optional(Nullable(Name)),
+  username: Type.Optional(Nullable(Username)),
+  imageUrl: Type.Optional(Nullable(ImageUrl)),
+};
+
+/** POST /v1/auth/signup */
+export const SignUpBody = Type.Object(
+  {
+    email: Email,
+    password: Password,
+    firstName: Type.Optional(Name),
+    lastName: Type.Optional(Name),
+    username: Type.Optional(Username),
+  },
+  { additionalProperties: false },
+);
+export type SignUpBody = Static<typeof SignUpBody>;
+
+/** POST /v1/auth/signin */
+export const SignInBody = Type.Object({ email: Type.String({ maxLength: 1024 }), password: Password }, { additionalProperties: false });
+export type SignInBody = Static<typeof SignInBody>;
+
+/** PATCH /v1/me */
+export const ProfileUpdateBody = Type.Object(ProfileFields, { additionalProperties: false });
+export type ProfileUpdateBody = Static<typeof ProfileUpdateBody>;
+
+/** POST /v1/users: without a password, the user signs in by another method. */
+export const CreateUserBody = Type.Object(
+  { email: Email, password: Type.Optional(Password), ...ProfileFields },
+  { additionalProperties: false },
+);
+export type CreateUserBody = Static<typeof CreateUserBody>;
+
+/** PATCH /v1/users/{userId} */
+export const UpdateUserBody = Type.Object(
+  { email: Type.Optional(Email), password: Type.Optional(Password), ...ProfileFields },
+  { additionalProperties: false },
+);
+export type UpdateUserBody = Static<typeof UpdateUserBody>;

@@ -3,7 +3,8 @@ import { endsSession, errorFromResponse, GatehouseError, networkError } from './
 import { createFlows, type Flows } from './flows.js';
 import { backoffDelay, isFresh, refreshMargin, sessionInfo, toStored, type SessionInfo } from './session.js';
 import { sessionStore, type StorageOption, type StoredSession } from './storage.js';
-import type { OrganizationSummary, SessionTokens, User } from './types.js';
+import type { Me } from '@gatehouse/contract';
+import type { OrganizationSummary, SessionRefreshed, SessionTokens, User } from './types.js';
 
 export interface GatehouseOptions {
   publishableKey: string;
@@ -38,12 +39,6 @@ export interface GatehouseState {
 }
 
 export type Listener = (state: GatehouseState) => void;
-
-interface Me {
-  user: User;
-  organizations: OrganizationSummary[];
-  organization: OrganizationSummary | null;
-}
 
 /** What the flows need from the client core. */
 export interface Core {
@@ -164,7 +159,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
         return stored;
       }
       try {
-        const { session } = await call<{ session: SessionTokens }>('POST', '/v1/auth/refresh', { refreshToken: stored.refreshToken });
+        const { session } = await call<SessionRefreshed>('POST', '/v1/auth/refresh', { refreshToken: stored.refreshToken });
         const next = toStored(session, Date.now());
         await store.write(next);
         recovered();
@@ -270,7 +265,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     await lock(async () => {
       const stored = await store.read();
       if (!stored) throw new GatehouseError({ status: 401, code: 'unauthenticated', message: 'No one is signed in. Sign in first.' });
-      const { session } = await call<{ session: SessionTokens }>('POST', path, { ...body, refreshToken: stored.refreshToken });
+      const { session } = await call<SessionRefreshed>('POST', path, { ...body, refreshToken: stored.refreshToken });
       const next = toStored(session, Date.now());
       await store.write(next);
       adopt(next, false);

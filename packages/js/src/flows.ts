@@ -1,34 +1,30 @@
 import type { Core, GatehouseState } from './client.js';
 import { errorFromResponse, GatehouseError, networkError } from './errors.js';
 import { imageFacts } from './image.js';
+import type { ProfileUpdateBody, SessionList, SignUpBody } from '@gatehouse/contract';
 import type {
-  AuthUser,
+  AddCurrentMemberBody,
+  CreateUserOrganizationBody,
   EnvironmentInfo,
   Member,
+  MemberRemoved,
   Page,
-  SessionTokens,
-  SessionView,
+  PasswordChanged,
+  PasswordReset,
+  SignedIn,
+  SignInBody,
+  UpdateCurrentOrganizationBody,
   UploadPurpose,
   UploadTicket,
   User,
   UserOrganization,
 } from './types.js';
 
-type SignedIn = { user: AuthUser; session: SessionTokens };
 export type ImageInput = Blob | ArrayBuffer | Uint8Array;
-export interface ProfileUpdate {
-  firstName?: string | null;
-  lastName?: string | null;
-  username?: string | null;
-  imageUrl?: string | null;
-}
-export interface SignUpParams {
-  email: string;
-  password: string;
-  firstName?: string;
-  lastName?: string;
-  username?: string;
-}
+/** PATCH /v1/me: omitted fields are unchanged, null clears. */
+export type ProfileUpdate = ProfileUpdateBody;
+/** POST /v1/auth/signup */
+export type SignUpParams = SignUpBody;
 
 function query(params: { limit?: number; cursor?: string } = {}): string {
   const search = new URLSearchParams();
@@ -77,7 +73,7 @@ export function createFlows(core: Core) {
   const updateUser = async (changes: ProfileUpdate): Promise<GatehouseState> =>
     core.patchState({ user: await core.authed<User>('PATCH', '/v1/me', changes) });
 
-  const updateOrganization = async (changes: { name?: string; imageUrl?: string | null }): Promise<UserOrganization> => {
+  const updateOrganization = async (changes: UpdateCurrentOrganizationBody): Promise<UserOrganization> => {
     const updated = await core.authed<UserOrganization>('PATCH', '/v1/me/organization', changes);
     const summary = { id: updated.id, name: updated.name, slug: updated.slug, role: updated.role, imageUrl: updated.imageUrl };
     const state = core.state();
@@ -87,7 +83,7 @@ export function createFlows(core: Core) {
 
   return {
     signIn: {
-      password: (params: { email: string; password: string }) => signedIn('/v1/auth/signin', params),
+      password: (params: SignInBody) => signedIn('/v1/auth/signin', params),
       emailCode: {
         /** Emails a 6-digit code; the answer is the same whether or not the address has an account. */
         async start(params: { email: string }): Promise<GatehouseState> {
@@ -145,10 +141,10 @@ export function createFlows(core: Core) {
         return core.state();
       },
       /** `token` defaults to the one in the page's URL. Every session of the user is revoked, this one too. */
-      async complete(params: { newPassword: string; token?: string }): Promise<{ reset: true; sessionsRevoked: number }> {
+      async complete(params: { newPassword: string; token?: string }): Promise<PasswordReset> {
         const page = currentUrl();
         const token = params.token ?? page?.searchParams.get('token') ?? '';
-        const result = await core.call<{ reset: true; sessionsRevoked: number }>('POST', '/v1/auth/password-reset/complete', {
+        const result = await core.call<PasswordReset>('POST', '/v1/auth/password-reset/complete', {
           token,
           newPassword: params.newPassword,
         });
@@ -164,11 +160,11 @@ export function createFlows(core: Core) {
       setAvatar: async (file: ImageInput) => updateUser({ imageUrl: await upload('user_avatar', file) }),
       /** Needs the current password; every other session of the user is revoked. */
       changePassword: (params: { currentPassword: string; newPassword: string }) =>
-        core.authed<{ changed: boolean; otherSessionsRevoked: number }>('POST', '/v1/me/password', params),
+        core.authed<PasswordChanged>('POST', '/v1/me/password', params),
     },
 
     sessions: {
-      list: async () => (await core.authed<{ data: SessionView[] }>('GET', '/v1/me/sessions')).data,
+      list: async () => (await core.authed<SessionList>('GET', '/v1/me/sessions')).data,
       revoke: (sessionId: string) => core.authed<void>('DELETE', `/v1/me/sessions/${encodeURIComponent(sessionId)}`),
     },
 
@@ -176,7 +172,7 @@ export function createFlows(core: Core) {
       list: (params?: { limit?: number; cursor?: string }) =>
         core.authed<Page<UserOrganization>>('GET', `/v1/me/organizations${query(params)}`),
       /** The signed-in user becomes its owner; switch to it with setActiveOrganization. */
-      async create(params: { name: string; slug?: string; imageUrl?: string | null }): Promise<UserOrganization> {
+      async create(params: CreateUserOrganizationBody): Promise<UserOrganization> {
         const created = await core.authed<UserOrganization>('POST', '/v1/me/organizations', params);
         await core.loadProfile().catch(() => undefined);
         return created;
@@ -193,14 +189,10 @@ export function createFlows(core: Core) {
         list: (params?: { limit?: number; cursor?: string }) =>
           core.authed<Page<Member>>('GET', `/v1/me/organization/members${query(params)}`),
         get: (userId: string) => core.authed<Member>('GET', `/v1/me/organization/members/${encodeURIComponent(userId)}`),
-        add: (params: { email: string; role?: string }) => core.authed<Member>('POST', '/v1/me/organization/members', params),
+        add: (params: AddCurrentMemberBody) => core.authed<Member>('POST', '/v1/me/organization/members', params),
         updateRole: (userId: string, role: string) =>
           core.authed<Member>('PATCH', `/v1/me/organization/members/${encodeURIComponent(userId)}`, { role }),
-        remove: (userId: string) =>
-          core.authed<{ organizationId: string; userId: string; removed: true }>(
-            'DELETE',
-            `/v1/me/organization/members/${encodeURIComponent(userId)}`,
-          ),
+        remove: (userId: string) => core.authed<MemberRemoved>('DELETE', `/v1/me/organization/members/${encodeURIComponent(userId)}`),
       },
     },
 

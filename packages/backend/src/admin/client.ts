@@ -13,8 +13,10 @@ import type {
   Organization,
   OrganizationListParams,
   Page,
+  SessionsRevoked,
   PageParams,
   UpdateOrganizationParams,
+  UpdateMemberParams,
   UpdateUserParams,
   User,
   UserListParams,
@@ -82,7 +84,7 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
       /** Deletes the user and revokes their sessions; refused (403) while they are an organization's last owner. */
       delete: (userId: string) => http.request<Deleted>('DELETE', `/v1/users/${id(userId)}`),
       /** Revokes every session: refresh tokens stop at once; access tokens still verify offline until they expire. */
-      revokeSessions: (userId: string) => http.request<{ revoked: number }>('POST', `/v1/users/${id(userId)}/sessions/revoke`),
+      revokeSessions: (userId: string) => http.request<SessionsRevoked>('POST', `/v1/users/${id(userId)}/sessions/revoke`),
     },
     organizations: {
       list: (params: OrganizationListParams = {}) => list<Organization>('/v1/organizations', { ...params }),
@@ -101,7 +103,7 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
       add: (organizationId: string, params: AddMemberParams) =>
         http.request<Member>('POST', `/v1/organizations/${id(organizationId)}/members`, { body: params }),
       /** Changes a member's role; the last owner cannot be demoted. */
-      update: (organizationId: string, userId: string, params: { role: string }) =>
+      update: (organizationId: string, userId: string, params: UpdateMemberParams) =>
         http.request<Member>('PATCH', `/v1/organizations/${id(organizationId)}/members/${id(userId)}`, { body: params }),
       /** Removes a member; the last owner cannot be removed. */
       remove: (organizationId: string, userId: string) =>

@@ -157,7 +157,8 @@ describe('timers', () => {
     await expect(gh.getToken()).rejects.toMatchObject({ code: 'network_error', status: 0 });
     expect(gh.state.isSignedIn).toBe(true);
     server.script.refresh = () => 'ok';
-    await vi.advanceTimersByTimeAsync(31_000);
+    // The next attempt is at most the longest back-off away: 30 s + 20 % jitter.
+    await vi.advanceTimersByTimeAsync(36_100);
     expect(gh.state.degraded).toBeNull();
     expect(typeof (await gh.getToken())).toBe('string');
   });

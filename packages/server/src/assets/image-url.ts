@@ -1,7 +1,8 @@
 import { ApiError } from '../lib/errors.js';
 import type { Environment } from '../tenancy/settings.js';
+import { MAX_IMAGE_URL_LENGTH } from '@gatehouse/contract';
 
-export const MAX_IMAGE_URL_LENGTH = 2048;
+export { MAX_IMAGE_URL_LENGTH };
 
 /**
  * Checks an `imageUrl` about to be saved for a user or organization of `environment` and returns

@@ -1,4 +1,4 @@
-import type { UploadTicket } from '@gatehouse/contract';
+import { UPLOAD_PURPOSES, type UploadPurpose, type UploadTicket } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { ApiError, notFound } from '../lib/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
@@ -10,8 +10,7 @@ import { assertAcceptableImageUrl, ownAssetPath } from './image-url.js';
 import { isValidObjectKey, parseObjectKeyPath, type ObjectStore, type StoredObject, type UploadBinding } from './object-store.js';
 import * as q from './queries.js';
 
-export const UPLOAD_PURPOSES = ['user_avatar', 'organization_image'] as const;
-export type UploadPurpose = (typeof UPLOAD_PURPOSES)[number];
+export { UPLOAD_PURPOSES, type UploadPurpose };
 
 /** An upload ticket request, as received (docs/uploads.md). */
 export interface TicketRequest {

@@ -1,4 +1,5 @@
 import { apiError } from '../lib/errors.js';
+import { EMAIL_MAX_LENGTH } from '@gatehouse/contract';
 
 /**
  * Email addresses are accepted as a single bare addr-spec: `local@domain`. The address is trimmed and
@@ -14,7 +15,7 @@ const ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\p{L}\p{N}-]+$/u;
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const FORBIDDEN = /[\s\p{Cc}\p{Cf}<>()[\]\\,;:"]/u;
 
-export const EMAIL_MAX_LENGTH = 254;
+export { EMAIL_MAX_LENGTH };
 
 /** The normalized address, or a reason it is not one. */
 export function parseEmail(raw: string): { email: string } | { problem: string } {

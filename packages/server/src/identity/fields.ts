@@ -1,5 +1,2 @@
-import { Type } from 'typebox';
-import { PASSWORD_MAX_LENGTH } from './password-policy.js';
-
-/** Request fields that identity's routes and the email flows' routes both take. */
-export const Password = Type.String({ maxLength: PASSWORD_MAX_LENGTH });
+/** Request fields that identity's routes and the email flows' routes both take (the contract's). */
+export { Password } from '@gatehouse/contract';

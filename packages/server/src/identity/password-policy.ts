@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { apiError } from '../lib/errors.js';
+import { PASSWORD_MAX_LENGTH } from '@gatehouse/contract';
 
 /**
  * The password policy (OWASP ASVS 2.1): at least 8 characters, long passwords accepted (up to 1024
@@ -7,7 +8,7 @@ import { apiError } from '../lib/errors.js';
  * and never one of the 10,000 most common passwords. Length is counted in Unicode code points.
  */
 export const PASSWORD_MIN_LENGTH = 8;
-export const PASSWORD_MAX_LENGTH = 1024;
+export { PASSWORD_MAX_LENGTH };
 
 let common: Set<string> | undefined;
 

@@ -1,5 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Deleted, Me, OrganizationSummary, PasswordChanged, SessionsRevoked, SignedIn, User, UserPage } from '@gatehouse/contract';
+import {
+  CreateUserBody,
+  Deleted,
+  Me,
+  OrganizationSummary,
+  PasswordChanged,
+  ProfileUpdateBody,
+  SessionsRevoked,
+  SignedIn,
+  SignInBody,
+  SignUpBody,
+  UpdateUserBody,
+  User,
+  UserPage,
+} from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf, type SessionIdentity } from '../http/credentials.js';
 import { apiError } from '../lib/errors.js';
@@ -7,28 +21,8 @@ import { IdParams, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import { requestContext } from '../http/request-context.js';
 import type { Environment } from '../tenancy/settings.js';
-import { EMAIL_MAX_LENGTH } from './email.js';
-import { MAX_IMAGE_URL_LENGTH } from '../assets/image-url.js';
 import { Password } from './fields.js';
 import type { IdentityService } from './service.js';
-
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
-
-const Email = Type.String({ minLength: 1, maxLength: EMAIL_MAX_LENGTH + 64, description: 'Trimmed; the domain is lowercased' });
-const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
-const Username = Type.String({ minLength: 1, maxLength: 64 });
-const ImageUrl = Type.String({
-  minLength: 1,
-  maxLength: MAX_IMAGE_URL_LENGTH,
-  description: 'An https URL, or the publicUrl of an upload ticket (POST /v1/me/assets/upload-url)',
-});
-
-const ProfileFields = {
-  firstName: Type.Optional(Nullable(Name)),
-  lastName: Type.Optional(Nullable(Name)),
-  username: Type.Optional(Nullable(Username)),
-  imageUrl: Type.Optional(Nullable(ImageUrl)),
-};
 
 /**
  * What GET /v1/me shows of organizations. The Organizations feature supplies it; until then the
@@ -64,16 +58,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
       schema: {
         summary: 'Create an account with email and password, and sign it in',
         tags: ['auth'],
-        body: Type.Object(
-          {
-            email: Email,
-            password: Password,
-            firstName: Type.Optional(Name),
-            lastName: Type.Optional(Name),
-            username: Type.Optional(Username),
-          },
-          { additionalProperties: false },
-        ),
+        body: SignUpBody,
         response: { 201: SignedIn },
       },
     },
@@ -92,7 +77,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
         description:
           'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time. Repeated failures for one address or from one client address are refused for a while with 429 rate_limited and Retry-After.',
         tags: ['auth'],
-        body: Type.Object({ email: Type.String({ maxLength: 1024 }), password: Password }, { additionalProperties: false }),
+        body: SignInBody,
         response: { 200: SignedIn },
       },
     },
@@ -131,7 +116,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
       schema: {
         summary: "Change the signed-in user's profile; omitted fields are unchanged, null clears",
         tags: ['me'],
-        body: Type.Object(ProfileFields, { additionalProperties: false }),
+        body: ProfileUpdateBody,
         response: { 200: User },
       },
     },
@@ -205,7 +190,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
       schema: {
         summary: 'Create a user; without a password they sign in by another method',
         tags: ['users'],
-        body: Type.Object({ email: Email, password: Type.Optional(Password), ...ProfileFields }, { additionalProperties: false }),
+        body: CreateUserBody,
         response: { 201: User },
       },
     },
@@ -226,10 +211,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
         summary: 'Change a user; omitted fields are unchanged, null clears',
         tags: ['users'],
         params: IdParams('userId'),
-        body: Type.Object(
-          { email: Type.Optional(Email), password: Type.Optional(Password), ...ProfileFields },
-          { additionalProperties: false },
-        ),
+        body: UpdateUserBody,
         response: { 200: User },
       },
     },

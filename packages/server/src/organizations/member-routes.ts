@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Member, MemberPage, MemberRemoved } from '@gatehouse/contract';
-import { Type } from 'typebox';
+import { AddCurrentMemberBody, AddMemberBody, Member, MemberPage, MemberRemoved, RoleBody } from '@gatehouse/contract';
 import { environmentOf, sessionOf } from '../http/credentials.js';
 import { IdParams } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import type { Environment } from '../tenancy/settings.js';
 import { type Actor, foreignCursor } from './access.js';
 import type { MemberService } from './member-service.js';
-import { Email, Id, MemberListQuery, RoleBody, RoleName } from './schemas.js';
+import { MemberListQuery } from './schemas.js';
 
 /** An organization's members: by id with the secret key, and the current organization's with a session. */
 export interface MemberRouteOptions {
@@ -63,10 +62,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
         summary: 'Add an existing user to an organization, by userId or email',
         tags: ['organizations'],
         params: IdParams('organizationId'),
-        body: Type.Object(
-          { userId: Type.Optional(Id), email: Type.Optional(Email), role: Type.Optional(RoleName) },
-          { additionalProperties: false, description: 'Exactly one of userId or email; role defaults to member' },
-        ),
+        body: AddMemberBody,
         response: { 201: Member },
       },
     },
@@ -146,7 +142,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRouteOptions> = async
       schema: {
         summary: 'Add someone who has an account to the current organization; needs org:members:manage',
         tags: ['me'],
-        body: Type.Object({ email: Email, role: Type.Optional(RoleName) }, { additionalProperties: false }),
+        body: AddCurrentMemberBody,
         response: { 201: Member },
       },
     },

@@ -1,5 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Deleted, Organization, OrganizationPage, SessionRefreshed, UserOrganization, UserOrganizationPage } from '@gatehouse/contract';
+import {
+  CreateOrganizationBody,
+  CreateUserOrganizationBody,
+  Deleted,
+  Organization,
+  OrganizationPage,
+  SessionRefreshed,
+  UpdateCurrentOrganizationBody,
+  UpdateOrganizationBody,
+  UserOrganization,
+  UserOrganizationPage,
+} from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
@@ -7,7 +18,7 @@ import { IdParams, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import type { SessionService } from '../sessions/service.js';
 import { type Actor, foreignCursor } from './access.js';
-import { Id, ImageUrl, Name, Nullable, OrganizationCreate, Slug } from './schemas.js';
+import { Id } from './schemas.js';
 import type { OrganizationService } from './service.js';
 
 /** Organizations themselves (secret key and session), and switching the session's organization. */
@@ -63,7 +74,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
       schema: {
         summary: 'Create an organization; ownerId becomes its first owner',
         tags: ['organizations'],
-        body: Type.Object({ ...OrganizationCreate, ownerId: Id }, { additionalProperties: false }),
+        body: CreateOrganizationBody,
         response: { 201: Organization },
       },
     },
@@ -123,10 +134,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
         summary: 'Change an organization; omitted fields are unchanged, null removes the image',
         tags: ['organizations'],
         params: IdParams('organizationId'),
-        body: Type.Object(
-          { name: Type.Optional(Name), slug: Type.Optional(Slug), imageUrl: Type.Optional(Nullable(ImageUrl)) },
-          { additionalProperties: false },
-        ),
+        body: UpdateOrganizationBody,
         response: { 200: Organization },
       },
     },
@@ -190,7 +198,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
         summary: 'Create an organization; the signed-in user becomes its owner',
         description: 'Does not switch the session to it; use POST /v1/auth/switch-organization. The environment can turn this off.',
         tags: ['me'],
-        body: Type.Object(OrganizationCreate, { additionalProperties: false }),
+        body: CreateUserOrganizationBody,
         response: { 201: UserOrganization },
       },
     },
@@ -223,7 +231,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
       schema: {
         summary: 'Rename the current organization or change its image; needs org:manage',
         tags: ['me'],
-        body: Type.Object({ name: Type.Optional(Name), imageUrl: Type.Optional(Nullable(ImageUrl)) }, { additionalProperties: false }),
+        body: UpdateCurrentOrganizationBody,
         response: { 200: UserOrganization },
       },
     },

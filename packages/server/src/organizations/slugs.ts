@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { apiError } from '../lib/errors.js';
+import { SLUG_MAX_LENGTH } from '@gatehouse/contract';
 
-export const SLUG_MAX_LENGTH = 64;
+export { SLUG_MAX_LENGTH };
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 
 export function validSlug(slug: string, field = 'slug'): string {
