@@ -9,7 +9,10 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { buildApp, type AppOptions } from '../packages/server/src/app.js';
 import { migrate, openStore } from '../packages/server/src/db/index.js';
+import { FilesystemObjectStore } from '../packages/server/src/assets/filesystem-store.js';
+import { UnconfiguredTransport } from '../packages/server/src/flows/transport.js';
 import { newSecret } from '../packages/server/src/lib/crypto.js';
+import { deriveSubkey } from '../packages/server/src/lib/cursor.js';
 import { TenancyService } from '../packages/server/src/tenancy/service.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'gh-bench-'));
@@ -21,7 +24,21 @@ const dev = environments.find((e) => e.environment.type === 'development')!.envi
 // High enough that nothing is refused: the benchmark measures the cost of counting.
 await tenancy.updateSettings(dev.id, { rateLimitPerMinute: 10_000_000 });
 
-const base = { config: { baseUrl: 'http://bench.local' }, store, platformKey: newSecret('plk_'), instanceSecret: newSecret('', 48) };
+const instanceSecret = newSecret('', 48);
+const objectStore = await FilesystemObjectStore.open({
+  root: path.join(dir, 'objects'),
+  baseUrl: 'http://bench.local',
+  signingKey: deriveSubkey(instanceSecret, 'uploads'),
+});
+// Everything buildApp needs, and nothing the measured requests touch: no mail is sent, no worker runs.
+const base: AppOptions = {
+  config: { baseUrl: 'http://bench.local' },
+  store,
+  platformKey: newSecret('plk_'),
+  instanceSecret,
+  objectStore,
+  mail: { transport: new UnconfiguredTransport(), startWorker: false },
+};
 const variants: Record<string, Partial<AppOptions>> = { baseline: { rateLimit: false }, memory: {} };
 const redisPrefix = `ghbench:${randomBytes(4).toString('hex')}:`;
 if (process.env.REDIS_URL) variants.redis = { redis: { url: process.env.REDIS_URL, prefix: redisPrefix } };
