@@ -8,3 +8,4 @@ export * from './environments.js';
 export * from './assets.js';
 export * from './emails.js';
 export * from './health.js';
+export * from './webhooks.js';
