@@ -34,7 +34,19 @@ const endpointFields = {
   updatedAt: Type.Integer(),
 };
 
-export const WebhookEndpoint = define('WebhookEndpoint', Type.Object(endpointFields));
+export const WebhookEndpointHealth = define(
+  'WebhookEndpointHealth',
+  Type.Object({
+    recentAttempts: Type.Integer({ description: 'Finished attempts considered: the last 100 at most' }),
+    recentFailures: Type.Integer(),
+    failureRate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
+      description: 'recentFailures / recentAttempts; null before any attempt finished',
+    }),
+  }),
+);
+export type WebhookEndpointHealth = Static<typeof WebhookEndpointHealth>;
+
+export const WebhookEndpoint = define('WebhookEndpoint', Type.Object({ ...endpointFields, health: WebhookEndpointHealth }));
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 
 /** The endpoint as created: with its signing secret, shown this once. */

@@ -1,4 +1,4 @@
-import type { CreatedWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '@gatehouse/contract';
+import type { CreatedWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEndpointHealth, WebhookEventType } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { newId } from '../lib/crypto.js';
 import { apiError, notFound } from '../lib/errors.js';
@@ -17,7 +17,12 @@ export interface EndpointInput {
   enabled?: boolean | undefined;
 }
 
-export function endpointView(row: q.EndpointRow): WebhookEndpoint {
+/** How many of an endpoint's latest finished attempts its failure rate covers. */
+export const HEALTH_WINDOW = 100;
+
+type EndpointFields = Omit<WebhookEndpoint, 'health'>;
+
+export function endpointView(row: q.EndpointRow): EndpointFields {
   return {
     id: row.id,
     url: row.url,
@@ -94,11 +99,18 @@ export class WebhookService {
   }
 
   async list(environment: Environment): Promise<WebhookEndpoint[]> {
-    return (await q.listEndpoints(this.store.db, environment.id)).map(endpointView);
+    const rows = await q.listEndpoints(this.store.db, environment.id);
+    return Promise.all(rows.map((row) => this.withHealth(row)));
   }
 
   async get(environment: Environment, endpointId: string): Promise<WebhookEndpoint> {
-    return endpointView(await this.row(environment, endpointId));
+    return this.withHealth(await this.row(environment, endpointId));
+  }
+
+  private async withHealth(row: q.EndpointRow): Promise<WebhookEndpoint> {
+    const { total, failed } = await q.recentOutcomes(this.store.db, row.environment_id, row.id, HEALTH_WINDOW);
+    const health: WebhookEndpointHealth = { recentAttempts: total, recentFailures: failed, failureRate: total === 0 ? null : failed / total };
+    return { ...endpointView(row), health };
   }
 
   private async row(environment: Environment, endpointId: string): Promise<q.EndpointRow> {
@@ -119,7 +131,7 @@ export class WebhookService {
     }
     const row = await q.updateEndpoint(this.store.db, environment.id, endpointId, patch);
     if (!row) throw notFound(`Webhook endpoint ${endpointId}`);
-    return endpointView(row);
+    return this.withHealth(row);
   }
 
   async delete(environment: Environment, endpointId: string): Promise<void> {

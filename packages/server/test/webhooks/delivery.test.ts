@@ -125,6 +125,8 @@ describe('webhook delivery to a real HTTP receiver', () => {
     expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body);
     log = await deliveries(env, endpoint.id);
     expect(log[0]).toMatchObject({ attempt: 2, status: 'succeeded', responseStatus: 200, messageId: receiver.received[0]!.headers['webhook-id'] });
+    const read = await platformCall(t, 'GET', `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}`);
+    expect(read.json().health).toEqual({ recentAttempts: 2, recentFailures: 1, failureRate: 0.5 });
   });
 
   it('honours Retry-After', async () => {

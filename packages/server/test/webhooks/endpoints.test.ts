@@ -28,6 +28,7 @@ describe('webhook endpoints (platform API)', () => {
     const read = await platformCall(t, 'GET', `${base()}/${endpoint.id}`);
     expect(read.statusCode).toBe(200);
     expect(read.json()).not.toHaveProperty('secret');
+    expect(read.json().health).toEqual({ recentAttempts: 0, recentFailures: 0, failureRate: null });
     expect(read.body).not.toContain(endpoint.secret.slice(6));
 
     const list = await platformCall(t, 'GET', base());
