@@ -256,3 +256,56 @@ export async function failPendingAttempts(db: Db, environmentId: string, endpoin
     .execute();
 }
 
+
+/**
+ * Forgets finished attempts and delivered events older than `before`, across environments, a batch
+ * at a time. An event goes only when no attempt of it is still pending.
+ */
+export async function pruneBefore(db: Db, before: number, limit: number): Promise<number> {
+  const attempts = await db
+    .deleteFrom('webhook_deliveries')
+    .where((eb) =>
+      eb(
+        eb.refTuple('environment_id', 'id'),
+        'in',
+        eb
+          .selectFrom('webhook_deliveries as old')
+          .select(['old.environment_id', 'old.id'])
+          .where('old.status', '!=', 'pending')
+          .where('old.created_at', '<', before)
+          .limit(limit)
+          .$asTuple('environment_id', 'id'),
+      ),
+    )
+    .modifyEnd(crossTenant('retention applies to every environment alike'))
+    .executeTakeFirst();
+  const events = await db
+    .deleteFrom('webhook_events')
+    .where((eb) =>
+      eb(
+        eb.refTuple('environment_id', 'id'),
+        'in',
+        eb
+          .selectFrom('webhook_events as old')
+          .select(['old.environment_id', 'old.id'])
+          .where('old.fanned_out', '=', 1)
+          .where('old.created_at', '<', before)
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('webhook_deliveries as d')
+                  .select('d.id')
+                  .whereRef('d.environment_id', '=', 'old.environment_id')
+                  .whereRef('d.event_id', '=', 'old.id')
+                  .where('d.status', '=', 'pending'),
+              ),
+            ),
+          )
+          .limit(limit)
+          .$asTuple('environment_id', 'id'),
+      ),
+    )
+    .modifyEnd(crossTenant('retention applies to every environment alike'))
+    .executeTakeFirst();
+  return Number(attempts.numDeletedRows) + Number(events.numDeletedRows);
+}

@@ -21,6 +21,9 @@ export const RETRY_SCHEDULE_MS = [
 ] as const;
 
 export const JITTER = 0.2;
+/** How long the delivery log and delivered events are kept. */
+export const RETENTION_MS = 30 * 86_400_000;
+const PRUNE_EVERY_MS = 10 * 60_000;
 export const SEND_TIMEOUT_MS = 15_000;
 
 /**
@@ -68,6 +71,7 @@ export class WebhookWorker {
   private readonly timeoutMs: number;
   private readonly resolve: Resolver;
   private readonly random: () => number;
+  private lastPrunedAt = -Infinity;
 
   constructor(
     private readonly store: Store,
@@ -119,7 +123,10 @@ export class WebhookWorker {
 
   /** Fans out new events and sends one batch of due attempts; returns how much it handled. */
   runOnce(): Promise<number> {
-    this.running ??= (async () => (await this.fanOut()) + (await this.deliverDue()))().finally(() => {
+    this.running ??= (async () => {
+      await this.pruneNowAndThen();
+      return (await this.fanOut()) + (await this.deliverDue());
+    })().finally(() => {
       this.running = undefined;
     });
     return this.running;
@@ -128,6 +135,14 @@ export class WebhookWorker {
   /** Runs until nothing is due now (by the worker's clock). */
   async drain(): Promise<void> {
     while ((await this.runOnce()) > 0);
+  }
+
+  /** Every 10 minutes, drops attempts and delivered events older than 30 days. */
+  private async pruneNowAndThen(): Promise<void> {
+    const now = this.clock();
+    if (now - this.lastPrunedAt < PRUNE_EVERY_MS) return;
+    this.lastPrunedAt = now;
+    while ((await q.pruneBefore(this.store.db, now - RETENTION_MS, 1000)) > 0);
   }
 
   private async fanOut(): Promise<number> {

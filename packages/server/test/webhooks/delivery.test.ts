@@ -246,6 +246,21 @@ describe('webhook delivery to a real HTTP receiver', () => {
     expect(new Set([...first.data, ...second.data].map((d: { id: string }) => d.id)).size).toBe(3);
   });
 
+  it('forgets attempts and delivered events after 30 days, keeping newer ones', async () => {
+    const { env, endpoint } = await setup();
+    await plainUser(t, env, 'old');
+    await t.app.webhooks.drain();
+    const [old] = await deliveries(env, endpoint.id);
+    clock.advance(30 * 86_400_000 + 60_000);
+    await plainUser(t, env, 'new');
+    await t.app.webhooks.drain();
+    const log = await deliveries(env, endpoint.id);
+    expect(log.map((d) => d.messageId)).not.toContain(old!.messageId);
+    expect(log).toHaveLength(1);
+    const events = await t.store.db.selectFrom('webhook_events').select('id').where('environment_id', '=', env.id).execute();
+    expect(events.map((e) => e.id)).toEqual([log[0]!.messageId]);
+  });
+
   it('an attempt claimed by a node that died is sent once its lease runs out, never lost', async () => {
     const { env, endpoint } = await setup();
     await plainUser(t, env, 'orphan');
