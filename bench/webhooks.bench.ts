@@ -64,7 +64,14 @@ async function insertCosts(store: Store, environmentId: string) {
   const bare: number[] = [];
   const withEvent: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    bare.push(await per(() => store.db.insertInto('users').values({ ...userRow(environmentId), environment_id: environmentId }).execute()));
+    bare.push(
+      await per(() =>
+        store.db
+          .insertInto('users')
+          .values({ ...userRow(environmentId), environment_id: environmentId })
+          .execute(),
+      ),
+    );
     withEvent.push(await per(() => insertUser(store.db, environmentId, userRow(environmentId))));
   }
   return { bareUs: median(bare), withEventUs: median(withEvent) };
@@ -113,7 +120,9 @@ async function onDatabase(label: string, databaseUrl: string | undefined) {
     },
     '/v1/health',
   );
-  const local = openStore(databaseUrl ? { databaseUrl, postgresSchema: `${schema}_local` } : { sqliteFile: path.join(dataDir, 'local.db') });
+  const local = openStore(
+    databaseUrl ? { databaseUrl, postgresSchema: `${schema}_local` } : { sqliteFile: path.join(dataDir, 'local.db') },
+  );
   try {
     // In process: the cost of the event next to the insert.
     await migrate(local, databaseUrl ? `${schema}_local` : undefined);
@@ -123,7 +132,11 @@ async function onDatabase(label: string, databaseUrl: string | undefined) {
     // Against the server: POST /v1/users, with a development environment whose endpoint is the local receiver.
     const project = await json(`${server.url}/v1/platform/projects`, { method: 'POST', token: platformKey, body: { name: 'bench' } });
     const environment = project.environments.find((e: { type: string }) => e.type === 'development');
-    await json(`${server.url}/v1/platform/environments/${environment.id}`, { method: 'PATCH', token: platformKey, body: { rateLimitPerMinute: 10_000_000 } });
+    await json(`${server.url}/v1/platform/environments/${environment.id}`, {
+      method: 'PATCH',
+      token: platformKey,
+      body: { rateLimitPerMinute: 10_000_000 },
+    });
     const secretKey = environment.secretKey as string;
     const users = await autocannon({
       url: `${server.url}/v1/users`,
@@ -131,7 +144,9 @@ async function onDatabase(label: string, databaseUrl: string | undefined) {
       connections: 8,
       duration: SECONDS,
       headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
-      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `b${randomBytes(6).toString('hex')}@example.test` }) }) }],
+      requests: [
+        { setupRequest: (req) => ({ ...req, body: JSON.stringify({ email: `b${randomBytes(6).toString('hex')}@example.test` }) }) },
+      ],
     });
     // The server's time per request at saturation (not the latency, which includes queueing).
     const requestUs = 1e6 / users.requests.average;
@@ -147,7 +162,11 @@ async function onDatabase(label: string, databaseUrl: string | undefined) {
       Array.from({ length: 8 }, async () => {
         while (sent < EVENTS) {
           sent++;
-          await json(`${server.url}/v1/users`, { method: 'POST', token: secretKey, body: { email: `w${randomBytes(6).toString('hex')}@example.test` } });
+          await json(`${server.url}/v1/users`, {
+            method: 'POST',
+            token: secretKey,
+            body: { email: `w${randomBytes(6).toString('hex')}@example.test` },
+          });
         }
       }),
     );

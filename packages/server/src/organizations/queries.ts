@@ -233,7 +233,12 @@ export async function updateMembershipRole(
     announce(db, { kind: 'organizations', environmentId, userId });
     const updated = result.numUpdatedRows > 0n;
     if (updated) {
-      await recordEvent(db, environmentId, 'organizationMembership.updated', await readMembershipData(db, environmentId, organizationId, userId));
+      await recordEvent(
+        db,
+        environmentId,
+        'organizationMembership.updated',
+        await readMembershipData(db, environmentId, organizationId, userId),
+      );
     }
     return updated;
   });

@@ -69,7 +69,12 @@ export type MembershipData = Member & { organizationId: string };
 
 /** The user as it stands in this transaction; undefined when there is none. */
 export async function readUserData(tx: Db, environmentId: string, userId: string): Promise<User | undefined> {
-  const row = await tx.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('id', '=', userId).executeTakeFirst();
+  const row = await tx
+    .selectFrom('users')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', userId)
+    .executeTakeFirst();
   return row && userData(row);
 }
 

@@ -31,12 +31,7 @@ export async function listEndpoints(db: Db, environmentId: string) {
 }
 
 export async function listEnabledEndpoints(db: Db, environmentId: string) {
-  return db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('environment_id', '=', environmentId)
-    .where('enabled', '=', 1)
-    .execute();
+  return db.selectFrom('webhook_endpoints').selectAll().where('environment_id', '=', environmentId).where('enabled', '=', 1).execute();
 }
 
 export async function updateEndpoint(
@@ -94,13 +89,18 @@ export async function claimUnfannedEvents(tx: Transaction<Database>, dialect: Di
     .where('fanned_out', '=', 0)
     .orderBy('created_at')
     .limit(limit)
-    .modifyEnd(crossTenant('one worker fans out every environment\'s events'));
+    .modifyEnd(crossTenant("one worker fans out every environment's events"));
   if (dialect === 'postgres') query = query.forUpdate().skipLocked();
   return query.execute();
 }
 
 export async function markFannedOut(db: Db, environmentId: string, eventId: string) {
-  await db.updateTable('webhook_events').set({ fanned_out: 1 }).where('environment_id', '=', environmentId).where('id', '=', eventId).execute();
+  await db
+    .updateTable('webhook_events')
+    .set({ fanned_out: 1 })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', eventId)
+    .execute();
 }
 
 /** An event no endpoint wanted: nothing will ever read it. */
@@ -151,7 +151,12 @@ export async function lastAttemptNumber(db: Db, environmentId: string, endpointI
 }
 
 /** Newest first; `beforeId` continues a listing. */
-export async function listDeliveries(db: Db, environmentId: string, endpointId: string, options: { limit: number; beforeId?: string | undefined }) {
+export async function listDeliveries(
+  db: Db,
+  environmentId: string,
+  endpointId: string,
+  options: { limit: number; beforeId?: string | undefined },
+) {
   let query = db
     .selectFrom('webhook_deliveries')
     .selectAll()
@@ -209,14 +214,14 @@ export async function claimDueAttempts(db: Db, options: ClaimOptions) {
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', options.now)]))
     .orderBy('next_attempt_at')
     .limit(options.batchSize)
-    .modifyEnd(crossTenant('one worker delivers every environment\'s webhooks'));
+    .modifyEnd(crossTenant("one worker delivers every environment's webhooks"));
   if (options.dialect === 'postgres') due = due.forUpdate().skipLocked();
   return db
     .updateTable('webhook_deliveries')
     .set({ locked_until: options.now + options.leaseMs })
     .where((eb) => eb(eb.refTuple('environment_id', 'id'), 'in', due.$asTuple('environment_id', 'id')))
     .returningAll()
-    .modifyEnd(crossTenant('one worker delivers every environment\'s webhooks'))
+    .modifyEnd(crossTenant("one worker delivers every environment's webhooks"))
     .execute();
 }
 
@@ -255,7 +260,6 @@ export async function failPendingAttempts(db: Db, environmentId: string, endpoin
     .where('status', '=', 'pending')
     .execute();
 }
-
 
 /**
  * Forgets finished attempts and delivered events older than `before`, across environments, a batch

@@ -16,7 +16,11 @@ import { apiError } from '../lib/errors.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { WebhookService } from './service.js';
 
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https; http://localhost:<port> or http://127.0.0.1:<port> in development' });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'https; http://localhost:<port> or http://127.0.0.1:<port> in development',
+});
 const EventTypes = Type.Array(WebhookEventTypeSchema, { minItems: 1, maxItems: 50, description: 'Omit (or null) for every event' });
 const Description = Type.Union([Type.String({ maxLength: 500 }), Type.Null()]);
 
@@ -62,7 +66,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
     BASE,
     {
       config: { credentials: ['platform'] },
-      schema: { summary: 'List the webhook endpoints of an environment', tags, params: IdParams('environmentId'), response: { 200: WebhookEndpointList } },
+      schema: {
+        summary: 'List the webhook endpoints of an environment',
+        tags,
+        params: IdParams('environmentId'),
+        response: { 200: WebhookEndpointList },
+      },
     },
     async (request) => ({ data: await webhooks.list(await environmentOf(request.params.environmentId)) }),
   );
@@ -71,7 +80,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
     `${BASE}/:endpointId`,
     {
       config: { credentials: ['platform'] },
-      schema: { summary: 'Read a webhook endpoint', tags, params: IdParams('environmentId', 'endpointId'), response: { 200: WebhookEndpoint } },
+      schema: {
+        summary: 'Read a webhook endpoint',
+        tags,
+        params: IdParams('environmentId', 'endpointId'),
+        response: { 200: WebhookEndpoint },
+      },
     },
     async (request) => webhooks.get(await environmentOf(request.params.environmentId), request.params.endpointId),
   );
@@ -170,6 +184,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
     async (request, reply) =>
       reply
         .code(202)
-        .send(await webhooks.retry(await environmentOf(request.params.environmentId), request.params.endpointId, request.params.deliveryId)),
+        .send(
+          await webhooks.retry(await environmentOf(request.params.environmentId), request.params.endpointId, request.params.deliveryId),
+        ),
   );
 };

@@ -12,9 +12,7 @@ export interface SendRequest {
   resolve: Resolver;
 }
 
-export type SendOutcome =
-  | { kind: 'response'; status: number; retryAfterMs: number | undefined }
-  | { kind: 'error'; error: string };
+export type SendOutcome = { kind: 'response'; status: number; retryAfterMs: number | undefined } | { kind: 'error'; error: string };
 
 const USER_AGENT = 'Gatehouse-Webhooks/1';
 
@@ -77,7 +75,11 @@ export async function sendWebhook(request: SendRequest): Promise<SendOutcome> {
         res.on('error', () => undefined);
         const status = res.statusCode ?? 0;
         const retryAfter = res.headers['retry-after'];
-        finish({ kind: 'response', status, retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()) });
+        finish({
+          kind: 'response',
+          status,
+          retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
+        });
         res.destroy();
       },
     );

@@ -1,4 +1,10 @@
-import type { CreatedWebhookEndpoint, WebhookDelivery, WebhookEndpoint, WebhookEndpointHealth, WebhookEventType } from '@gatehouse/contract';
+import type {
+  CreatedWebhookEndpoint,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointHealth,
+  WebhookEventType,
+} from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { newId } from '../lib/crypto.js';
 import { apiError, notFound } from '../lib/errors.js';
@@ -109,7 +115,11 @@ export class WebhookService {
 
   private async withHealth(row: q.EndpointRow): Promise<WebhookEndpoint> {
     const { total, failed } = await q.recentOutcomes(this.store.db, row.environment_id, row.id, HEALTH_WINDOW);
-    const health: WebhookEndpointHealth = { recentAttempts: total, recentFailures: failed, failureRate: total === 0 ? null : failed / total };
+    const health: WebhookEndpointHealth = {
+      recentAttempts: total,
+      recentFailures: failed,
+      failureRate: total === 0 ? null : failed / total,
+    };
     return { ...endpointView(row), health };
   }
 
@@ -165,7 +175,10 @@ export class WebhookService {
 
   async deliveries(environment: Environment, endpointId: string, options: { limit: number; beforeId?: string | undefined }) {
     await this.row(environment, endpointId);
-    const rows = await q.listDeliveries(this.store.db, environment.id, endpointId, { limit: options.limit + 1, beforeId: options.beforeId });
+    const rows = await q.listDeliveries(this.store.db, environment.id, endpointId, {
+      limit: options.limit + 1,
+      beforeId: options.beforeId,
+    });
     const hasMore = rows.length > options.limit;
     const page = rows.slice(0, options.limit);
     return { data: page.map(deliveryView), last: hasMore ? page.at(-1)?.id : undefined };

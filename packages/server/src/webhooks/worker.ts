@@ -189,19 +189,41 @@ export class WebhookWorker {
       batchSize: this.batchSize,
       dialect: this.store.dialect,
     });
+    // Attempts of one batch often share an endpoint: read each endpoint and environment type once.
+    const endpoints = new Map<string, Promise<q.EndpointRow | undefined>>();
+    const types = new Map<string, Promise<'development' | 'production'>>();
+    const context = {
+      endpoint: (environmentId: string, endpointId: string) => {
+        const key = `${environmentId}/${endpointId}`;
+        if (!endpoints.has(key)) endpoints.set(key, q.findEndpoint(this.store.db, environmentId, endpointId));
+        return endpoints.get(key)!;
+      },
+      environmentType: (environmentId: string) => {
+        if (!types.has(environmentId)) types.set(environmentId, this.environmentType(environmentId));
+        return types.get(environmentId)!;
+      },
+    };
     await Promise.all(
       claimed.map((attempt) =>
-        this.send(attempt).catch((error: unknown) => this.options.log?.error({ err: error, deliveryId: attempt.id }, 'webhook delivery failed')),
+        this.send(attempt, context).catch((error: unknown) =>
+          this.options.log?.error({ err: error, deliveryId: attempt.id }, 'webhook delivery failed'),
+        ),
       ),
     );
     return claimed.length;
   }
 
-  private async send(attempt: q.DeliveryRow): Promise<void> {
+  private async send(
+    attempt: q.DeliveryRow,
+    context: {
+      endpoint(environmentId: string, endpointId: string): Promise<q.EndpointRow | undefined>;
+      environmentType(environmentId: string): Promise<'development' | 'production'>;
+    },
+  ): Promise<void> {
     const db = this.store.db;
     const environmentId = attempt.environment_id;
     const lease = attempt.locked_until!;
-    const endpoint = await q.findEndpoint(db, environmentId, attempt.endpoint_id);
+    const endpoint = await context.endpoint(environmentId, attempt.endpoint_id);
     const event = await q.findEvent(db, environmentId, attempt.event_id);
     if (!endpoint || endpoint.enabled !== 1 || !event) {
       await q.finishAttempt(db, environmentId, attempt.id, lease, {
@@ -214,10 +236,12 @@ export class WebhookWorker {
     }
 
     const timestamp = Math.floor(Date.now() / 1000);
-    const signatures = this.webhooks.signingSecrets(endpoint, this.clock()).map((secret) => signature(secret, event.id, timestamp, event.body));
+    const signatures = this.webhooks
+      .signingSecrets(endpoint, this.clock())
+      .map((secret) => signature(secret, event.id, timestamp, event.body));
     const outcome = await sendWebhook({
       url: endpoint.url,
-      environmentType: await this.environmentType(environmentId),
+      environmentType: await context.environmentType(environmentId),
       headers: { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatures.join(' ') },
       body: event.body,
       timeoutMs: this.timeoutMs,
@@ -225,15 +249,32 @@ export class WebhookWorker {
     });
 
     if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
-      await q.finishAttempt(db, environmentId, attempt.id, lease, { status: 'succeeded', responseStatus: outcome.status, error: null, nextAttemptAt: null });
+      await q.finishAttempt(db, environmentId, attempt.id, lease, {
+        status: 'succeeded',
+        responseStatus: outcome.status,
+        error: null,
+        nextAttemptAt: null,
+      });
       return;
     }
     const responseStatus = outcome.kind === 'response' ? outcome.status : null;
     if (responseStatus === 410) {
       // Gone: the receiver asks for no more deliveries. The endpoint is disabled until an operator enables it.
       await db.transaction().execute(async (tx) => {
-        if (!(await q.finishAttempt(tx, environmentId, attempt.id, lease, { status: 'failed', responseStatus, error: 'The receiver answered 410 Gone: endpoint disabled', nextAttemptAt: null }))) return;
-        await q.updateEndpoint(tx, environmentId, endpoint.id, { enabled: 0, disabled_reason: 'The receiver answered 410 Gone', updated_at: this.clock() });
+        if (
+          !(await q.finishAttempt(tx, environmentId, attempt.id, lease, {
+            status: 'failed',
+            responseStatus,
+            error: 'The receiver answered 410 Gone: endpoint disabled',
+            nextAttemptAt: null,
+          }))
+        )
+          return;
+        await q.updateEndpoint(tx, environmentId, endpoint.id, {
+          enabled: 0,
+          disabled_reason: 'The receiver answered 410 Gone',
+          updated_at: this.clock(),
+        });
         await q.failPendingAttempts(tx, environmentId, endpoint.id, 'The endpoint was disabled after a 410 Gone');
       });
       return;
@@ -242,7 +283,8 @@ export class WebhookWorker {
     const delay = retryDelayMs(attempt.attempt, outcome.kind === 'response' ? outcome.retryAfterMs : undefined, this.random);
     const nextAttemptAt = delay === undefined ? null : this.clock() + delay;
     await db.transaction().execute(async (tx) => {
-      if (!(await q.finishAttempt(tx, environmentId, attempt.id, lease, { status: 'failed', responseStatus, error, nextAttemptAt }))) return;
+      if (!(await q.finishAttempt(tx, environmentId, attempt.id, lease, { status: 'failed', responseStatus, error, nextAttemptAt })))
+        return;
       if (nextAttemptAt === null) return;
       await q.insertDelivery(tx, environmentId, {
         id: newId('whd', environmentId),

@@ -28,10 +28,20 @@ describe('webhook retry schedule', () => {
 });
 
 describe('webhook addresses', () => {
-  it.each(['127.0.0.1', '10.0.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd12::1', '::ffff:10.0.0.1'])(
-    '%s is not public',
-    (address) => expect(isNonPublicAddress(address)).toBe(true),
-  );
+  it.each([
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.31.255.255',
+    '192.168.0.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd12::1',
+    '::ffff:10.0.0.1',
+  ])('%s is not public', (address) => expect(isNonPublicAddress(address)).toBe(true));
   it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:2800:220:1:248:1893:25c8:1946'])('%s is public', (address) =>
     expect(isNonPublicAddress(address)).toBe(false),
   );

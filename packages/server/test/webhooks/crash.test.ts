@@ -80,7 +80,9 @@ describe(`kill -9 of the server in the middle of a webhook delivery (${testDb()}
 
     // The attempt survived the crash, still pending under the dead node's lease.
     const store = openStore(
-      testDb() === 'postgres' ? { databaseUrl: process.env.DATABASE_URL!, postgresSchema: schema } : { sqliteFile: path.join(dataDir, 'gatehouse.db') },
+      testDb() === 'postgres'
+        ? { databaseUrl: process.env.DATABASE_URL!, postgresSchema: schema }
+        : { sqliteFile: path.join(dataDir, 'gatehouse.db') },
     );
     try {
       const rows = await store.db
@@ -107,9 +109,15 @@ describe(`kill -9 of the server in the middle of a webhook delivery (${testDb()}
     await new Promise((r) => setTimeout(r, 2_500));
     expect(received).toHaveLength(2);
     expect(received[1]!.headers['webhook-id']).toBe(received[0]!.headers['webhook-id']);
-    const event = new Webhook(endpoint.body.secret).verify(received[1]!.body, received[1]!.headers as Record<string, string>) as { type: string };
+    const event = new Webhook(endpoint.body.secret).verify(received[1]!.body, received[1]!.headers as Record<string, string>) as {
+      type: string;
+    };
     expect(event.type).toBe('user.created');
-    const log = await call('GET', `/v1/platform/environments/${development.id}/webhook-endpoints/${endpoint.body.id}/deliveries`, platformKey);
+    const log = await call(
+      'GET',
+      `/v1/platform/environments/${development.id}/webhook-endpoints/${endpoint.body.id}/deliveries`,
+      platformKey,
+    );
     expect(log.body.data).toEqual([expect.objectContaining({ attempt: 1, status: 'succeeded', responseStatus: 204 })]);
   }, 90_000);
 });

@@ -44,7 +44,16 @@ describe('webhook delivery to a real HTTP receiver', () => {
   async function deliveries(env: TestEnvironment, endpointId: string) {
     const res = await platformCall(t, 'GET', `/v1/platform/environments/${env.id}/webhook-endpoints/${endpointId}/deliveries?limit=100`);
     expect(res.statusCode, res.body).toBe(200);
-    return res.json().data as { id: string; messageId: string; attempt: number; status: string; responseStatus: number | null; error: string | null; nextAttemptAt: number | null; eventType: string }[];
+    return res.json().data as {
+      id: string;
+      messageId: string;
+      attempt: number;
+      status: string;
+      responseStatus: number | null;
+      error: string | null;
+      nextAttemptAt: number | null;
+      eventType: string;
+    }[];
   }
 
   it('delivers every event type, each verifiable with the standardwebhooks library and verifyWebhook', async () => {
@@ -54,11 +63,26 @@ describe('webhook delivery to a real HTTP receiver', () => {
     const org = await createOrg(t, owner.id, { environment: env });
     await t.call({ method: 'PATCH', url: `/v1/organizations/${org.id}`, credential: env.secretKey, payload: { name: 'Renamed' } });
     await addMember(t, org.id, other.id, 'member', env);
-    await t.call({ method: 'PATCH', url: `/v1/organizations/${org.id}/members/${other.id}`, credential: env.secretKey, payload: { role: 'admin' } });
+    await t.call({
+      method: 'PATCH',
+      url: `/v1/organizations/${org.id}/members/${other.id}`,
+      credential: env.secretKey,
+      payload: { role: 'admin' },
+    });
     await t.call({ method: 'DELETE', url: `/v1/organizations/${org.id}/members/${other.id}`, credential: env.secretKey });
-    const signup = await t.call({ method: 'POST', url: '/v1/auth/signup', credential: env.publishableKey, payload: { email: uniqueEmail('s'), password: 'correct horse battery staple' } });
+    const signup = await t.call({
+      method: 'POST',
+      url: '/v1/auth/signup',
+      credential: env.publishableKey,
+      payload: { email: uniqueEmail('s'), password: 'correct horse battery staple' },
+    });
     expect(signup.statusCode, signup.body).toBe(201);
-    await t.call({ method: 'POST', url: '/v1/auth/signout', credential: env.publishableKey, payload: { refreshToken: signup.json().session.refreshToken } });
+    await t.call({
+      method: 'POST',
+      url: '/v1/auth/signout',
+      credential: env.publishableKey,
+      payload: { refreshToken: signup.json().session.refreshToken },
+    });
     await t.call({ method: 'PATCH', url: `/v1/users/${other.id}`, credential: env.secretKey, payload: { lastName: 'X' } });
     await t.call({ method: 'DELETE', url: `/v1/organizations/${org.id}`, credential: env.secretKey });
     await t.call({ method: 'DELETE', url: `/v1/users/${other.id}`, credential: env.secretKey });
@@ -67,7 +91,11 @@ describe('webhook delivery to a real HTTP receiver', () => {
 
     const verifier = new Webhook(endpoint.secret);
     const types = receiver.received.map((r) => {
-      const headers = { 'webhook-id': r.headers['webhook-id'] as string, 'webhook-timestamp': r.headers['webhook-timestamp'] as string, 'webhook-signature': r.headers['webhook-signature'] as string };
+      const headers = {
+        'webhook-id': r.headers['webhook-id'] as string,
+        'webhook-timestamp': r.headers['webhook-timestamp'] as string,
+        'webhook-signature': r.headers['webhook-signature'] as string,
+      };
       const verified = verifier.verify(r.body, headers) as { type: string; timestamp: string; data: unknown };
       expect(verifyWebhook(r.body, r.headers, endpoint.secret)).toEqual(verified);
       expect(headers['webhook-id']).toMatch(/^msg_/);
@@ -76,9 +104,17 @@ describe('webhook delivery to a real HTTP receiver', () => {
     });
     expect(new Set(types)).toEqual(
       new Set([
-        'user.created', 'user.updated', 'user.deleted', 'session.created', 'session.revoked',
-        'organization.created', 'organization.updated', 'organization.deleted',
-        'organizationMembership.created', 'organizationMembership.updated', 'organizationMembership.deleted',
+        'user.created',
+        'user.updated',
+        'user.deleted',
+        'session.created',
+        'session.revoked',
+        'organization.created',
+        'organization.updated',
+        'organization.deleted',
+        'organizationMembership.created',
+        'organizationMembership.updated',
+        'organizationMembership.deleted',
       ]),
     );
     // A tampered body does not verify.
@@ -124,7 +160,12 @@ describe('webhook delivery to a real HTTP receiver', () => {
     expect(receiver.received[1]!.headers['webhook-id']).toBe(receiver.received[0]!.headers['webhook-id']);
     expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body);
     log = await deliveries(env, endpoint.id);
-    expect(log[0]).toMatchObject({ attempt: 2, status: 'succeeded', responseStatus: 200, messageId: receiver.received[0]!.headers['webhook-id'] });
+    expect(log[0]).toMatchObject({
+      attempt: 2,
+      status: 'succeeded',
+      responseStatus: 200,
+      messageId: receiver.received[0]!.headers['webhook-id'],
+    });
     const read = await platformCall(t, 'GET', `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}`);
     expect(read.json().health).toEqual({ recentAttempts: 2, recentFailures: 1, failureRate: 0.5 });
   });
@@ -170,7 +211,11 @@ describe('webhook delivery to a real HTTP receiver', () => {
     expect(receiver.received).toHaveLength(1);
 
     // A manual retry needs the endpoint enabled again.
-    const refused = await platformCall(t, 'POST', `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries/${log[0]!.id}/retry`);
+    const refused = await platformCall(
+      t,
+      'POST',
+      `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries/${log[0]!.id}/retry`,
+    );
     expect(refused.statusCode).toBe(409);
     expect(refused.json().error.code).toBe('conflict');
   });
@@ -190,7 +235,12 @@ describe('webhook delivery to a real HTTP receiver', () => {
     await plainUser(t, env, 'slow');
     await t.app.webhooks.drain();
     const log = await deliveries(env, endpoint.id);
-    expect(log[1]).toMatchObject({ attempt: 1, status: 'failed', responseStatus: null, error: expect.stringContaining('No response within') });
+    expect(log[1]).toMatchObject({
+      attempt: 1,
+      status: 'failed',
+      responseStatus: null,
+      error: expect.stringContaining('No response within'),
+    });
     clock.set(log[0]!.nextAttemptAt!);
     await t.app.webhooks.drain();
     expect(receiver.received).toHaveLength(2);
@@ -224,12 +274,20 @@ describe('webhook delivery to a real HTTP receiver', () => {
     await plainUser(t, env, 'manual');
     await t.app.webhooks.drain();
     const [delivered] = await deliveries(env, endpoint.id);
-    const retry = await platformCall(t, 'POST', `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries/${delivered!.id}/retry`);
+    const retry = await platformCall(
+      t,
+      'POST',
+      `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries/${delivered!.id}/retry`,
+    );
     expect(retry.statusCode, retry.body).toBe(202);
     expect(retry.json()).toMatchObject({ attempt: 2, status: 'pending', messageId: delivered!.messageId });
     await t.app.webhooks.drain();
     expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([delivered!.messageId, delivered!.messageId]);
-    const unknown = await platformCall(t, 'POST', `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries/whd_nope/retry`);
+    const unknown = await platformCall(
+      t,
+      'POST',
+      `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries/whd_nope/retry`,
+    );
     expect(unknown.statusCode).toBe(404);
   });
 

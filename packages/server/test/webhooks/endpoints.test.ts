@@ -12,7 +12,11 @@ describe('webhook endpoints (platform API)', () => {
   const base = () => `/v1/platform/environments/${t.project.development.id}/webhook-endpoints`;
 
   it('creates an endpoint with a whsec_ secret shown once, then reads, lists, changes and deletes it', async () => {
-    const created = await platformCall(t, 'POST', base(), { url: 'http://localhost:4000/hooks', eventTypes: ['user.created'], description: 'CRM sync' });
+    const created = await platformCall(t, 'POST', base(), {
+      url: 'http://localhost:4000/hooks',
+      eventTypes: ['user.created'],
+      description: 'CRM sync',
+    });
     expect(created.statusCode, created.body).toBe(201);
     const endpoint = created.json();
     expect(endpoint).toMatchObject({
@@ -66,7 +70,10 @@ describe('webhook endpoints (platform API)', () => {
   });
 
   it('refuses an unknown event type and an unknown field in the error shape', async () => {
-    for (const payload of [{ url: 'https://hooks.example.com/a', eventTypes: ['user.exploded'] }, { url: 'https://hooks.example.com/a', secret: 'mine' }]) {
+    for (const payload of [
+      { url: 'https://hooks.example.com/a', eventTypes: ['user.exploded'] },
+      { url: 'https://hooks.example.com/a', secret: 'mine' },
+    ]) {
       const res = await platformCall(t, 'POST', base(), payload);
       expect(res.statusCode, res.body).toBe(400);
       expect(res.json().error.code).toBe('invalid_request');

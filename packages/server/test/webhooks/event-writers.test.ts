@@ -53,7 +53,8 @@ describe('writers of users, sessions, organizations and memberships', () => {
 
   it('record a webhook event in the transaction of their change', () => {
     const silent = writes.filter(
-      (w) => !NO_EVENT.has(w.functionName ?? '') && !(w.body.includes('atomically(db,') && w.body.includes('recordEvent(db, environmentId,')),
+      (w) =>
+        !NO_EVENT.has(w.functionName ?? '') && !(w.body.includes('atomically(db,') && w.body.includes('recordEvent(db, environmentId,')),
     );
     expect(silent.map((w) => `${w.file}: ${w.functionName} (${w.table})`)).toEqual([]);
   });

@@ -44,7 +44,9 @@ describe('webhook events: a transactional outbox', () => {
     ).rejects.toThrow('the change fails');
     expect(await events(t, env)).toHaveLength(before);
 
-    await inTransaction(t.store.db, (tx) => identityQueries.updateUser(tx, env.id, user.id, { first_name: 'Committed', updated_at: Date.now() }));
+    await inTransaction(t.store.db, (tx) =>
+      identityQueries.updateUser(tx, env.id, user.id, { first_name: 'Committed', updated_at: Date.now() }),
+    );
     const after = await events(t, env);
     expect(after).toHaveLength(before + 1);
     expect(after.at(-1)).toMatchObject({ type: 'user.updated', data: { id: user.id, firstName: 'Committed' } });
@@ -62,7 +64,12 @@ describe('webhook events: a transactional outbox', () => {
     const owner = await signUp(t, { environment: env, email: uniqueEmail('owner') });
     const other = await plainUser(t, env, 'other');
     const org = await createOrg(t, owner.userId, { environment: env, name: 'Acme' });
-    const patchedOrg = await t.call({ method: 'PATCH', url: `/v1/organizations/${org.id}`, credential: env.secretKey, payload: { name: 'Acme 2' } });
+    const patchedOrg = await t.call({
+      method: 'PATCH',
+      url: `/v1/organizations/${org.id}`,
+      credential: env.secretKey,
+      payload: { name: 'Acme 2' },
+    });
     expect(patchedOrg.statusCode, patchedOrg.body).toBe(200);
     await addMember(t, org.id, other.id, 'member', env);
     const role = await t.call({
@@ -74,12 +81,24 @@ describe('webhook events: a transactional outbox', () => {
     expect(role.statusCode, role.body).toBe(200);
     const removed = await t.call({ method: 'DELETE', url: `/v1/organizations/${org.id}/members/${other.id}`, credential: env.secretKey });
     expect(removed.statusCode, removed.body).toBe(200);
-    const updatedUser = await t.call({ method: 'PATCH', url: `/v1/users/${other.id}`, credential: env.secretKey, payload: { firstName: 'Renamed' } });
+    const updatedUser = await t.call({
+      method: 'PATCH',
+      url: `/v1/users/${other.id}`,
+      credential: env.secretKey,
+      payload: { firstName: 'Renamed' },
+    });
     expect(updatedUser.statusCode, updatedUser.body).toBe(200);
     expect((await refresh(t, owner.refreshToken, env)).statusCode).toBe(200);
-    const signOut = await t.call({ method: 'POST', url: '/v1/auth/signout', credential: env.publishableKey, payload: { refreshToken: owner.refreshToken } });
+    const signOut = await t.call({
+      method: 'POST',
+      url: '/v1/auth/signout',
+      credential: env.publishableKey,
+      payload: { refreshToken: owner.refreshToken },
+    });
     expect([200, 204]).toContain(signOut.statusCode);
-    expect((await t.call({ method: 'DELETE', url: `/v1/organizations/${org.id}`, credential: env.secretKey })).statusCode).toBeLessThan(300);
+    expect((await t.call({ method: 'DELETE', url: `/v1/organizations/${org.id}`, credential: env.secretKey })).statusCode).toBeLessThan(
+      300,
+    );
     expect((await t.call({ method: 'DELETE', url: `/v1/users/${other.id}`, credential: env.secretKey })).statusCode).toBeLessThan(300);
 
     const recorded = await events(t, env);
@@ -125,7 +144,12 @@ describe('webhook events: a transactional outbox', () => {
   it('revoking every session of a user records one session.revoked per session', async () => {
     const env = (await t.createProject('Revoke all')).development;
     const user = await signUp(t, { environment: env, email: uniqueEmail('many') });
-    const second = await t.call({ method: 'POST', url: '/v1/auth/signin', credential: env.publishableKey, payload: { email: user.email, password: 'correct horse battery staple' } });
+    const second = await t.call({
+      method: 'POST',
+      url: '/v1/auth/signin',
+      credential: env.publishableKey,
+      payload: { email: user.email, password: 'correct horse battery staple' },
+    });
     expect(second.statusCode, second.body).toBe(200);
     const revoked = await t.call({ method: 'POST', url: `/v1/users/${user.userId}/sessions/revoke`, credential: env.secretKey });
     expect(revoked.statusCode, revoked.body).toBeLessThan(300);

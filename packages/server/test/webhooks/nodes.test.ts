@@ -44,11 +44,16 @@ describe.skipIf(testDb() !== 'postgres')('two nodes on PostgreSQL deliver each m
     await drainBoth();
 
     const perMessage = new Map<string, number>();
-    for (const r of receiver.received) perMessage.set(r.headers['webhook-id'] as string, (perMessage.get(r.headers['webhook-id'] as string) ?? 0) + 1);
+    for (const r of receiver.received)
+      perMessage.set(r.headers['webhook-id'] as string, (perMessage.get(r.headers['webhook-id'] as string) ?? 0) + 1);
     expect(perMessage.size).toBe(users);
     expect([...perMessage.values()].sort()).toEqual([...Array(users - 10).fill(1), ...Array(10).fill(2)]);
 
-    const rows = await a.store.db.selectFrom('webhook_deliveries').select(['event_id', 'status']).where('environment_id', '=', env.id).execute();
+    const rows = await a.store.db
+      .selectFrom('webhook_deliveries')
+      .select(['event_id', 'status'])
+      .where('environment_id', '=', env.id)
+      .execute();
     expect(rows).toHaveLength(users + 10);
     expect(rows.filter((r) => r.status === 'succeeded')).toHaveLength(users);
   });

@@ -17,7 +17,11 @@ describe('webhook attacks', () => {
           // A name that passed creation, re-pointed at loopback afterwards (DNS rebinding).
           if (host === 'rebind.example.com') return [{ address: '127.0.0.1', family: 4 }];
           // One public and one private record: the private one must not be reachable either.
-          if (host === 'mixed.example.com') return [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.7', family: 4 }];
+          if (host === 'mixed.example.com')
+            return [
+              { address: '93.184.216.34', family: 4 },
+              { address: '10.0.0.7', family: 4 },
+            ];
           if (host === 'metadata.example.com') return [{ address: '169.254.169.254', family: 4 }];
           if (host === 'mapped.example.com') return [{ address: '::ffff:127.0.0.1', family: 6 }];
           throw new Error(`unknown host ${host}`);
@@ -28,7 +32,14 @@ describe('webhook attacks', () => {
   afterAll(() => t.close());
 
   it('SSRF: a production endpoint at a private address is refused at creation', async () => {
-    for (const url of ['https://127.0.0.1/x', 'https://10.0.0.1/x', 'https://169.254.169.254/latest/meta-data', 'https://localhost/x', 'https://[::1]/x', 'http://hooks.example.com/x']) {
+    for (const url of [
+      'https://127.0.0.1/x',
+      'https://10.0.0.1/x',
+      'https://169.254.169.254/latest/meta-data',
+      'https://localhost/x',
+      'https://[::1]/x',
+      'http://hooks.example.com/x',
+    ]) {
       const res = await platformCall(t, 'POST', `/v1/platform/environments/${t.project.production.id}/webhook-endpoints`, { url });
       expect(res.statusCode, url).toBe(400);
       expect(res.json().error.code).toBe('invalid_request');
@@ -47,8 +58,14 @@ describe('webhook attacks', () => {
         await t.app.webhooks.drain();
         expect(lookups).toContain(host);
         expect(receiver.received).toHaveLength(0);
-        const log = (await platformCall(t, 'GET', `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries`)).json().data;
-        expect(log.at(-1)).toMatchObject({ attempt: 1, status: 'failed', responseStatus: null, error: expect.stringMatching(/loopback, private or link-local/) });
+        const log = (await platformCall(t, 'GET', `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries`)).json()
+          .data;
+        expect(log.at(-1)).toMatchObject({
+          attempt: 1,
+          status: 'failed',
+          responseStatus: null,
+          error: expect.stringMatching(/loopback, private or link-local/),
+        });
       } finally {
         await receiver.close();
       }
@@ -63,11 +80,7 @@ describe('webhook attacks', () => {
       await plainUser(t, env, 'dev');
       await t.app.webhooks.drain();
       // https to a plain-http receiver fails the TLS handshake, but the connection went to the checked address.
-      const attempts = await t.store.db
-        .selectFrom('webhook_deliveries')
-        .select(['error'])
-        .where('environment_id', '=', env.id)
-        .execute();
+      const attempts = await t.store.db.selectFrom('webhook_deliveries').select(['error']).where('environment_id', '=', env.id).execute();
       expect(attempts[0]!.error ?? '').not.toMatch(/loopback, private or link-local/);
     } finally {
       await receiver.close();
