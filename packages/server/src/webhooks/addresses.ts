@@ -85,15 +85,15 @@ export type Resolver = (host: string) => Promise<{ address: string; family: numb
 export const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: true });
 
 /**
- * The address to connect to for `url`, checked for this environment type. Development endpoints
- * may be local; production ones must resolve only to public addresses (all of them, so a name
- * with one public and one private record cannot be steered to the private one).
+ * The addresses the connection may use for `url`, checked for this environment type. Development
+ * endpoints may be local; production ones must resolve only to public addresses (all of them, so a
+ * name with one public and one private record cannot be steered to the private one).
  */
-export async function resolveSendAddress(
+export async function resolveSendAddresses(
   url: URL,
   environmentType: 'development' | 'production',
   resolve: Resolver,
-): Promise<{ address: string; family: number }> {
+): Promise<{ address: string; family: number }[]> {
   const host = bareHost(url);
   const literal = isIP(host);
   const addresses = literal !== 0 ? [{ address: host, family: literal }] : await resolve(host);
@@ -102,7 +102,7 @@ export async function resolveSendAddress(
     const bad = addresses.find((a) => isNonPublicAddress(a.address));
     if (bad) throw new SendRefused(`${host} resolves to ${bad.address}, a loopback, private or link-local address; not sent`);
   }
-  return addresses[0]!;
+  return addresses;
 }
 
 export class SendRefused extends Error {

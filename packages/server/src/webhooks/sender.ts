@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { resolveSendAddress, SendRefused, type Resolver } from './addresses.js';
+import { resolveSendAddresses, SendRefused, type Resolver } from './addresses.js';
 
 export interface SendRequest {
   url: string;
@@ -25,8 +25,8 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
 }
 
 /**
- * POSTs one delivery. The host is resolved and checked here (resolveSendAddress), and the socket
- * connects to exactly the checked address (a `lookup` that answers with it), so a second DNS answer
+ * POSTs one delivery. The host is resolved and checked here (resolveSendAddresses), and the socket
+ * connects only to the checked addresses (a `lookup` that answers with them), so a second DNS answer
  * cannot swap in a private address between check and connect. Redirects are not followed: node's
  * client never does, and a 3xx counts as a failure.
  */
@@ -37,15 +37,16 @@ export async function sendWebhook(request: SendRequest): Promise<SendOutcome> {
   } catch {
     return { kind: 'error', error: 'The endpoint URL is not valid' };
   }
-  let target: { address: string; family: number };
+  let targets: { address: string; family: number }[];
   try {
-    target = await resolveSendAddress(url, request.environmentType, request.resolve);
+    targets = await resolveSendAddresses(url, request.environmentType, request.resolve);
   } catch (error) {
     return { kind: 'error', error: error instanceof SendRefused ? error.message : `DNS lookup failed: ${(error as Error).message}` };
   }
+  // The socket may only use the addresses that were checked, never a fresh DNS answer.
   const pinned: LookupFunction = (_hostname, options, callback) => {
-    if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
-    else callback(null, target.address, target.family);
+    if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, targets);
+    else callback(null, targets[0]!.address, targets[0]!.family);
   };
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<SendOutcome>((resolve) => {
