@@ -10,3 +10,4 @@ export * from './assets.js';
 export * from './emails.js';
 export * from './health.js';
 export * from './invitations.js';
+export * from './webhooks.js';

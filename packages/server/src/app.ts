@@ -31,6 +31,9 @@ import { sessionRoutes } from './sessions/routes.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import type { TenancyService } from './tenancy/service.js';
 import { usageRoutes } from './usage/routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
+import { WebhookService } from './webhooks/service.js';
+import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/worker.js';
 import type { RegisteredRoute } from './app/framework.js';
 
 export { DEFAULT_REDIS_PREFIX } from './app/caches.js';
@@ -42,6 +45,8 @@ declare module 'fastify' {
     tenancy: TenancyService;
     registeredRoutes: readonly RegisteredRoute[];
     outbox: OutboxWorker;
+    /** The webhook delivery worker; tests drive it by hand (`app.webhooks.drain()`). */
+    webhooks: WebhookWorker;
   }
 }
 
@@ -73,6 +78,8 @@ export interface AppOptions {
   trustProxy?: string[] | undefined;
   /** `false` turns the caches off: credentials, and the sessions and organization lists of `/v1/me*`. */
   cache?: false | (TenancyCacheOptions & { rows?: RowCacheOptions });
+  /** Webhook delivery; `startWorker: false` leaves the worker to be driven by hand (tests). */
+  webhooks?: (WebhookWorkerOptions & { startWorker?: boolean }) | undefined;
   /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
   now?: () => number;
 }
@@ -136,6 +143,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await outbox.stop();
     options.mail.transport.close();
+  });
+
+  const { startWorker: startWebhookWorker, ...webhookWorkerOptions } = options.webhooks ?? {};
+  const webhookService = new WebhookService(options.store, options.instanceSecret, now, () => webhookWorker.wake());
+  const webhookWorker: WebhookWorker = new WebhookWorker(
+    options.store,
+    webhookService,
+    async (environmentId) => (await tenancy.getEnvironment(environmentId)).type,
+    { log: app.log, ...webhookWorkerOptions },
+  );
+  app.decorate('webhooks', webhookWorker);
+  await app.register(webhookRoutes, { webhooks: webhookService, tenancy, cursors });
+  // Events commit with the changes announced here: send them at once rather than at the next poll.
+  const unwake = changeFeed(options.store.db).subscribe(() => webhookWorker.wake());
+  if (startWebhookWorker !== false) app.addHook('onReady', async () => webhookWorker.start());
+  app.addHook('onClose', async () => {
+    unwake();
+    await webhookWorker.stop();
   });
 
   app.decorate('tenancy', tenancy);

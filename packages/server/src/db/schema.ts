@@ -177,7 +177,54 @@ export interface OrganizationRolesTable {
   updated_at: number;
 }
 
+export interface WebhookEndpointsTable {
+  environment_id: EnvironmentId;
+  id: string;
+  url: string;
+  /** JSON array of event types; null: every event. */
+  event_types: string | null;
+  description: string | null;
+  enabled: number;
+  disabled_reason: string | null;
+  /** Sealed (webhooks/secrets.ts). */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookEventsTable {
+  environment_id: EnvironmentId;
+  /** msg_…: the webhook-id of every delivery of this event. */
+  id: string;
+  type: string;
+  body: string;
+  fanned_out: Generated<number>;
+  created_at: number;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  environment_id: EnvironmentId;
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  status: WebhookDeliveryStatus;
+  response_status: number | null;
+  error: string | null;
+  next_attempt_at: number | null;
+  locked_until: number | null;
+  created_at: number;
+}
+
 export interface Database {
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   flow_tokens: FlowTokensTable;
   email_outbox: EmailOutboxTable;
   instance_meta: InstanceMetaTable;

@@ -5,6 +5,7 @@ import { lockForUpdate, type Store } from '../db/index.js';
 import { crossTenant } from '../db/tenant-scope.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database } from '../db/schema.js';
+import { atomically, readUserData, recordEvent, userData } from '../webhooks/events.js';
 import { emailKey } from './email.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -13,10 +14,13 @@ type Db = Kysely<Database> | Transaction<Database>;
 export type UserRow = Database['users'];
 
 export async function insertUser(db: Db, environmentId: EnvironmentId, user: Omit<UserRow, 'environment_id'>) {
-  await db
-    .insertInto('users')
-    .values({ ...user, environment_id: environmentId })
-    .execute();
+  await atomically(db, async (db) => {
+    await db
+      .insertInto('users')
+      .values({ ...user, environment_id: environmentId })
+      .execute();
+    await recordEvent(db, environmentId, 'user.created', userData({ ...user, environment_id: environmentId }));
+  });
 }
 
 const userById = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>
@@ -116,21 +120,30 @@ export async function updateUser(
   userId: string,
   patch: Updateable<Omit<UserRow, 'environment_id' | 'id' | 'created_at'>>,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('users')
-    .set(patch)
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', userId)
-    .executeTakeFirst();
-  announce(db, { kind: 'user', environmentId, userId });
-  return result.numUpdatedRows > 0n;
+  return atomically(db, async (db) => {
+    const result = await db
+      .updateTable('users')
+      .set(patch)
+      .where('environment_id', '=', environmentId)
+      .where('id', '=', userId)
+      .executeTakeFirst();
+    announce(db, { kind: 'user', environmentId, userId });
+    const updated = result.numUpdatedRows > 0n;
+    if (updated) await recordEvent(db, environmentId, 'user.updated', await readUserData(db, environmentId, userId));
+    return updated;
+  });
 }
 
 /** Deletes the user; their sessions go with them (foreign key, on delete cascade). */
 export async function deleteUser(db: Db, environmentId: EnvironmentId, userId: string): Promise<boolean> {
-  const result = await db.deleteFrom('users').where('environment_id', '=', environmentId).where('id', '=', userId).executeTakeFirst();
-  announce(db, { kind: 'user', environmentId, userId });
-  return result.numDeletedRows > 0n;
+  return atomically(db, async (db) => {
+    const last = await readUserData(db, environmentId, userId);
+    const result = await db.deleteFrom('users').where('environment_id', '=', environmentId).where('id', '=', userId).executeTakeFirst();
+    announce(db, { kind: 'user', environmentId, userId });
+    const deleted = result.numDeletedRows > 0n;
+    if (deleted) await recordEvent(db, environmentId, 'user.deleted', last);
+    return deleted;
+  });
 }
 
 function likePattern(lowercase: string): string {

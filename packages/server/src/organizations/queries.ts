@@ -4,6 +4,7 @@ import { announce } from '../db/changes.js';
 import { lockForShare, lockForUpdate, type Store } from '../db/index.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, OrganizationMembersTable, OrganizationRolesTable, OrganizationsTable } from '../db/schema.js';
+import { atomically, organizationData, readMembershipData, readOrganizationData, recordEvent } from '../webhooks/events.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -35,10 +36,13 @@ function likePattern(text: string): string {
 // ---- organizations
 
 export async function insertOrganization(db: Db, environmentId: EnvironmentId, org: Omit<OrganizationRow, 'environment_id'>) {
-  await db
-    .insertInto('organizations')
-    .values({ ...org, environment_id: environmentId })
-    .execute();
+  await atomically(db, async (db) => {
+    await db
+      .insertInto('organizations')
+      .values({ ...org, environment_id: environmentId })
+      .execute();
+    await recordEvent(db, environmentId, 'organization.created', organizationData({ ...org, environment_id: environmentId }));
+  });
 }
 
 export async function findOrganization(db: Db, environmentId: EnvironmentId, organizationId: string) {
@@ -102,25 +106,34 @@ export async function updateOrganization(
   organizationId: string,
   patch: Updateable<Omit<OrganizationRow, 'environment_id' | 'id' | 'created_at'>>,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('organizations')
-    .set(patch)
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', organizationId)
-    .executeTakeFirst();
-  announce(db, { kind: 'organizations', environmentId });
-  return result.numUpdatedRows > 0n;
+  return atomically(db, async (db) => {
+    const updated = await db
+      .updateTable('organizations')
+      .set(patch)
+      .where('environment_id', '=', environmentId)
+      .where('id', '=', organizationId)
+      .returningAll()
+      .executeTakeFirst();
+    announce(db, { kind: 'organizations', environmentId });
+    if (updated) await recordEvent(db, environmentId, 'organization.updated', organizationData(updated));
+    return updated !== undefined;
+  });
 }
 
 /** Deletes the organization; its memberships go with it (foreign key, on delete cascade). */
 export async function deleteOrganization(db: Db, environmentId: EnvironmentId, organizationId: string): Promise<boolean> {
-  const result = await db
-    .deleteFrom('organizations')
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', organizationId)
-    .executeTakeFirst();
-  announce(db, { kind: 'organizations', environmentId });
-  return result.numDeletedRows > 0n;
+  return atomically(db, async (db) => {
+    const last = await readOrganizationData(db, environmentId, organizationId);
+    const result = await db
+      .deleteFrom('organizations')
+      .where('environment_id', '=', environmentId)
+      .where('id', '=', organizationId)
+      .executeTakeFirst();
+    announce(db, { kind: 'organizations', environmentId });
+    const deleted = result.numDeletedRows > 0n;
+    if (deleted) await recordEvent(db, environmentId, 'organization.deleted', last);
+    return deleted;
+  });
 }
 
 /** Newest first; `beforeId` continues a listing (ids sort by creation time). */
@@ -191,11 +204,15 @@ export async function listMembers(
 }
 
 export async function insertMembership(db: Db, environmentId: EnvironmentId, membership: Omit<MembershipRow, 'environment_id'>) {
-  await db
-    .insertInto('organization_members')
-    .values({ ...membership, environment_id: environmentId })
-    .execute();
-  announce(db, { kind: 'organizations', environmentId, userId: membership.user_id });
+  await atomically(db, async (db) => {
+    await db
+      .insertInto('organization_members')
+      .values({ ...membership, environment_id: environmentId })
+      .execute();
+    announce(db, { kind: 'organizations', environmentId, userId: membership.user_id });
+    const data = await readMembershipData(db, environmentId, membership.organization_id, membership.user_id);
+    await recordEvent(db, environmentId, 'organizationMembership.created', data);
+  });
 }
 
 export async function updateMembershipRole(
@@ -206,26 +223,42 @@ export async function updateMembershipRole(
   role: string,
   now: number,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('organization_members')
-    .set({ role, updated_at: now })
-    .where('environment_id', '=', environmentId)
-    .where('organization_id', '=', organizationId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  announce(db, { kind: 'organizations', environmentId, userId });
-  return result.numUpdatedRows > 0n;
+  return atomically(db, async (db) => {
+    const result = await db
+      .updateTable('organization_members')
+      .set({ role, updated_at: now })
+      .where('environment_id', '=', environmentId)
+      .where('organization_id', '=', organizationId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    announce(db, { kind: 'organizations', environmentId, userId });
+    const updated = result.numUpdatedRows > 0n;
+    if (updated) {
+      await recordEvent(
+        db,
+        environmentId,
+        'organizationMembership.updated',
+        await readMembershipData(db, environmentId, organizationId, userId),
+      );
+    }
+    return updated;
+  });
 }
 
 export async function deleteMembership(db: Db, environmentId: EnvironmentId, organizationId: string, userId: string): Promise<boolean> {
-  const result = await db
-    .deleteFrom('organization_members')
-    .where('environment_id', '=', environmentId)
-    .where('organization_id', '=', organizationId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  announce(db, { kind: 'organizations', environmentId, userId });
-  return result.numDeletedRows > 0n;
+  return atomically(db, async (db) => {
+    const last = await readMembershipData(db, environmentId, organizationId, userId);
+    const result = await db
+      .deleteFrom('organization_members')
+      .where('environment_id', '=', environmentId)
+      .where('organization_id', '=', organizationId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    announce(db, { kind: 'organizations', environmentId, userId });
+    const deleted = result.numDeletedRows > 0n;
+    if (deleted) await recordEvent(db, environmentId, 'organizationMembership.deleted', last);
+    return deleted;
+  });
 }
 
 export async function countOwners(db: Db, environmentId: EnvironmentId, organizationId: string): Promise<number> {

@@ -3,6 +3,7 @@ import type { Insertable, Kysely, Transaction } from 'kysely';
 import { announce } from '../db/changes.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, SessionsTable, SigningKeysTable } from '../db/schema.js';
+import { atomically, recordEvent, sessionData } from '../webhooks/events.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -74,10 +75,13 @@ export async function insertSigningKey(db: Db, environmentId: EnvironmentId, key
 export type SessionRow = SessionsTable;
 
 export async function insertSession(db: Db, environmentId: EnvironmentId, session: Omit<SessionRow, 'environment_id'>) {
-  await db
-    .insertInto('sessions')
-    .values({ ...session, environment_id: environmentId })
-    .execute();
+  await atomically(db, async (db) => {
+    await db
+      .insertInto('sessions')
+      .values({ ...session, environment_id: environmentId })
+      .execute();
+    await recordEvent(db, environmentId, 'session.created', sessionData({ ...session, environment_id: environmentId }));
+  });
 }
 
 export async function findSession(db: Db, environmentId: EnvironmentId, sessionId: string) {
@@ -181,16 +185,19 @@ export async function clearActiveOrganization(db: Db, environmentId: Environment
 
 /** Revokes one session: a single write. Returns whether a live session was revoked. */
 export async function revokeSession(db: Db, environmentId: EnvironmentId, sessionId: string, now: number, userId?: string): Promise<boolean> {
-  let query = db
-    .updateTable('sessions')
-    .set({ revoked_at: now })
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', sessionId)
-    .where('revoked_at', 'is', null);
-  if (userId !== undefined) query = query.where('user_id', '=', userId);
-  const result = await query.executeTakeFirst();
-  announce(db, { kind: 'session', environmentId, sessionId });
-  return result.numUpdatedRows > 0n;
+  return atomically(db, async (db) => {
+    let query = db
+      .updateTable('sessions')
+      .set({ revoked_at: now })
+      .where('environment_id', '=', environmentId)
+      .where('id', '=', sessionId)
+      .where('revoked_at', 'is', null);
+    if (userId !== undefined) query = query.where('user_id', '=', userId);
+    const revoked = await query.returningAll().executeTakeFirst();
+    announce(db, { kind: 'session', environmentId, sessionId });
+    if (revoked) await recordEvent(db, environmentId, 'session.revoked', sessionData(revoked));
+    return revoked !== undefined;
+  });
 }
 
 /** Revokes every session of a user, except `keepSessionId`; returns how many live ones it revoked. */
@@ -201,18 +208,21 @@ export async function revokeUserSessions(
   live: { now: number; activeSince: number },
   keepSessionId?: string,
 ) {
-  let query = db
-    .updateTable('sessions')
-    .set({ revoked_at: live.now })
-    .where('environment_id', '=', environmentId)
-    .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', live.now)
-    .where('last_active_at', '>', live.activeSince);
-  if (keepSessionId !== undefined) query = query.where('id', '!=', keepSessionId);
-  const result = await query.executeTakeFirst();
-  announce(db, { kind: 'user', environmentId, userId });
-  return Number(result.numUpdatedRows);
+  return atomically(db, async (db) => {
+    let query = db
+      .updateTable('sessions')
+      .set({ revoked_at: live.now })
+      .where('environment_id', '=', environmentId)
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', live.now)
+      .where('last_active_at', '>', live.activeSince);
+    if (keepSessionId !== undefined) query = query.where('id', '!=', keepSessionId);
+    const revoked = await query.returningAll().execute();
+    announce(db, { kind: 'user', environmentId, userId });
+    for (const session of revoked) await recordEvent(db, environmentId, 'session.revoked', sessionData(session));
+    return revoked.length;
+  });
 }
 
 /** The user's live sessions: not revoked, within their lifetime, active recently enough. */

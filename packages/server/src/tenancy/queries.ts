@@ -140,6 +140,9 @@ export function selectEnvironmentsOfProjectForChange(db: Db, projectId: string) 
  * tenant table must be added here, or deleting a project would fail or leave its rows behind.
  */
 export const ENVIRONMENT_DATA_TABLES = [
+  'webhook_deliveries',
+  'webhook_events',
+  'webhook_endpoints',
   'organization_members',
   'organization_roles',
   'organizations',

@@ -53,7 +53,7 @@ export class RecordingTransport implements MailTransport {
   close(): void {}
 }
 
-export interface TestAppOptions extends Pick<AppOptions, 'redis' | 'rateLimit' | 'cache' | 'logger' | 'throttle' | 'trustProxy'> {
+export interface TestAppOptions extends Pick<AppOptions, 'redis' | 'rateLimit' | 'cache' | 'logger' | 'throttle' | 'trustProxy' | 'webhooks'> {
   /** A store to use instead of a fresh one (e.g. one of openSharedTestStores()); closed with the app. */
   store?: TestStore;
   /** Shared platform key, so several apps (nodes) over one store accept the same one. */
@@ -132,6 +132,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     objectStore,
     ...appOptions,
     mail: { transport: new RecordingTransport(), startWorker: false, ...mail },
+    webhooks: { startWorker: false, ...appOptions.webhooks },
   });
   routes?.(app);
   await app.ready();

@@ -16,6 +16,13 @@ function platformCall(t: TestApp, platformKey = t.platformKey) {
 /** Puts a row in every table of the environment's data: users, sessions, keys, organizations, roles, flows, outbox, usage. */
 async function fill(t: TestApp, project: TestProject) {
   const env = project.development;
+  const endpoint = await t.call({
+    method: 'POST',
+    url: `/v1/platform/environments/${env.id}/webhook-endpoints`,
+    credential: t.platformKey,
+    payload: { url: 'http://127.0.0.1:9/hook' },
+  });
+  expect(endpoint.statusCode, endpoint.body).toBe(201);
   const user = await signUp(t, { environment: env });
   const organization = await t.call({
     method: 'POST',
@@ -38,6 +45,8 @@ async function fill(t: TestApp, project: TestProject) {
     payload: { email: user.email },
   });
   expect(code.statusCode, code.body).toBe(202);
+  // Webhook events fanned out into delivery attempts (to a closed port: they fail and wait to retry).
+  await t.app.webhooks.drain();
   return user;
 }
 

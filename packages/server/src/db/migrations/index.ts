@@ -7,6 +7,7 @@ import { organizations } from './0005_organizations.js';
 import { flowTokens } from './0006_flow_tokens.js';
 import { emailKeys } from './0007_email_keys.js';
 import { signingKeyActivation } from './0008_signing_key_activation.js';
+import { webhooks } from './0009_webhooks.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0006_flow_tokens': flowTokens,
   '0007_email_keys': emailKeys,
   '0008_signing_key_activation': signingKeyActivation,
+  '0009_webhooks': webhooks,
 };

@@ -1,0 +1,118 @@
+import type { EnvironmentId } from '../lib/ids.js';
+import type { Member, Organization, User, WebhookEventType } from '@gatehouse/contract';
+import type { Kysely, Transaction } from 'kysely';
+import { inTransaction } from '../db/changes.js';
+import type { Database, OrganizationsTable, SessionsTable, UsersTable } from '../db/schema.js';
+import { newId } from '../lib/crypto.js';
+import { insertEvent } from './queries.js';
+
+/**
+ * Webhook events are recorded by the writers of users, sessions, organizations and memberships, in
+ * the transaction of their change (a transactional outbox): the event commits with the change or
+ * not at all. The delivery worker (worker.ts) sends it afterwards.
+ */
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Runs a writer's statements and its event in one transaction: the caller's when it has one,
+ * else a new one (opened with inTransaction, so the writer's change announcements still go out
+ * after the commit).
+ */
+export function atomically<T>(db: Db, work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return work(db as Transaction<Database>);
+  return inTransaction(db as Kysely<Database>, work);
+}
+
+/** Writes one event into the outbox. `db` must be the transaction of the change. */
+export async function recordEvent(db: Db, environmentId: EnvironmentId, type: WebhookEventType, data: unknown): Promise<void> {
+  if (!db.isTransaction) throw new Error(`The ${type} event must be recorded in the transaction of its change (see atomically()).`);
+  const at = Date.now();
+  const body = JSON.stringify({ type, timestamp: new Date(at).toISOString(), data });
+  await insertEvent(db, environmentId, { id: newId('msg', environmentId), type, body, createdAt: at });
+}
+
+// ---- `data`: each resource as the secret-key API shows it
+
+export function userData(row: Readonly<UsersTable>): User {
+  return {
+    id: row.id,
+    email: row.email,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    username: row.username,
+    imageUrl: row.image_url,
+    passwordEnabled: row.password_hash !== null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** A session as the platform shows it: never its tokens or their hashes. */
+export function sessionData(row: Readonly<SessionsTable>) {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    createdAt: row.created_at,
+    lastActiveAt: row.last_active_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    userAgent: row.user_agent,
+    activeOrganizationId: row.active_organization_id,
+  };
+}
+
+export function organizationData(row: Readonly<OrganizationsTable>): Organization {
+  return { id: row.id, name: row.name, slug: row.slug, imageUrl: row.image_url, createdAt: row.created_at, updatedAt: row.updated_at };
+}
+
+export type MembershipData = Member & { organizationId: string };
+
+/** The user as it stands in this transaction; undefined when there is none. */
+export async function readUserData(tx: Db, environmentId: EnvironmentId, userId: string): Promise<User | undefined> {
+  const row = await tx
+    .selectFrom('users')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  return row && userData(row);
+}
+
+export async function readOrganizationData(tx: Db, environmentId: EnvironmentId, organizationId: string): Promise<Organization | undefined> {
+  const row = await tx
+    .selectFrom('organizations')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', organizationId)
+    .executeTakeFirst();
+  return row && organizationData(row);
+}
+
+/** The membership as a member object of the API, plus its organization's id. */
+export async function readMembershipData(
+  tx: Db,
+  environmentId: EnvironmentId,
+  organizationId: string,
+  userId: string,
+): Promise<MembershipData | undefined> {
+  const row = await tx
+    .selectFrom('organization_members as m')
+    .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 'm.environment_id').onRef('u.id', '=', 'm.user_id'))
+    .select(['m.user_id', 'm.role', 'm.created_at', 'u.email', 'u.first_name', 'u.last_name', 'u.image_url'])
+    .where('m.environment_id', '=', environmentId)
+    .where('m.organization_id', '=', organizationId)
+    .where('m.user_id', '=', userId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    organizationId,
+    userId: row.user_id,
+    email: row.email,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    imageUrl: row.image_url,
+    role: row.role,
+    createdAt: row.created_at,
+  };
+}

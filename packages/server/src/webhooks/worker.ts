@@ -1,0 +1,305 @@
+import type { EnvironmentId } from '../lib/ids.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Store } from '../db/index.js';
+import { newId } from '../lib/crypto.js';
+import { systemResolver, type Resolver } from './addresses.js';
+import * as q from './queries.js';
+import { signature } from './secrets.js';
+import { sendWebhook } from './sender.js';
+import type { WebhookService } from './service.js';
+
+/** Delays before each retry, after the 1st, 2nd … 9th failed attempt; after the 10th the message has failed. */
+export const RETRY_SCHEDULE_MS = [
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3_600_000,
+  5 * 3_600_000,
+  10 * 3_600_000,
+  14 * 3_600_000,
+  20 * 3_600_000,
+  24 * 3_600_000,
+] as const;
+
+export const JITTER = 0.2;
+/** How long the delivery log and delivered events are kept. */
+export const RETENTION_MS = 30 * 86_400_000;
+const PRUNE_EVERY_MS = 10 * 60_000;
+export const SEND_TIMEOUT_MS = 15_000;
+
+/**
+ * The delay before the retry that follows failed attempt `attempt` (1-based), with up to ±20 %
+ * jitter so that a receiver coming back is not hit by every queued message at once; a Retry-After
+ * longer than that is honoured (capped at the schedule's longest step). Undefined: no retry left.
+ */
+export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, random: () => number = Math.random): number | undefined {
+  const base = RETRY_SCHEDULE_MS[attempt - 1];
+  if (base === undefined) return undefined;
+  const jittered = Math.round(base * (1 - JITTER + 2 * JITTER * random()));
+  if (retryAfterMs === undefined) return jittered;
+  return Math.max(jittered, Math.min(retryAfterMs, RETRY_SCHEDULE_MS.at(-1)!));
+}
+
+export interface WebhookWorkerOptions {
+  /** Scheduling clock (due times, leases); tests inject one. Signatures carry the real time. */
+  clock?: () => number;
+  pollMs?: number;
+  /** How long a claimed attempt is this worker's; past it, another worker may send it again. */
+  leaseMs?: number;
+  batchSize?: number;
+  timeoutMs?: number;
+  /** DNS resolution of endpoint hosts; tests inject one to rebind a name to loopback. */
+  resolve?: Resolver;
+  random?: () => number;
+  log?: Pick<FastifyBaseLogger, 'warn' | 'error'>;
+}
+
+/**
+ * Delivers webhook events outside any request, at least once. Two steps, each safe with several
+ * nodes: fan-out turns an event into one pending attempt per subscribed endpoint (in a transaction,
+ * events locked with SKIP LOCKED on PostgreSQL); delivery claims due attempts with a lease, sends,
+ * and records the outcome only while the lease holds. A node that dies mid-send leaves the attempt
+ * pending, and it is sent again once the lease runs out.
+ */
+export class WebhookWorker {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  private stopped = true;
+  private readonly clock: () => number;
+  private readonly pollMs: number;
+  private readonly leaseMs: number;
+  private readonly batchSize: number;
+  private readonly timeoutMs: number;
+  private readonly resolve: Resolver;
+  private readonly random: () => number;
+  private lastPrunedAt = -Infinity;
+
+  constructor(
+    private readonly store: Store,
+    private readonly webhooks: WebhookService,
+    private readonly environmentType: (environmentId: EnvironmentId) => Promise<'development' | 'production'>,
+    private readonly options: WebhookWorkerOptions = {},
+  ) {
+    this.clock = options.clock ?? Date.now;
+    this.pollMs = options.pollMs ?? 1000;
+    this.timeoutMs = options.timeoutMs ?? SEND_TIMEOUT_MS;
+    this.leaseMs = options.leaseMs ?? this.timeoutMs + 45_000;
+    this.batchSize = options.batchSize ?? 50;
+    this.resolve = options.resolve ?? systemResolver;
+    this.random = options.random ?? Math.random;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Asks for a run soon, e.g. after a change committed an event. */
+  wake(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), delay);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    let handled = 0;
+    try {
+      handled = await this.runOnce();
+    } catch (error) {
+      this.options.log?.error({ err: error }, 'webhook worker run failed');
+    }
+    if (!this.stopped) this.schedule(handled > 0 ? 0 : this.pollMs);
+  }
+
+  /** Fans out new events and sends one batch of due attempts; returns how much it handled. */
+  runOnce(): Promise<number> {
+    this.running ??= (async () => {
+      await this.pruneNowAndThen();
+      return (await this.fanOut()) + (await this.deliverDue());
+    })().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** Runs until nothing is due now (by the worker's clock). */
+  async drain(): Promise<void> {
+    while ((await this.runOnce()) > 0);
+  }
+
+  /** Every 10 minutes, drops attempts and delivered events older than 30 days. */
+  private async pruneNowAndThen(): Promise<void> {
+    const now = this.clock();
+    if (now - this.lastPrunedAt < PRUNE_EVERY_MS) return;
+    this.lastPrunedAt = now;
+    while ((await q.pruneBefore(this.store.db, now - RETENTION_MS, 1000)) > 0);
+  }
+
+  private async fanOut(): Promise<number> {
+    return this.store.db.transaction().execute(async (tx) => {
+      const events = await q.claimUnfannedEvents(tx, this.store.dialect, this.batchSize);
+      const endpointsOf = new Map<string, q.EndpointRow[]>();
+      const now = this.clock();
+      for (const event of events) {
+        let endpoints = endpointsOf.get(event.environment_id);
+        if (!endpoints) {
+          endpoints = await q.listEnabledEndpoints(tx, event.environment_id);
+          endpointsOf.set(event.environment_id, endpoints);
+        }
+        const subscribed = endpoints.filter((e) => e.event_types === null || (JSON.parse(e.event_types) as string[]).includes(event.type));
+        if (subscribed.length === 0) {
+          await q.deleteEvent(tx, event.environment_id, event.id);
+          continue;
+        }
+        for (const endpoint of subscribed) {
+          await q.insertDelivery(tx, event.environment_id, {
+            id: newId('whd', event.environment_id),
+            endpoint_id: endpoint.id,
+            event_id: event.id,
+            event_type: event.type,
+            attempt: 1,
+            status: 'pending',
+            response_status: null,
+            error: null,
+            next_attempt_at: now,
+            locked_until: null,
+            created_at: now,
+          });
+        }
+        await q.markFannedOut(tx, event.environment_id, event.id);
+      }
+      return events.length;
+    });
+  }
+
+  private async deliverDue(): Promise<number> {
+    const claimed = await q.claimDueAttempts(this.store.db, {
+      now: this.clock(),
+      leaseMs: this.leaseMs,
+      batchSize: this.batchSize,
+      dialect: this.store.dialect,
+    });
+    // Attempts of one batch often share an endpoint: read each endpoint and environment type once.
+    const endpoints = new Map<string, Promise<q.EndpointRow | undefined>>();
+    const types = new Map<string, Promise<'development' | 'production'>>();
+    const context = {
+      endpoint: (environmentId: EnvironmentId, endpointId: string) => {
+        const key = `${environmentId}/${endpointId}`;
+        if (!endpoints.has(key)) endpoints.set(key, q.findEndpoint(this.store.db, environmentId, endpointId));
+        return endpoints.get(key)!;
+      },
+      environmentType: (environmentId: EnvironmentId) => {
+        if (!types.has(environmentId)) types.set(environmentId, this.environmentType(environmentId));
+        return types.get(environmentId)!;
+      },
+    };
+    await Promise.all(
+      claimed.map((attempt) =>
+        this.send(attempt, context).catch((error: unknown) =>
+          this.options.log?.error({ err: error, deliveryId: attempt.id }, 'webhook delivery failed'),
+        ),
+      ),
+    );
+    return claimed.length;
+  }
+
+  private async send(
+    attempt: q.DeliveryRow,
+    context: {
+      endpoint(environmentId: EnvironmentId, endpointId: string): Promise<q.EndpointRow | undefined>;
+      environmentType(environmentId: EnvironmentId): Promise<'development' | 'production'>;
+    },
+  ): Promise<void> {
+    const db = this.store.db;
+    const environmentId = attempt.environment_id;
+    const lease = attempt.locked_until!;
+    const endpoint = await context.endpoint(environmentId, attempt.endpoint_id);
+    const event = await q.findEvent(db, environmentId, attempt.event_id);
+    if (!endpoint || endpoint.enabled !== 1 || !event) {
+      await q.finishAttempt(db, environmentId, attempt.id, lease, {
+        status: 'failed',
+        responseStatus: null,
+        error: !event ? 'The event is no longer stored' : 'The endpoint is disabled',
+        nextAttemptAt: null,
+      });
+      return;
+    }
+
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signatures = this.webhooks
+      .signingSecrets(endpoint, this.clock())
+      .map((secret) => signature(secret, event.id, timestamp, event.body));
+    const outcome = await sendWebhook({
+      url: endpoint.url,
+      environmentType: await context.environmentType(environmentId),
+      headers: { 'webhook-id': event.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatures.join(' ') },
+      body: event.body,
+      timeoutMs: this.timeoutMs,
+      resolve: this.resolve,
+    });
+
+    if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
+      await q.finishAttempt(db, environmentId, attempt.id, lease, {
+        status: 'succeeded',
+        responseStatus: outcome.status,
+        error: null,
+        nextAttemptAt: null,
+      });
+      return;
+    }
+    const responseStatus = outcome.kind === 'response' ? outcome.status : null;
+    if (responseStatus === 410) {
+      // Gone: the receiver asks for no more deliveries. The endpoint is disabled until an operator enables it.
+      await db.transaction().execute(async (tx) => {
+        if (
+          !(await q.finishAttempt(tx, environmentId, attempt.id, lease, {
+            status: 'failed',
+            responseStatus,
+            error: 'The receiver answered 410 Gone: endpoint disabled',
+            nextAttemptAt: null,
+          }))
+        )
+          return;
+        await q.updateEndpoint(tx, environmentId, endpoint.id, {
+          enabled: 0,
+          disabled_reason: 'The receiver answered 410 Gone',
+          updated_at: this.clock(),
+        });
+        await q.failPendingAttempts(tx, environmentId, endpoint.id, 'The endpoint was disabled after a 410 Gone');
+      });
+      return;
+    }
+    const error = outcome.kind === 'error' ? outcome.error : `The receiver answered ${outcome.status}`;
+    const delay = retryDelayMs(attempt.attempt, outcome.kind === 'response' ? outcome.retryAfterMs : undefined, this.random);
+    const nextAttemptAt = delay === undefined ? null : this.clock() + delay;
+    await db.transaction().execute(async (tx) => {
+      if (!(await q.finishAttempt(tx, environmentId, attempt.id, lease, { status: 'failed', responseStatus, error, nextAttemptAt })))
+        return;
+      if (nextAttemptAt === null) return;
+      await q.insertDelivery(tx, environmentId, {
+        id: newId('whd', environmentId),
+        endpoint_id: attempt.endpoint_id,
+        event_id: attempt.event_id,
+        event_type: attempt.event_type,
+        attempt: attempt.attempt + 1,
+        status: 'pending',
+        response_status: null,
+        error: null,
+        next_attempt_at: nextAttemptAt,
+        locked_until: null,
+        created_at: this.clock(),
+      });
+    });
+  }
+}
