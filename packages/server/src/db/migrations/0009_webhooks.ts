@@ -34,9 +34,11 @@ export const webhooks: Migration = {
       .addPrimaryKeyConstraint('webhook_events_pk', ['environment_id', 'id'])
       .execute();
     await db.schema
+      // Like the email outbox's: partial, so the worker's scan across environments reads only the few
+      // rows waiting, and led by environment_id like every tenant index (the shard key).
       .createIndex('webhook_events_unfanned')
       .on('webhook_events')
-      .columns(['created_at'])
+      .columns(['environment_id', 'created_at'])
       .where(sql.ref('fanned_out'), '=', 0)
       .execute();
 
@@ -65,7 +67,7 @@ export const webhooks: Migration = {
     await db.schema
       .createIndex('webhook_deliveries_pending')
       .on('webhook_deliveries')
-      .columns(['next_attempt_at'])
+      .columns(['environment_id', 'next_attempt_at'])
       .where(sql.ref('status'), '=', 'pending')
       .execute();
   },
