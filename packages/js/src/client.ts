@@ -1,4 +1,4 @@
-import { createChannel, createLock, type TabMessage } from './coordination.js';
+import { createChannel, createLock, LEASE_MS, type TabMessage } from './coordination.js';
 import { endsSession, errorFromResponse, GatehouseError, networkError } from './errors.js';
 import { createFlows, type Flows } from './flows.js';
 import { backoffDelay, isFresh, refreshMargin, sessionInfo, toStored, type SessionInfo } from './session.js';
@@ -39,6 +39,13 @@ export interface GatehouseState {
 }
 
 export type Listener = (state: GatehouseState) => void;
+
+/**
+ * A request that spends the refresh token runs under the cross-tab lock; it gives up (a network
+ * failure: degraded, retried) well before the localStorage lease lapses and another tab takes over.
+ */
+export const REFRESH_TIMEOUT_MS = 8_000;
+if (REFRESH_TIMEOUT_MS >= LEASE_MS) throw new Error('REFRESH_TIMEOUT_MS must be shorter than the lock lease');
 
 /** What the flows need from the client core. */
 export interface Core {
@@ -93,6 +100,10 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   let backoffUntil = 0;
   /** The refused access token a failed forced refresh was replacing: the retry must replace it too. */
   let retryRejected: string | undefined;
+  /** Bumped on every sign-out: a refresh or rotation begun before it must not sign this tab back in. */
+  let signOuts = 0;
+  /** signOut() calls waiting for the lock: other tabs' session announcements are stale meanwhile. */
+  let signingOut = 0;
 
   function patchState(patch: Partial<GatehouseState>): GatehouseState {
     state = { ...state, ...patch };
@@ -122,26 +133,43 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   }
 
   function becomeSignedOut(): GatehouseState {
+    signOuts++;
     current = null;
     recovered();
     schedule();
     return patchState({ isLoaded: true, ...SIGNED_OUT });
   }
 
-  async function call<T>(method: string, path: string, body?: unknown, bearer = options.publishableKey): Promise<T> {
+  async function call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    bearer = options.publishableKey,
+    timeoutMs?: number,
+  ): Promise<T> {
+    const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
     let response: Response;
     try {
       response = await doFetch(base + path, {
         method,
         headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(signal ? { signal } : {}),
       });
     } catch (cause) {
       throw networkError(cause);
     }
     if (!response.ok) throw await errorFromResponse(response);
-    return (response.status === 204 ? undefined : await response.json()) as T;
+    try {
+      return (response.status === 204 ? undefined : await response.json()) as T;
+    } catch (cause) {
+      // Timed out while the body was arriving: as much a network failure as no answer at all.
+      throw signal?.aborted ? networkError(cause) : cause;
+    }
   }
+
+  /** A call that spends the refresh token: under the lock, so bounded by REFRESH_TIMEOUT_MS. */
+  const spend = <T>(path: string, body: unknown) => call<T>('POST', path, body, options.publishableKey, REFRESH_TIMEOUT_MS);
 
   /**
    * The one place a refresh token is spent. Inside the cross-tab lock it reads the newest stored
@@ -150,8 +178,10 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
    * even while fresh.
    */
   function refresh(rejected?: string): Promise<StoredSession | null> {
+    const epoch = signOuts;
     return (inflight ??= lock(async () => {
       const stored = await store.read();
+      if (epoch !== signOuts) return null; // signed out while this waited
       if (!stored) return current ? (becomeSignedOut(), null) : null;
       if (isFresh(stored, Date.now()) && stored.accessToken !== rejected) {
         if (failures > 0) recovered();
@@ -159,14 +189,17 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
         return stored;
       }
       try {
-        const { session } = await call<SessionRefreshed>('POST', '/v1/auth/refresh', { refreshToken: stored.refreshToken });
+        const { session } = await spend<SessionRefreshed>('/v1/auth/refresh', { refreshToken: stored.refreshToken });
         const next = toStored(session, Date.now());
+        // Stored even after a sign-out meanwhile: the sign-out, next under the lock, revokes the newest token.
         await store.write(next);
+        if (epoch !== signOuts) return null;
         recovered();
         adopt(next);
         channel.post({ type: 'session', from: tabId });
         return next;
       } catch (error) {
+        if (epoch !== signOuts) return null;
         if (endsSession(error)) {
           await store.write(null);
           channel.post({ type: 'signed-out', from: tabId });
@@ -202,7 +235,15 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     const held = current;
     if (!held) return null;
     const now = Date.now();
-    if (!opts.forceRefresh && (isFresh(held, now) || (backoffUntil > now && held.expiresAt > now))) return held.accessToken;
+    if (!opts.forceRefresh && isFresh(held, now)) return held.accessToken;
+    if (backoffUntil > now) {
+      // Backing off (Retry-After or after failures): no request before the retry is due.
+      if (!opts.forceRefresh && held.expiresAt > now) return held.accessToken;
+      throw (
+        state.degraded?.error ??
+        new GatehouseError({ status: 0, code: 'network_error', message: 'Gatehouse is being retried later. Try again shortly.' })
+      );
+    }
     try {
       return (await refresh(opts.forceRefresh ? held.accessToken : undefined))?.accessToken ?? null;
     } catch (error) {
@@ -262,12 +303,15 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
 
   /** A call that spends the refresh token for new tokens (switch organization): same lock as refresh. */
   async function rotate(path: string, body: Record<string, unknown>): Promise<GatehouseState> {
+    const epoch = signOuts;
+    const signedOut = () => new GatehouseError({ status: 401, code: 'unauthenticated', message: 'No one is signed in. Sign in first.' });
     await lock(async () => {
       const stored = await store.read();
-      if (!stored) throw new GatehouseError({ status: 401, code: 'unauthenticated', message: 'No one is signed in. Sign in first.' });
-      const { session } = await call<SessionRefreshed>('POST', path, { ...body, refreshToken: stored.refreshToken });
+      if (!stored || epoch !== signOuts) throw signedOut();
+      const { session } = await spend<SessionRefreshed>(path, { ...body, refreshToken: stored.refreshToken });
       const next = toStored(session, Date.now());
       await store.write(next);
+      if (epoch !== signOuts) throw signedOut();
       adopt(next, false);
       channel.post({ type: 'session', from: tabId });
     });
@@ -275,14 +319,23 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   }
 
   async function signOut(): Promise<GatehouseState> {
-    const stored = await lock(async () => {
-      const previous = await store.read();
-      await store.write(null);
-      channel.post({ type: 'signed-out', from: tabId });
-      becomeSignedOut();
-      return previous;
-    });
-    // Signed out locally first: an unreachable server must not keep anyone signed in.
+    // Signed out here and in every tab before waiting for the lock: a refresh holding it, or an
+    // unreachable server, must not keep anyone signed in.
+    becomeSignedOut();
+    channel.post({ type: 'signed-out', from: tabId });
+    signingOut++;
+    let stored: StoredSession | null;
+    try {
+      stored = await lock(async () => {
+        const previous = await store.read();
+        await store.write(null);
+        // Again once the store is empty: a tab may have adopted a refresh finished meanwhile.
+        channel.post({ type: 'signed-out', from: tabId });
+        return previous;
+      });
+    } finally {
+      signingOut--;
+    }
     if (stored) await call('POST', '/v1/auth/signout', { refreshToken: stored.refreshToken }).catch(() => undefined);
     return state;
   }
@@ -293,6 +346,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       if (current) becomeSignedOut();
       return;
     }
+    if (signingOut > 0) return;
     void store.read().then((stored) => {
       if (!stored) {
         if (current) becomeSignedOut();
@@ -306,7 +360,8 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   /** On focus or when the network returns: catch up with the store, refresh a stale token. */
   function wake(retryNow: boolean): void {
     if (!state.isLoaded || !current) return;
-    if (retryNow) backoffUntil = 0;
+    // The network is back: a network back-off is moot, a Retry-After still stands.
+    if (retryNow && state.degraded?.reason === 'network') backoffUntil = 0;
     if (backoffUntil > Date.now()) return;
     if (!isFresh(current, Date.now()) || retryNow) void refresh(failures > 0 ? retryRejected : undefined).catch(() => undefined);
     else
@@ -318,7 +373,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   if (typeof addEventListener === 'function' && typeof document !== 'undefined') {
     const onVisible = () => document.visibilityState === 'visible' && wake(false);
     const onFocus = () => wake(false);
-    const onOnline = () => wake(state.degraded !== null);
+    const onOnline = () => wake(state.degraded?.reason === 'network');
     addEventListener('focus', onFocus);
     addEventListener('online', onOnline);
     document.addEventListener('visibilitychange', onVisible);

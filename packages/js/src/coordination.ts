@@ -25,8 +25,10 @@ function processLock(): Lock {
  * an expired or free lease, waits, and holds it only if its claim is still the one stored; leases
  * expire so a closed tab cannot hold the lock forever.
  */
+/** How long a localStorage lease lasts; whatever runs under the lock must finish sooner (see REFRESH_TIMEOUT_MS). */
+export const LEASE_MS = 10_000;
+
 function storageLock(storage: Storage, name: string, tabId: string): Lock {
-  const LEASE_MS = 10_000;
   return async (action) => {
     for (;;) {
       const held = storage.getItem(name);
