@@ -3,7 +3,11 @@
  * the lifetime asked for and answers what each test scripts. The browser suite runs the real server.
  */
 export interface Script {
-  refresh: () => { status: number; code?: string; retryAfter?: number } | 'network' | 'ok';
+  /**
+   * 'hang': no answer until the request's signal aborts. A promise: answers 'ok' once it resolves
+   * (a refresh the test holds in flight).
+   */
+  refresh: () => { status: number; code?: string; retryAfter?: number } | 'network' | 'ok' | 'hang' | Promise<void>;
 }
 
 function b64url(value: unknown): string {
@@ -32,6 +36,16 @@ export function fakeGatehouse(expiresIn = 300) {
     if (path === '/v1/auth/signin') return json(200, { user: { id: 'user_1', email: 'a@example.test' }, session: session() });
     if (path === '/v1/auth/refresh') {
       const outcome = script.refresh();
+      if (outcome instanceof Promise) {
+        await outcome;
+        return json(200, { session: session() });
+      }
+      if (outcome === 'hang')
+        return new Promise<Response>((_, reject) => {
+          const signal = init.signal;
+          if (!signal) return; // never answers: what a request without a timeout waits for
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
       if (outcome === 'network') throw new TypeError('fetch failed');
       if (outcome === 'ok') return json(200, { session: session() });
       const headers: Record<string, string> = outcome.retryAfter === undefined ? {} : { 'retry-after': String(outcome.retryAfter) };

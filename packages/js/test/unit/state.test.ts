@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { REFRESH_TIMEOUT_MS } from '../../src/client.js';
+import { LEASE_MS } from '../../src/coordination.js';
 import { createGatehouse, GatehouseError, type Gatehouse, type StorageAdapter } from '../../src/index.js';
 import { refreshMargin } from '../../src/session.js';
 import { memoryAdapter } from '../../src/storage.js';
@@ -22,6 +24,8 @@ beforeEach(() => {
 afterEach(() => {
   for (const gh of clients.splice(0)) gh.destroy();
   vi.useRealTimers();
+  vi.unstubAllGlobals();
+  vi.restoreAllMocks();
 });
 
 describe('refresh margin', () => {
@@ -187,5 +191,128 @@ describe('timers', () => {
     const error = gh.state.degraded?.error;
     expect(error).toBeInstanceOf(GatehouseError);
     expect(error).toMatchObject({ status: 403, code: 'origin_not_allowed' });
+  });
+});
+
+describe('backing off', () => {
+  it('a 429 Retry-After holds past expiry: getToken() sends nothing until it has passed', async () => {
+    const server = fakeGatehouse(30);
+    let answers = 0;
+    server.script.refresh = () => (answers++ === 0 ? { status: 429, code: 'rate_limited', retryAfter: 30 } : 'ok');
+    const gh = client(server);
+    await gh.load();
+    await gh.signIn.password({ email: 'a@example.test', password: 'pw' });
+    await vi.advanceTimersByTimeAsync(20_100); // due: the refresh is refused, retry in 30 s
+    expect(server.refreshCalls()).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(15_000); // the access token has now expired
+    expect(gh.state.session!.expiresAt).toBeLessThan(Date.now());
+    for (let i = 0; i < 5; i++) {
+      await expect(gh.getToken()).rejects.toMatchObject({ status: 429, code: 'rate_limited', retryAfter: 30 });
+    }
+    expect(server.refreshCalls()).toHaveLength(1);
+    expect(gh.state).toMatchObject({ isSignedIn: true, degraded: { reason: 'rate_limited' } });
+    await vi.advanceTimersByTimeAsync(15_500); // 30 s (+ up to 250 ms) after the refusal
+    expect(server.refreshCalls()).toHaveLength(2);
+    expect(gh.state.degraded).toBeNull();
+    expect(typeof (await gh.getToken())).toBe('string');
+  });
+
+  /** A browser-ish global scope, so the client listens for `online`. */
+  function browserEvents(): EventTarget {
+    const target = new EventTarget();
+    vi.stubGlobal('addEventListener', target.addEventListener.bind(target));
+    vi.stubGlobal('removeEventListener', target.removeEventListener.bind(target));
+    vi.stubGlobal('document', { visibilityState: 'visible', addEventListener: () => undefined, removeEventListener: () => undefined });
+    return target;
+  }
+
+  it('coming back online does not cut a 429 Retry-After short', async () => {
+    const events = browserEvents();
+    const server = fakeGatehouse(30);
+    server.script.refresh = () => ({ status: 429, code: 'rate_limited', retryAfter: 30 });
+    const gh = client(server);
+    await gh.load();
+    await gh.signIn.password({ email: 'a@example.test', password: 'pw' });
+    await vi.advanceTimersByTimeAsync(20_100);
+    expect(server.refreshCalls()).toHaveLength(1);
+    events.dispatchEvent(new Event('online'));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(server.refreshCalls()).toHaveLength(1);
+  });
+
+  it('coming back online retries a network back-off at once', async () => {
+    const events = browserEvents();
+    const server = fakeGatehouse(30);
+    const gh = client(server);
+    await gh.load();
+    await gh.signIn.password({ email: 'a@example.test', password: 'pw' });
+    server.script.refresh = () => 'network';
+    await vi.advanceTimersByTimeAsync(20_100);
+    await vi.advanceTimersByTimeAsync(5_000); // a few attempts: the back-off is now past 1 s
+    const attempts = server.refreshCalls().length;
+    server.script.refresh = () => 'ok';
+    events.dispatchEvent(new Event('online'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(server.refreshCalls()).toHaveLength(attempts + 1);
+    expect(gh.state.degraded).toBeNull();
+  });
+});
+
+describe('the refresh lock', () => {
+  /** AbortSignal.timeout on the faked clock (Node's own runs on real timers). */
+  function fakeAbortTimeouts(): void {
+    vi.spyOn(AbortSignal, 'timeout').mockImplementation((ms) => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new DOMException('The operation timed out.', 'TimeoutError')), ms);
+      return controller.signal;
+    });
+  }
+
+  it('a refresh that gets no answer times out before the lock lease lapses: degraded, still signed in', async () => {
+    expect(REFRESH_TIMEOUT_MS).toBeLessThan(LEASE_MS);
+    fakeAbortTimeouts();
+    const server = fakeGatehouse(300);
+    const gh = client(server);
+    await gh.load();
+    await gh.signIn.password({ email: 'a@example.test', password: 'pw' });
+    server.script.refresh = () => 'hang';
+    let outcome: unknown = 'pending';
+    void gh.getToken({ forceRefresh: true }).then(
+      (token) => (outcome = token),
+      (error: unknown) => (outcome = error),
+    );
+    await vi.advanceTimersByTimeAsync(REFRESH_TIMEOUT_MS);
+    expect(outcome).toBeInstanceOf(GatehouseError);
+    expect(outcome).toMatchObject({ status: 0, code: 'network_error' });
+    expect(gh.state).toMatchObject({ isSignedIn: true, degraded: { reason: 'network' } });
+  });
+
+  it('signOut() signs out and tells the other tabs at once, even while a refresh holds the lock', async () => {
+    const posted: unknown[] = [];
+    vi.spyOn(BroadcastChannel.prototype, 'postMessage').mockImplementation((message) => void posted.push(message));
+    const server = fakeGatehouse(300);
+    const shared = memoryAdapter(); // an adapter: shared between tabs, so sign-outs are broadcast
+    const gh = client(server, shared);
+    await gh.load();
+    await gh.signIn.password({ email: 'a@example.test', password: 'pw' });
+    let answer!: () => void;
+    server.script.refresh = () => new Promise<void>((resolve) => (answer = resolve));
+    const refreshing = gh.getToken({ forceRefresh: true });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(server.refreshCalls()).toHaveLength(1); // in flight, under the lock
+    posted.length = 0;
+    const signingOut = gh.signOut();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(gh.state).toMatchObject({ isLoaded: true, isSignedIn: false, session: null });
+    expect(await gh.getToken()).toBeNull();
+    expect(posted).toContainEqual(expect.objectContaining({ type: 'signed-out' }));
+    // The refresh finishes: its tokens do not sign this tab back in, and the revoke spends the newest.
+    answer();
+    expect(await refreshing).toBeNull();
+    await signingOut;
+    expect(gh.state.isSignedIn).toBe(false);
+    expect(await shared.get('gatehouse:pk_test_x')).toBeNull();
+    const signout = server.calls.filter((c) => c.path === '/v1/auth/signout');
+    expect(signout.map((c) => c.body.refreshToken)).toEqual(['rt_2']);
   });
 });
