@@ -140,13 +140,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     return patchState({ isLoaded: true, ...SIGNED_OUT });
   }
 
-  async function call<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    bearer = options.publishableKey,
-    timeoutMs?: number,
-  ): Promise<T> {
+  async function call<T>(method: string, path: string, body?: unknown, bearer = options.publishableKey, timeoutMs?: number): Promise<T> {
     const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
     let response: Response;
     try {
