@@ -5,6 +5,8 @@ import { importJwk, type Jwk, type VerificationKey } from './keys.js';
 export const KID_REFETCH_COOLDOWN_MS = 30_000;
 /** Known keys are re-read in the background this often, so a key the server stops publishing ages out. */
 export const JWKS_REFRESH_MS = 60 * 60_000;
+/** After a failed fetch, no fetch for this issuer (first load or background re-read) for this long. */
+export const JWKS_FAILURE_BACKOFF_MS = 30_000;
 export const DEFAULT_JWKS_TIMEOUT_MS = 5_000;
 /** A JWKS bigger than this is not one Gatehouse published. */
 const MAX_JWKS_BYTES = 256 * 1024;
@@ -18,11 +20,17 @@ const MAX_JWKS_BYTES = 256 * 1024;
  *   flood of forged kids costs one fetch per 30 s, and a rotation is still picked up at once.
  * - One fetch is in flight at a time; concurrent verifications wait for that one.
  * - A failed fetch is `jwks-unavailable` for the tokens that needed it; keys already known keep working.
+ * - After a failed fetch, the first load and the hourly background re-read wait 30 s before trying
+ *   again: meanwhile a first load is refused at once (`jwks-unavailable`) and cached keys keep being
+ *   served, so a down endpoint costs one fetch per 30 s, not one per token. (The unknown-kid
+ *   refetch keeps its own 30 s cooldown above.)
  */
 export class JwksCache {
   private keys: Map<string, VerificationKey> | undefined;
   private loadedAt = 0;
   private cooldownStartedAt: number | undefined;
+  private failedAt: number | undefined;
+  private failure = '';
   private inFlight: Promise<void> | undefined;
   private timeoutMs = DEFAULT_JWKS_TIMEOUT_MS;
   /** How many fetches were started (for tests and diagnostics). */
@@ -33,7 +41,9 @@ export class JwksCache {
   /** The key `kid` when it is cached: the hot path, with no promise. */
   cached(kid: string): VerificationKey | undefined {
     const known = this.keys?.get(kid);
-    if (known && Date.now() - this.loadedAt > JWKS_REFRESH_MS && !this.inFlight) this.load().catch(() => {});
+    if (known && Date.now() - this.loadedAt > JWKS_REFRESH_MS && !this.inFlight && !this.backingOff()) {
+      this.load().catch(() => {});
+    }
     return known;
   }
 
@@ -45,6 +55,7 @@ export class JwksCache {
     if (this.inFlight) {
       await this.settle(this.inFlight);
     } else if (this.keys === undefined) {
+      if (this.backingOff()) throw this.unavailable(`${this.failure} (retried at most every 30 s)`);
       await this.settle(this.load());
     } else {
       const now = Date.now();
@@ -64,11 +75,19 @@ export class JwksCache {
     try {
       await loading;
     } catch (error) {
-      throw new TokenVerificationError(
-        'jwks-unavailable',
-        `Could not read the signing keys from ${this.url}: ${(error as Error).message}. Check that the issuer (or jwksUrl) is right and Gatehouse is reachable, or pass jwtKey to verify without a network.`,
-      );
+      throw this.unavailable((error as Error).message);
     }
+  }
+
+  private backingOff(): boolean {
+    return this.failedAt !== undefined && Date.now() - this.failedAt < JWKS_FAILURE_BACKOFF_MS;
+  }
+
+  private unavailable(why: string): TokenVerificationError {
+    return new TokenVerificationError(
+      'jwks-unavailable',
+      `Could not read the signing keys from ${this.url}: ${why}. Check that the issuer (or jwksUrl) is right and Gatehouse is reachable, or pass jwtKey to verify without a network.`,
+    );
   }
 
   private load(): Promise<void> {
@@ -77,6 +96,12 @@ export class JwksCache {
       .then((keys) => {
         this.keys = keys;
         this.loadedAt = Date.now();
+        this.failedAt = undefined;
+      })
+      .catch((error: unknown) => {
+        this.failedAt = Date.now();
+        this.failure = (error as Error).message;
+        throw error;
       })
       .finally(() => {
         this.inFlight = undefined;

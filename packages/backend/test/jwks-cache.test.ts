@@ -73,6 +73,55 @@ describe('the JWKS cache: cooldown on unknown kids', () => {
   });
 });
 
+describe('the JWKS cache: backoff after a failed fetch', () => {
+  let issuer: TestIssuer;
+  const first = makeKey('RS256', 'key_first');
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
+  beforeEach(async () => {
+    issuer = await startIssuer([first]);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now());
+  });
+  afterEach(async () => {
+    vi.useRealTimers();
+    await issuer.close();
+  });
+
+  it('a failing endpoint after the hourly re-read falls due costs one fetch per 30 s, and the cached keys keep verifying', async () => {
+    await verifyToken(issuer.token(), { issuer: issuer.issuer });
+    issuer.failWith = 503;
+    vi.advanceTimersByTime(60 * 60_000 + 1);
+    for (let i = 0; i < 50; i += 1) {
+      expect((await verifyToken(issuer.token(), { issuer: issuer.issuer })).sub).toBe('user_test');
+      await pause();
+    }
+    expect(issuer.fetches).toBe(2);
+
+    vi.advanceTimersByTime(30_000);
+    issuer.failWith = undefined;
+    await verifyToken(issuer.token(), { issuer: issuer.issuer });
+    await vi.waitFor(() => expect(issuer.fetches).toBe(3));
+  });
+
+  it('a flood of forged tokens naming the issuer while its first load fails costs one fetch per 30 s', async () => {
+    issuer.failWith = 503;
+    const forged = makeKey('RS256', 'key_forged');
+    for (let i = 0; i < 20; i += 1) {
+      expect(await reasonOf(verifyToken(issuer.token({}, {}, forged), { issuer: issuer.issuer }))).toBe('jwks-unavailable');
+    }
+    expect(issuer.fetches).toBe(1);
+
+    vi.advanceTimersByTime(29_000);
+    expect(await reasonOf(verifyToken(issuer.token(), { issuer: issuer.issuer }))).toBe('jwks-unavailable');
+    expect(issuer.fetches).toBe(1);
+
+    vi.advanceTimersByTime(1_000);
+    issuer.failWith = undefined;
+    expect((await verifyToken(issuer.token(), { issuer: issuer.issuer })).sub).toBe('user_test');
+    expect(issuer.fetches).toBe(2);
+  });
+});
+
 describe('the JWKS cache: concurrent verifications share one fetch', () => {
   it('on the first load and on a rotation, against a running Gatehouse', async () => {
     const gh = await startGatehouse();
