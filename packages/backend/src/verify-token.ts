@@ -119,6 +119,13 @@ function checkOptions(options: VerifyTokenOptions): void {
   if (skew !== undefined && !(Number.isFinite(skew) && skew >= 0)) {
     throw new TypeError('options.clockSkewInMs must be a number of milliseconds, 0 or more.');
   }
+  // A string here would make the azp check a substring match ("https://app.example" in "https://app.example.test").
+  const parties = options.authorizedParties;
+  if (parties !== undefined && !(Array.isArray(parties) && parties.every((p) => typeof p === 'string'))) {
+    throw new TypeError(
+      "options.authorizedParties must be an array of origins, e.g. ['https://app.example.com'], not a single string.",
+    );
+  }
 }
 
 function seconds(ms: number): string {

@@ -169,6 +169,13 @@ describe('attacks on claims and keys, with keys of the test’s own', () => {
     expect((await verifyToken(good, { ...options, authorizedParties: ['https://app.example.test'] })).azp).toBe('https://app.example.test');
   });
 
+  it('azp that is a substring of a string authorizedParties is not accepted: a string option is refused as a TypeError', async () => {
+    const token = issuer.token({ azp: 'https://app.example' });
+    const stringOption = { ...options, authorizedParties: 'https://app.example.test' as unknown as string[] };
+    await expect(verifyToken(token, stringOption)).rejects.toThrow(TypeError);
+    await expect(verifyToken(token, stringOption)).rejects.toThrow(/authorizedParties must be an array/);
+  });
+
   it('a forged signature by another key with the same kid is signature-invalid', async () => {
     const impostor = makeKey('ES256', ec.kid);
     expect(await reasonOf(signWith(impostor, issuer.claims()), options)).toBe('signature-invalid');
