@@ -173,3 +173,28 @@ describe('createGatehouseClient refuses what would leak or misroute a secret key
     expect(() => createGatehouseClient({ secretKey: 'sk_test_x', baseUrl: 'http://localhost:4000/v1' })).toThrow(/without \/v1/);
   });
 });
+
+describe('the admin client: Retry-After in decimal seconds', () => {
+  it('Retry-After: 1.5 is read as 1.5 s, not as a date in the past', async () => {
+    const { createServer } = await import('node:http');
+    let hits = 0;
+    const server = createServer((_request, response) => {
+      hits += 1;
+      response
+        .writeHead(429, { 'content-type': 'application/json', 'retry-after': '1.5' })
+        .end(JSON.stringify({ error: { code: 'rate_limited', message: 'Too many requests per minute; wait and retry.' } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const client = createGatehouseClient({ secretKey: 'sk_test_x', baseUrl: `http://127.0.0.1:${port}`, retry: { maxRetries: 0 } });
+      const error = await apiError(client.users.list());
+      expect(error.status).toBe(429);
+      expect(error.retryAfter).toBe(1.5);
+      expect(hits).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});

@@ -20,10 +20,11 @@ type Query = Record<string, string | number | undefined>;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Retry-After as seconds (delta-seconds or an HTTP date); 1 when absent or unreadable. */
+/** Retry-After as seconds (delta-seconds, decimals too, or an HTTP date); 1 when absent or unreadable. */
 function retryAfterSeconds(header: string | null): number {
   if (header === null) return 1;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim());
+  // Decimal seconds ("1.5") must not reach Date.parse, which reads them as a date in 2001: no wait at all.
+  if (/^\d+(\.\d+)?$/.test(header.trim())) return Number(header.trim());
   const date = Date.parse(header);
   return Number.isNaN(date) ? 1 : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
