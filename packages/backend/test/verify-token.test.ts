@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TokenVerificationError, verifyToken } from '../src/index.js';
 import { startGatehouse, type Gatehouse } from './helpers/gatehouse.js';
 
@@ -113,15 +113,25 @@ describe('verifyToken when the keys cannot be read', () => {
   });
   afterAll(() => gh.close());
 
-  it('a JWKS fetch that times out is jwks-unavailable, and the next verification tries again', async () => {
+  it('a JWKS fetch that times out is jwks-unavailable; the next verification is refused at once for 30 s, then tries again', async () => {
     const user = await gh.signUp();
     gh.hang = true;
     const error = await refusal(verifyToken(user.accessToken, { issuer: gh.development.issuer, jwksTimeoutMs: 200 }));
     expect(error.reason).toBe('jwks-unavailable');
     expect(error.message).toMatch(/no answer within 200 ms/);
     gh.hang = false;
-    // The failed first load started no cooldown: the next token fetches and verifies.
-    expect((await verifyToken(user.accessToken, { issuer: gh.development.issuer })).sub).toBe(user.userId);
+    // Only Date is faked, so the 30 s backoff after the failure can pass without waiting.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now());
+      const during = await refusal(verifyToken(user.accessToken, { issuer: gh.development.issuer }));
+      expect(during.reason).toBe('jwks-unavailable');
+      expect(during.message).toMatch(/retried at most every 30 s/);
+      vi.advanceTimersByTime(30_000);
+      expect((await verifyToken(user.accessToken, { issuer: gh.development.issuer })).sub).toBe(user.userId);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('an unreachable issuer is jwks-unavailable, never a crash', async () => {
