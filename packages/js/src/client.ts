@@ -14,6 +14,11 @@ export interface GatehouseOptions {
   storage?: StorageOption;
   /** The fetch to use; default the global one. */
   fetch?: typeof fetch;
+  /**
+   * Origins besides the page's own (and Gatehouse's) that `gh.fetch` may send the access token to,
+   * e.g. `['https://api.example.com']`. Any other URL is refused rather than handed the token.
+   */
+  backendOrigins?: string[];
 }
 
 /** Set while refreshes fail for a reason that does not end the session; the client keeps retrying. */
@@ -100,6 +105,8 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   let backoffUntil = 0;
   /** The refused access token a failed forced refresh was replacing: the retry must replace it too. */
   let retryRejected: string | undefined;
+  /** A token a 401 made this client fetch: a 401 for it too is the backend's answer, not staleness. */
+  let renewedAfter401: string | undefined;
   /** Bumped on every sign-out: a refresh or rotation begun before it must not sign this tab back in. */
   let signOuts = 0;
   /** signOut() calls waiting for the lock: other tabs' session announcements are stale meanwhile. */
@@ -182,6 +189,23 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
         if (stored.refreshToken !== current?.refreshToken) adopt(stored);
         return stored;
       }
+      if (stored.retryAt !== undefined && stored.retryAt > Date.now()) {
+        // Another tab was told to wait (429 Retry-After): every tab waits, rather than each asking once.
+        const seconds = Math.ceil((stored.retryAt - Date.now()) / 1000);
+        const error = new GatehouseError({
+          status: 429,
+          code: 'rate_limited',
+          message: `Gatehouse asked this browser to slow down; the session is refreshed again in ${seconds} s.`,
+          retryAfter: seconds,
+        });
+        failures++;
+        retryRejected = rejected;
+        backoffUntil = stored.retryAt;
+        if (!current) adopt(stored);
+        patchState({ degraded: { reason: 'rate_limited', error, retryAt: backoffUntil } });
+        schedule();
+        throw error;
+      }
       try {
         const { session } = await spend<SessionRefreshed>('/v1/auth/refresh', { refreshToken: stored.refreshToken });
         const next = toStored(session, Date.now());
@@ -206,9 +230,11 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
         const reason =
           failure.code === 'rate_limited'
             ? 'rate_limited'
-            : failure.code === 'network_error' || failure.status >= 500
+            : failure.status === 0 || failure.status >= 500
               ? 'network'
               : 'error';
+        // The other tabs honour a Retry-After too (read under the lock above).
+        if (reason === 'rate_limited') await store.write({ ...stored, retryAt: backoffUntil }).catch(() => undefined);
         if (!current) adopt(stored);
         patchState({ degraded: { reason, error: failure, retryAt: backoffUntil } });
         schedule();
@@ -235,7 +261,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       if (!opts.forceRefresh && held.expiresAt > now) return held.accessToken;
       throw (
         state.degraded?.error ??
-        new GatehouseError({ status: 0, code: 'network_error', message: 'Gatehouse is being retried later. Try again shortly.' })
+        new GatehouseError({ status: 0, code: 'unavailable', message: 'Gatehouse is being retried later. Try again shortly.' })
       );
     }
     try {
@@ -247,7 +273,36 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     }
   }
 
+  const tokenOrigins = new Set([new URL(base).origin, ...(options.backendOrigins ?? []).map((origin) => new URL(origin).origin)]);
+
+  /** The token goes to this page's origin, Gatehouse's, and the listed backends: never to a third party. */
+  function assertMayCarryToken(input: RequestInfo | URL): void {
+    const raw = input instanceof Request ? input.url : String(input);
+    const page = typeof location === 'undefined' ? undefined : location.origin;
+    let origin: string | undefined;
+    try {
+      origin = new URL(raw, page).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin !== undefined && (origin === page || tokenOrigins.has(origin))) return;
+    throw new TypeError(
+      `gh.fetch sends the access token only to this page's origin, Gatehouse and backendOrigins; ${origin ?? raw} is none of them. ` +
+        'Add it to backendOrigins in createGatehouse() if it is your backend, or call fetch() for third-party URLs.',
+    );
+  }
+
+  /** A 401 refreshes once; a 401 for the token that refresh produced is returned as it is. */
+  async function renewAfter401(refused: string): Promise<string | null> {
+    if (refused === renewedAfter401) return null;
+    const renewed = await getToken({ forceRefresh: true }).catch(() => null);
+    if (!renewed || renewed === refused) return null;
+    renewedAfter401 = renewed;
+    return renewed;
+  }
+
   async function authFetch(input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> {
+    assertMayCarryToken(input);
     const send = (token: string | null) => {
       const headers = new Headers(init.headers ?? (input instanceof Request ? input.headers : undefined));
       if (token) headers.set('authorization', `Bearer ${token}`);
@@ -256,8 +311,8 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     const token = await getToken();
     const response = await send(token);
     if (response.status !== 401 || !token) return response;
-    const renewed = await getToken({ forceRefresh: true }).catch(() => null);
-    return renewed && renewed !== token ? send(renewed) : response;
+    const renewed = await renewAfter401(token);
+    return renewed ? send(renewed) : response;
   }
 
   async function authed<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -267,9 +322,9 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       return await call<T>(method, path, body, token);
     } catch (error) {
       if (!(error instanceof GatehouseError) || error.status !== 401) throw error;
-      token = await getToken({ forceRefresh: true }).catch(() => null);
-      if (!token) throw error;
-      return call<T>(method, path, body, token);
+      const renewed = await renewAfter401(token);
+      if (!renewed) throw error;
+      return call<T>(method, path, body, renewed);
     }
   }
 

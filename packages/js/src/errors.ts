@@ -1,21 +1,22 @@
 import type { ErrorCode } from '@gatehouse/contract';
 
-/** Not server codes: the request never got an answer, or the answer was not Gatehouse's. */
-export type ClientErrorCode = 'network_error' | 'invalid_response';
-
-/** Every refusal, from the server (`code` from its catalogue) or from the client itself. */
+/**
+ * Every refusal, from the server or from the client itself, with `code` always from the catalogue so
+ * a `switch` over it is exhaustive: no answer at all is `status: 0, code: 'unavailable'`, and an
+ * answer that is not Gatehouse's (a proxy's 502 page, a wrong baseUrl) gets the code of its status.
+ */
 export class GatehouseError extends Error {
   override readonly name = 'GatehouseError';
   /** HTTP status; 0 when no answer arrived. */
   readonly status: number;
-  readonly code: ErrorCode | ClientErrorCode;
+  readonly code: ErrorCode;
   /** Seconds to wait before retrying, from `Retry-After` (429). */
   readonly retryAfter?: number;
   readonly details?: unknown;
 
   constructor(init: {
     status: number;
-    code: ErrorCode | ClientErrorCode;
+    code: ErrorCode;
     message: string;
     retryAfter?: number | undefined;
     details?: unknown;
@@ -37,9 +38,36 @@ export function networkError(cause: unknown): GatehouseError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new GatehouseError({
     status: 0,
-    code: 'network_error',
+    code: 'unavailable',
     message: `Gatehouse could not be reached (${reason}). Check baseUrl and the network; the client retries on its own.`,
   });
+}
+
+/** The catalogue code an answer without Gatehouse's error body stands for. */
+const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
+  400: 'invalid_request',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  408: 'request_timeout',
+  409: 'conflict',
+  413: 'payload_too_large',
+  414: 'uri_too_long',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  431: 'headers_too_large',
+  502: 'unavailable',
+  503: 'unavailable',
+  504: 'unavailable',
+};
+
+export function codeOfStatus(status: number): ErrorCode {
+  return CODE_OF_STATUS[status] ?? 'internal';
+}
+
+/** No answer arrived (status 0): retried, never a reason to sign out. */
+export function isNetworkError(error: GatehouseError): boolean {
+  return error.status === 0;
 }
 
 export async function errorFromResponse(response: Response): Promise<GatehouseError> {
@@ -63,7 +91,7 @@ export async function errorFromResponse(response: Response): Promise<GatehouseEr
   }
   return new GatehouseError({
     status: response.status,
-    code: 'invalid_response',
+    code: codeOfStatus(response.status),
     message: `Gatehouse answered ${response.status} without an error body. Check that baseUrl points at a Gatehouse server.`,
     retryAfter,
   });

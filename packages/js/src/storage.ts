@@ -8,6 +8,8 @@ export interface StoredSession {
   lifetime: number;
   sessionId: string;
   userId: string;
+  /** Set when the server answered a refresh with 429: no tab refreshes before this time (ms since the epoch). */
+  retryAt?: number;
 }
 
 /** A custom storage: any string key-value store, synchronous or not. */
@@ -63,48 +65,57 @@ function browserLocalStorage(): Storage | undefined {
 /**
  * IndexedDB: a write committed by one tab is what the next reader sees, at once. Chromium delivers
  * localStorage writes to other tabs asynchronously, so a tab taking the refresh lock right after
- * another could still read the token just rotated; IndexedDB does not have that gap.
+ * another could still read the token just rotated; IndexedDB does not have that gap. Where IndexedDB
+ * exists but will not open (private modes, storage blocked, a corrupt profile), the client keeps
+ * working on `fallback` instead of failing every load.
  */
-function indexedDbStore(key: string): SessionStore {
-  let opening: Promise<IDBDatabase> | undefined;
+function indexedDbStore(key: string, fallback: SessionStore): SessionStore {
+  let opening: Promise<IDBDatabase | null> | undefined;
   const open = () =>
     (opening ??= new Promise<IDBDatabase>((resolve, reject) => {
       const request = indexedDB.open('gatehouse', 1);
       request.onupgradeneeded = () => request.result.createObjectStore('sessions');
       request.onsuccess = () => resolve(request.result);
       request.onerror = () => reject(request.error);
-    }));
-  const run = async <T>(mode: IDBTransactionMode, action: (store: IDBObjectStore) => IDBRequest): Promise<T> => {
-    const db = await open();
-    return new Promise<T>((resolve, reject) => {
+      request.onblocked = () => reject(new Error('IndexedDB open blocked'));
+    }).catch(() => null));
+  const run = <T>(db: IDBDatabase, mode: IDBTransactionMode, action: (store: IDBObjectStore) => IDBRequest): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
       const tx = db.transaction('sessions', mode);
       const request = action(tx.objectStore('sessions'));
       tx.oncomplete = () => resolve(request.result as T);
       tx.onerror = tx.onabort = () => reject(tx.error);
     });
-  };
   return {
     shared: true,
-    read: async () => parse(await run<string | undefined>('readonly', (s) => s.get(key))),
+    read: async () => {
+      const db = await open();
+      return db ? parse(await run<string | undefined>(db, 'readonly', (s) => s.get(key))) : fallback.read();
+    },
     write: async (session) => {
-      await run('readwrite', (s) => (session ? s.put(JSON.stringify(session), key) : s.delete(key)));
+      const db = await open();
+      if (!db) return fallback.write(session);
+      await run(db, 'readwrite', (s) => (session ? s.put(JSON.stringify(session), key) : s.delete(key)));
     },
   };
 }
 
+/** A page with a document: a browser tab. Node, Deno and workers get memory by default. */
+function inBrowserPage(): boolean {
+  return typeof window !== 'undefined' && typeof document !== 'undefined';
+}
+
 /** The store a storage option means in this runtime. */
 export function sessionStore(option: StorageOption | undefined, key: string): SessionStore {
-  if (option === 'memory') return adapterStore(memoryAdapter(), key, false);
+  if (option === 'memory' || (option === undefined && !inBrowserPage())) return adapterStore(memoryAdapter(), key, false);
   if (option && typeof option === 'object') return adapterStore(option, key, true);
   const local = browserLocalStorage();
-  if (option === undefined && !local) return adapterStore(memoryAdapter(), key, false);
-  if (typeof indexedDB !== 'undefined') return indexedDbStore(key);
-  if (local)
-    return adapterStore(
-      { get: (k) => local.getItem(k), set: (k, v) => local.setItem(k, v), remove: (k) => local.removeItem(k) },
-      key,
-      true,
-    );
+  const localStore = local
+    ? adapterStore({ get: (k) => local.getItem(k), set: (k, v) => local.setItem(k, v), remove: (k) => local.removeItem(k) }, key, true)
+    : undefined;
+  if (typeof indexedDB !== 'undefined') return indexedDbStore(key, localStore ?? adapterStore(memoryAdapter(), key, false));
+  if (localStore) return localStore;
+  if (option === undefined) return adapterStore(memoryAdapter(), key, false);
   throw new TypeError(
     "storage: 'localStorage' needs a browser: this runtime has neither IndexedDB nor localStorage. Use storage: 'memory'.",
   );

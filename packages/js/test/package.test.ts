@@ -37,7 +37,11 @@ export async function flows(): Promise<string[]> {
   try {
     await gatehouse.signIn.password({ email: 'ada@example.com', password: 'x' });
   } catch (error) {
-    if (error instanceof GatehouseError && error.code !== 'network_error') error.code satisfies ErrorCode | 'invalid_response';
+    if (error instanceof GatehouseError) {
+      const code: ErrorCode = error.code;
+      // @ts-expect-error: the code is the catalogue's, and 'network_error' is not in it
+      if (code === 'network_error') return [];
+    }
   }
   // @ts-expect-error: the sign-up body has no such field
   await gatehouse.signUp({ ...params, nickname: 'ada' });

@@ -47,4 +47,4 @@ expectTypeOf<Parameters<G['organization']['members']['add']>[0]>().toEqualTypeOf
 expectTypeOf<Answer<G['organization']['members']['add']>>().toEqualTypeOf<Contract.Member>();
 expectTypeOf<Answer<G['organization']['members']['remove']>>().toEqualTypeOf<Contract.MemberRemoved>();
 expectTypeOf<Answer<G['environment']>>().toEqualTypeOf<Contract.Environment>();
-expectTypeOf<Sdk.GatehouseError['code']>().toEqualTypeOf<Contract.ErrorCode | Sdk.ClientErrorCode>();
+expectTypeOf<Sdk.GatehouseError['code']>().toEqualTypeOf<Contract.ErrorCode>();

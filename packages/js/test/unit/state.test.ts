@@ -158,7 +158,7 @@ describe('timers', () => {
     expect(attempts).toBeGreaterThanOrEqual(4);
     expect(attempts).toBeLessThanOrEqual(8);
     expect(gh.state).toMatchObject({ isSignedIn: true, degraded: { reason: 'network' } });
-    await expect(gh.getToken()).rejects.toMatchObject({ code: 'network_error', status: 0 });
+    await expect(gh.getToken()).rejects.toMatchObject({ code: 'unavailable', status: 0 });
     expect(gh.state.isSignedIn).toBe(true);
     server.script.refresh = () => 'ok';
     // The next attempt is at most the longest back-off away: 30 s + 20 % jitter.
@@ -283,7 +283,7 @@ describe('the refresh lock', () => {
     );
     await vi.advanceTimersByTimeAsync(REFRESH_TIMEOUT_MS);
     expect(outcome).toBeInstanceOf(GatehouseError);
-    expect(outcome).toMatchObject({ status: 0, code: 'network_error' });
+    expect(outcome).toMatchObject({ status: 0, code: 'unavailable' });
     expect(gh.state).toMatchObject({ isSignedIn: true, degraded: { reason: 'network' } });
   });
 

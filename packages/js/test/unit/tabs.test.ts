@@ -133,3 +133,32 @@ describe('sign-out across tabs', () => {
     expect(server.calls.filter((c) => c.path === '/v1/auth/signout').map((c) => c.body.refreshToken)).toEqual(['rt_2']);
   });
 });
+
+describe('backing off across tabs', () => {
+  it('a 429 Retry-After told to one tab holds every tab: the others send nothing until it has passed', async () => {
+    const tabs = tabsOfOneOrigin();
+    const server = fakeGatehouse(30);
+    const shared = memoryAdapter();
+    const a = tab(server, shared);
+    const b = tab(server, shared);
+    const c = tab(server, shared);
+    await Promise.all([a.load(), b.load(), c.load()]);
+    await a.signIn.password({ email: 'a@example.test', password: 'pw' });
+    await tabs.deliver();
+    server.script.refresh = () => ({ status: 429, code: 'rate_limited', retryAfter: 60 });
+    // Every tab's timer comes due at once (same token, same schedule): one asks, all wait.
+    await vi.advanceTimersByTimeAsync(20_100);
+    await tabs.deliver();
+    expect(server.refreshCalls()).toHaveLength(1);
+    for (const gh of [a, b, c]) expect(gh.state).toMatchObject({ isSignedIn: true, degraded: { reason: 'rate_limited' } });
+    await expect(b.getToken({ forceRefresh: true })).rejects.toMatchObject({ status: 429, code: 'rate_limited' });
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(server.refreshCalls()).toHaveLength(1);
+    server.script.refresh = () => 'ok';
+    await vi.advanceTimersByTimeAsync(31_000);
+    await tabs.deliver();
+    expect(server.refreshCalls()).toHaveLength(2);
+    for (const gh of [a, b, c]) expect(gh.state).toMatchObject({ isSignedIn: true, degraded: null });
+    expect(new Set(await Promise.all([a, b, c].map((gh) => gh.getToken()))).size).toBe(1);
+  });
+});
