@@ -28,6 +28,12 @@ const PAGE = `<!doctype html>
 <script type="module">
 import { createGatehouse } from './gatehouse.js';
 const params = new URLSearchParams(location.search);
+if (params.get('legacy') === '1') {
+  // A browser without Web Locks, BroadcastChannel and IndexedDB: the localStorage lease and the storage event.
+  Object.defineProperty(navigator, 'locks', { value: undefined });
+  delete window.BroadcastChannel;
+  Object.defineProperty(window, 'indexedDB', { value: undefined });
+}
 const gh = createGatehouse({ publishableKey: params.get('pk'), baseUrl: params.get('base') });
 window.gh = gh;
 const render = (s) => {
@@ -44,7 +50,7 @@ gh.load().then(render, (e) => { document.getElementById('status').textContent = 
 
 export interface PageServer {
   /** The page's URL on the given loopback host, for one environment. */
-  url(host: string, publishableKey: string, gatehouseUrl: string): string;
+  url(host: string, publishableKey: string, gatehouseUrl: string, options?: { legacy?: boolean }): string;
   close(): Promise<void>;
 }
 
@@ -62,7 +68,8 @@ export async function startPageServer(): Promise<PageServer> {
   await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
   const { port } = server.address() as { port: number };
   return {
-    url: (host, pk, base) => `http://${host}:${port}/?pk=${encodeURIComponent(pk)}&base=${encodeURIComponent(base)}`,
+    url: (host, pk, base, options = {}) =>
+      `http://${host}:${port}/?pk=${encodeURIComponent(pk)}&base=${encodeURIComponent(base)}${options.legacy ? '&legacy=1' : ''}`,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
