@@ -50,7 +50,7 @@ afterAll(async () => {
 });
 
 async function upload(bytes: Buffer, ticket: { uploadUrl?: string; uploadHeaders?: Record<string, string> }, headers = {}) {
-  return fetch(ticket.uploadUrl!, { method: 'PUT', headers: { ...ticket.uploadHeaders, ...headers }, body: bytes });
+  return fetch(ticket.uploadUrl!, { method: 'PUT', headers: { ...ticket.uploadHeaders, ...headers }, body: new Uint8Array(bytes) });
 }
 
 async function refusal(promise: Promise<unknown>): Promise<ApiError> {
