@@ -113,7 +113,7 @@ export async function startTestIdp(input: { entityId?: string; ssoUrl?: string; 
         AuthnStatement: `<saml:AuthnStatement AuthnInstant="${iso(0)}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`,
         AttributeStatement: attributes ? `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` : '',
       };
-      const { context } = await idp.createLoginResponse(sp, {}, 'post', {}, {
+      const { context } = await idp.createLoginResponse(sp, { extract: {} }, 'post', {}, {
         customTagReplacement: (template: string) => {
           let xml = template;
           for (const [tag, value] of Object.entries(values)) xml = xml.split(`{${tag}}`).join(value);
