@@ -77,7 +77,6 @@ function indexedDbStore(key: string, fallback: SessionStore): SessionStore {
       request.onupgradeneeded = () => request.result.createObjectStore('sessions');
       request.onsuccess = () => resolve(request.result);
       request.onerror = () => reject(request.error);
-      request.onblocked = () => reject(new Error('IndexedDB open blocked'));
     }).catch(() => null));
   const run = <T>(db: IDBDatabase, mode: IDBTransactionMode, action: (store: IDBObjectStore) => IDBRequest): Promise<T> =>
     new Promise<T>((resolve, reject) => {
