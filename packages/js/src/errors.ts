@@ -43,10 +43,13 @@ export function networkError(cause: unknown): GatehouseError {
   });
 }
 
-/** The catalogue code an answer without Gatehouse's error body stands for. */
+/**
+ * The catalogue code an answer without Gatehouse's error body stands for. Not 401: a refresh
+ * refused with `unauthenticated` signs out, and only Gatehouse itself may say that (a proxy's 401
+ * page is `internal`, retried).
+ */
 const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
   400: 'invalid_request',
-  401: 'unauthenticated',
   403: 'forbidden',
   404: 'not_found',
   408: 'request_timeout',

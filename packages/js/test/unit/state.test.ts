@@ -180,6 +180,20 @@ describe('timers', () => {
     expect(server.refreshCalls()).toHaveLength(1);
   });
 
+  it("a 401 for a refresh that is not Gatehouse's answer (a proxy's page, no error body) degrades but never signs out", async () => {
+    const server = fakeGatehouse(30);
+    const proxied = (async (input: RequestInfo | URL, init?: RequestInit) =>
+      new URL(String(input)).pathname === '/v1/auth/refresh'
+        ? new Response('<html>401 Authorization Required</html>', { status: 401, headers: { 'content-type': 'text/html' } })
+        : server.fetch(input, init)) as typeof fetch;
+    const gh = createGatehouse({ publishableKey: 'pk_test_x', baseUrl: 'http://gatehouse.test/', storage: 'memory', fetch: proxied });
+    clients.push(gh);
+    await gh.load();
+    await gh.signIn.password({ email: 'a@example.test', password: 'pw' });
+    await expect(gh.getToken({ forceRefresh: true })).rejects.toMatchObject({ status: 401, code: 'internal' });
+    expect(gh.state).toMatchObject({ isSignedIn: true, degraded: { reason: 'error' } });
+  });
+
   it('other refusals of a refresh (403, 500) degrade but never sign out', async () => {
     const server = fakeGatehouse(30);
     const gh = client(server);
