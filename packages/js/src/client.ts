@@ -198,13 +198,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
           message: `Gatehouse asked this browser to slow down; the session is refreshed again in ${seconds} s.`,
           retryAfter: seconds,
         });
-        failures++;
-        retryRejected = rejected;
-        backoffUntil = stored.retryAt;
-        if (!current) adopt(stored);
-        patchState({ degraded: { reason: 'rate_limited', error, retryAt: backoffUntil } });
-        schedule();
-        throw error;
+        return backOff(stored, rejected, error, 'rate_limited', stored.retryAt);
       }
       try {
         const { session } = await spend<SessionRefreshed>('/v1/auth/refresh', { refreshToken: stored.refreshToken });
@@ -225,8 +219,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
           return null;
         }
         const failure = error as GatehouseError;
-        retryRejected = rejected;
-        backoffUntil = Date.now() + backoffDelay(failures++, failure.retryAfter);
+        const until = Date.now() + backoffDelay(failures, failure.retryAfter);
         const reason =
           failure.code === 'rate_limited'
             ? 'rate_limited'
@@ -234,13 +227,21 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
               ? 'network'
               : 'error';
         // The other tabs honour a Retry-After too (read under the lock above).
-        if (reason === 'rate_limited') await store.write({ ...stored, retryAt: backoffUntil }).catch(() => undefined);
-        if (!current) adopt(stored);
-        patchState({ degraded: { reason, error: failure, retryAt: backoffUntil } });
-        schedule();
-        throw error;
+        if (reason === 'rate_limited') await store.write({ ...stored, retryAt: until }).catch(() => undefined);
+        return backOff(stored, rejected, failure, reason, until);
       }
     }).finally(() => (inflight = undefined)));
+  }
+
+  /** Keeps the session, reports degraded, and schedules the retry for `until`. */
+  function backOff(stored: StoredSession, rejected: string | undefined, error: GatehouseError, reason: Degraded['reason'], until: number): never {
+    failures++;
+    retryRejected = rejected;
+    backoffUntil = until;
+    if (!current) adopt(stored);
+    patchState({ degraded: { reason, error, retryAt: until } });
+    schedule();
+    throw error;
   }
 
   function recovered(): void {
@@ -316,7 +317,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   }
 
   async function authed<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let token = await getToken();
+    const token = await getToken();
     if (!token) throw new GatehouseError({ status: 401, code: 'unauthenticated', message: 'No one is signed in. Sign in first.' });
     try {
       return await call<T>(method, path, body, token);

@@ -64,13 +64,8 @@ const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
   504: 'unavailable',
 };
 
-export function codeOfStatus(status: number): ErrorCode {
+function codeOfStatus(status: number): ErrorCode {
   return CODE_OF_STATUS[status] ?? 'internal';
-}
-
-/** No answer arrived (status 0): retried, never a reason to sign out. */
-export function isNetworkError(error: GatehouseError): boolean {
-  return error.status === 0;
 }
 
 export async function errorFromResponse(response: Response): Promise<GatehouseError> {

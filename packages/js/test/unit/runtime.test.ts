@@ -106,13 +106,19 @@ describe('waking up', () => {
     vi.setSystemTime(Date.now() + ms);
   }
 
-  it('focus with a stale token refreshes at once; focus with a fresh one sends nothing', async () => {
-    const { events } = page();
+  /** A page's client on localStorage, signed in with a 300 s token. */
+  async function signedInTab() {
     vi.stubGlobal('localStorage', fakeLocalStorage().storage);
     const server = fakeGatehouse(300);
     const gh = client(server);
     await settle(gh.load());
     await settle(gh.signIn.password({ email: 'a@example.test', password: 'pw' }));
+    return { server, gh };
+  }
+
+  it('focus with a stale token refreshes at once; focus with a fresh one sends nothing', async () => {
+    const { events } = page();
+    const { server } = await signedInTab();
     events.dispatchEvent(new Event('focus'));
     await vi.advanceTimersByTimeAsync(500);
     expect(server.refreshCalls()).toHaveLength(0);
@@ -124,11 +130,7 @@ describe('waking up', () => {
 
   it('becoming visible with a stale token refreshes at once; becoming hidden does not', async () => {
     const { doc } = page();
-    vi.stubGlobal('localStorage', fakeLocalStorage().storage);
-    const server = fakeGatehouse(300);
-    const gh = client(server);
-    await settle(gh.load());
-    await settle(gh.signIn.password({ email: 'a@example.test', password: 'pw' }));
+    const { server, gh } = await signedInTab();
     sleepPast(280_000);
     doc.visibilityState = 'hidden';
     doc.dispatchEvent(new Event('visibilitychange'));
@@ -143,11 +145,7 @@ describe('waking up', () => {
 
   it('coming back online with a stale token refreshes at once', async () => {
     const { events } = page();
-    vi.stubGlobal('localStorage', fakeLocalStorage().storage);
-    const server = fakeGatehouse(300);
-    const gh = client(server);
-    await settle(gh.load());
-    await settle(gh.signIn.password({ email: 'a@example.test', password: 'pw' }));
+    const { server } = await signedInTab();
     sleepPast(280_000);
     events.dispatchEvent(new Event('online'));
     await vi.advanceTimersByTimeAsync(500);
