@@ -5,7 +5,7 @@ import { lockForUpdate, type Store } from '../db/index.js';
 import { crossTenant } from '../db/tenant-scope.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database } from '../db/schema.js';
-import { atomically, readUserData, recordEvent, userData } from '../webhooks/events.js';
+import { atomically, insertWithEvent, readUserData, recordEvent, userData } from '../webhooks/events.js';
 import { emailKey } from './email.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -14,13 +14,8 @@ type Db = Kysely<Database> | Transaction<Database>;
 export type UserRow = Database['users'];
 
 export async function insertUser(db: Db, environmentId: EnvironmentId, user: Omit<UserRow, 'environment_id'>) {
-  await atomically(db, async (db) => {
-    await db
-      .insertInto('users')
-      .values({ ...user, environment_id: environmentId })
-      .execute();
-    await recordEvent(db, environmentId, 'user.created', userData({ ...user, environment_id: environmentId }));
-  });
+  const row = { ...user, environment_id: environmentId };
+  await insertWithEvent(db, environmentId, (db) => db.insertInto('users').values(row), 'user.created', userData(row));
 }
 
 const userById = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>

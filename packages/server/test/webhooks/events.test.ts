@@ -59,6 +59,25 @@ describe('webhook events: a transactional outbox', () => {
     expect((await events(t, env)).at(-1)).toMatchObject({ type: 'user.updated', data: { id: user.id, lastName: 'Direct' } });
   });
 
+  it('an insert refused by the database records no event, in its own statement or in a transaction', async () => {
+    const env = (await t.createProject('Refused insert')).development;
+    const user = await plainUser(t, env, 'taken');
+    const row = await t.store.db.selectFrom('users').selectAll().where('environment_id', '=', env.id).where('id', '=', user.id).executeTakeFirstOrThrow();
+    const { environment_id: _, ...taken } = row;
+    const before = await events(t, env);
+
+    // Same email key: the unique index refuses the user, and with it the event (on PostgreSQL both
+    // are one statement outside a transaction).
+    await expect(identityQueries.insertUser(t.store.db, env.id, { ...taken, id: 'user_sameaddress1' })).rejects.toThrow();
+    await expect(
+      inTransaction(t.store.db, (tx) => identityQueries.insertUser(tx, env.id, { ...taken, id: 'user_sameaddress2' })),
+    ).rejects.toThrow();
+    expect(await events(t, env)).toEqual(before);
+
+    await identityQueries.insertUser(t.store.db, env.id, { ...taken, id: 'user_freeaddress', email: 'free@example.test', email_key: 'free@example.test' });
+    expect((await events(t, env)).at(-1)).toMatchObject({ type: 'user.created', data: { id: 'user_freeaddress' } });
+  });
+
   it('records every event type of users, sessions, organizations and memberships, with the resource as the API shows it', async () => {
     const env = (await t.createProject('Catalogue')).development;
     const owner = await signUp(t, { environment: env, email: uniqueEmail('owner') });
