@@ -29,6 +29,8 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: [unitTests] } },
       { extends: true, test: { name: 'backend', include: ['packages/backend/test/**/*.test.ts'] } },
+      // Every bench, briefly: a broken bench fails here (bench/smoke.test.ts).
+      { extends: true, test: { name: 'bench', include: ['bench/**/*.test.ts'] } },
       // @gatehouse/js: node tests of the state machine and flows, and the real-browser suite.
       { extends: true, test: { name: 'js', include: ['packages/js/test/**/*.test.ts'], testTimeout: 60_000 } },
       { extends: true, test: { name: 'sqlite', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'sqlite' } } },

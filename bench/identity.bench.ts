@@ -23,6 +23,7 @@ import { AccessTokens, verifyInput } from '../packages/server/src/sessions/token
 import { TenancyService } from '../packages/server/src/tenancy/service.js';
 import { UsageService } from '../packages/server/src/usage/service.js';
 import { json, PASSWORD, startChild, startGatehouse } from './lib/gatehouse.js';
+import { loadLine } from './lib/machine.js';
 import { median } from './lib/median.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -92,7 +93,9 @@ async function paired(
   const ratios: number[] = [];
   let non2xx = 0;
   let errors = 0;
+  const loads: string[] = [];
   for (let round = 0; round < ROUNDS; round++) {
+    loads.push(loadLine().replace('load ', ''));
     const raw = await measureRaw();
     const server = await measureServer();
     raws.push(raw);
@@ -101,7 +104,7 @@ async function paired(
     non2xx += server.non2xx;
     errors += server.errors;
   }
-  const rounds = `   (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`;
+  const rounds = `   (rounds ${ratios.map((r, i) => `${r.toFixed(2)} at load ${loads[i]}`).join(', ')})`;
   report(label, median(servers), rawLabel, median(raws), rounds + errorsNote({ non2xx, errors }), median(ratios));
 }
 

@@ -12,6 +12,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { MemoryRateLimitStore } from '../packages/server/src/ratelimit/memory.js';
 import { RedisRateLimitStore } from '../packages/server/src/ratelimit/redis.js';
+import { loadLine } from './lib/machine.js';
 import { median } from './lib/median.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -99,10 +100,14 @@ export async function run(): Promise<void> {
       });
     const results: Record<string, { rps: number; p99: number; non2xx: number }[]> = {};
     for (let round = 0; round < ROUNDS; round++) {
+      const load = loadLine();
+      const line: string[] = [];
       for (const name of names) {
         const r = await measure(server.ports[name]!, server.publishableKey);
         (results[name] ??= []).push(r);
+        line.push(`${name} ${(r.rps / results.baseline!.at(-1)!.rps).toFixed(3)}`);
       }
+      console.log(`  round ${round + 1} (${load}): ${line.join(', ')}`);
     }
     const baseline = median(results.baseline!.map((r) => r.rps));
     for (const name of names) {

@@ -16,7 +16,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { hashPassword } from '../packages/server/src/identity/passwords.js';
-import { PASSWORD, startGatehouse } from './lib/gatehouse.js';
+import { json, PASSWORD, startGatehouse } from './lib/gatehouse.js';
 
 const HASH_CONCURRENCY = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -163,6 +163,19 @@ async function signIns(
 ): Promise<void> {
   const gatehouse = await startGatehouse({ ...deployment, instanceSecret: randomBytes(48).toString('base64url') });
   try {
+    // One account per connection: sign-in throttling counts an account's attempts while they are in
+    // flight, so more than five at once on one account would be (rightly) refused.
+    const emails = [gatehouse.email];
+    while (emails.length < 2 * HASH_CONCURRENCY) {
+      const email = `bench-${randomBytes(4).toString('hex')}@example.test`;
+      await json(`${gatehouse.server.url}/v1/auth/signup`, {
+        method: 'POST',
+        token: gatehouse.publishableKey,
+        body: { email, password: PASSWORD },
+      });
+      emails.push(email);
+    }
+    let next = 0;
     const load = (connections: number, duration: number) =>
       autocannon({
         url: `${gatehouse.server.url}/v1/auth/signin`,
@@ -170,7 +183,14 @@ async function signIns(
         connections,
         duration,
         headers: { authorization: `Bearer ${gatehouse.publishableKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ email: gatehouse.email, password: PASSWORD }),
+        requests: [
+          {
+            setupRequest: (request) => ({
+              ...request,
+              body: JSON.stringify({ email: emails[next++ % emails.length], password: PASSWORD }),
+            }),
+          },
+        ],
       });
     await load(HASH_CONCURRENCY, WARM_UP_SECONDS);
     console.log(`  -- ${deployment.label}`);

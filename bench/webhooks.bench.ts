@@ -20,7 +20,8 @@ import { emailKey } from '../packages/server/src/identity/email.js';
 import { insertUser } from '../packages/server/src/identity/queries.js';
 import { newId } from '../packages/server/src/lib/crypto.js';
 import { TenancyService } from '../packages/server/src/tenancy/service.js';
-import { json, startChild } from './lib/gatehouse.js';
+import { json, SERVER_ARGS, startChild } from './lib/gatehouse.js';
+import { loadLine } from './lib/machine.js';
 import { median } from './lib/median.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -64,6 +65,7 @@ async function insertCosts(store: Store, environmentId: string) {
   const bare: number[] = [];
   const withEvent: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
+    const load = loadLine();
     bare.push(
       await per(() =>
         store.db
@@ -73,6 +75,9 @@ async function insertCosts(store: Store, environmentId: string) {
       ),
     );
     withEvent.push(await per(() => insertUser(store.db, environmentId, userRow(environmentId))));
+    console.log(
+      `  round ${round + 1} (${load}): insert ${bare.at(-1)!.toFixed(0)} µs bare, ${withEvent.at(-1)!.toFixed(0)} µs with its event`,
+    );
   }
   return { bareUs: median(bare), withEventUs: median(withEvent) };
 }
@@ -108,7 +113,7 @@ async function onDatabase(label: string, databaseUrl: string | undefined) {
   const platformKey = `plk_${randomBytes(32).toString('base64url')}`;
   const receiver = await startReceiver();
   const server = await startChild(
-    ['--import', 'tsx', 'packages/server/src/main.ts'],
+    SERVER_ARGS,
     {
       GATEHOUSE_DATA_DIR: dataDir,
       GATEHOUSE_PLATFORM_KEY: platformKey,

@@ -1,6 +1,6 @@
 /**
  * Shared by the benchmarks: child processes on free ports, and a Gatehouse server started the way
- * an operator would start it (`main.ts`, silent logs), with a production environment whose rate
+ * an operator would start it (the built server, silent logs), with a production environment whose rate
  * limit is lifted and one user who signs in with a password.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,8 +13,10 @@ import { fileURLToPath } from 'node:url';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const PASSWORD = 'correct horse battery staple';
+/** The server as `npm start` runs it: built JavaScript (`npm run bench` builds it first). */
+export const SERVER_ARGS = ['--enable-source-maps', 'packages/server/dist/main.js'];
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -113,7 +115,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
   let server: Server | undefined;
   try {
     server = await startChild(
-      ['--import', 'tsx', 'packages/server/src/main.ts'],
+      SERVER_ARGS,
       {
         GATEHOUSE_DATA_DIR: dataDir,
         GATEHOUSE_PLATFORM_KEY: platformKey,

@@ -1,3 +1,4 @@
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -5,7 +6,7 @@ import type { CredentialKind } from '../http/credentials.js';
 import { answerClientError, answerFrameworkError, installErrorHandling, MAX_PARAM_LENGTH } from '../http/error-handler.js';
 import { addErrorResponses, errorResponseComponents, type DocumentedRoute } from '../http/openapi-errors.js';
 import { installSecurityHeaders, securityHeaders } from '../http/security-headers.js';
-import { validatorCompiler } from '../http/validation.js';
+import { lazily, validatorCompiler } from '../http/validation.js';
 import { ApiError } from '../lib/errors.js';
 import type { AppOptions } from '../app.js';
 
@@ -44,6 +45,15 @@ export async function createFramework(options: AppOptions): Promise<FastifyInsta
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // request.ip: the socket's peer, or the client a trusted proxy names.
     trustProxy: options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false,
+    // Fastify's own serializers, each built on its first use rather than at start (see validation.ts).
+    schemaController: {
+      compilersFactory: {
+        buildSerializer: (...factoryArguments: Parameters<ReturnType<typeof SerializerSelector>>) => {
+          const build = SerializerSelector()(...factoryArguments);
+          return (route: Parameters<typeof build>[0]) => lazily(() => build(route));
+        },
+      },
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -83,7 +93,15 @@ export async function createFramework(options: AppOptions): Promise<FastifyInsta
     const counted = options.rateLimit !== false && route.config?.rateLimit !== false && kinds.some((k) => k !== 'platform');
     for (const method of [route.method].flat()) {
       const hasBody = ['POST', 'PUT', 'PATCH'].includes(method);
-      routes.push({ method, url: route.url, credentials: kinds, rateLimited: counted, hasBody, hasParams: route.url.includes(':'), errors: route.config?.errors ?? [] });
+      routes.push({
+        method,
+        url: route.url,
+        credentials: kinds,
+        rateLimited: counted,
+        hasBody,
+        hasParams: route.url.includes(':'),
+        errors: route.config?.errors ?? [],
+      });
     }
   });
 

@@ -3,11 +3,11 @@ import type { Config } from '../config.js';
 import { deriveSubkey } from '../lib/cursor.js';
 import { FilesystemObjectStore } from './filesystem-store.js';
 import type { ObjectStore } from './object-store.js';
-import { S3ObjectStore } from './s3-store.js';
 
 /** The object store the configuration selects: S3 when S3_* is set, else the data directory. */
 export async function openObjectStore(config: Pick<Config, 'baseUrl' | 'dataDir' | 's3'>, instanceSecret: string): Promise<ObjectStore> {
-  if (config.s3) return new S3ObjectStore(config.s3);
+  // The AWS SDK is the largest dependency; a filesystem deployment never loads it.
+  if (config.s3) return new (await import('./s3-store.js')).S3ObjectStore(config.s3);
   return FilesystemObjectStore.open({
     root: path.join(config.dataDir, 'objects'),
     baseUrl: config.baseUrl,

@@ -2,8 +2,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider, type SelectQueryBuilder } from 'kysely';
-import pg from 'pg';
-import { parse as parseConnectionString } from 'pg-connection-string';
+import type pg from 'pg';
+import type { parse as ParseConnectionString } from 'pg-connection-string';
+import { requireLazily } from '../lib/lazy.js';
 import { InlineLimitsPlugin } from './inline-limits.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -25,8 +26,16 @@ export interface StoreOptions {
   postgresSchema?: string;
 }
 
-// int8 (bigint) columns hold millisecond timestamps, which fit a JS number exactly.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+let loadedPg: typeof pg | undefined;
+/** The PostgreSQL client, loaded when a store first needs it (SQLite deployments never do). */
+function postgresClient(): typeof pg {
+  if (!loadedPg) {
+    loadedPg = requireLazily('pg') as typeof pg;
+    // int8 (bigint) columns hold millisecond timestamps, which fit a JS number exactly.
+    loadedPg.types.setTypeParser(loadedPg.types.builtins.INT8, (value) => Number(value));
+  }
+  return loadedPg;
+}
 
 /**
  * The pool's connection settings, with `search_path` set to the schema. pg parses the URL over any
@@ -36,7 +45,8 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
  */
 export function connectionSettings(databaseUrl: string, schema: string | undefined): pg.PoolConfig {
   if (!schema) return { connectionString: databaseUrl };
-  const parsed = parseConnectionString(databaseUrl);
+  const { parse } = requireLazily('pg-connection-string') as { parse: typeof ParseConnectionString };
+  const parsed = parse(databaseUrl);
   const searchPath = `-c search_path=${schema}`;
   return { ...(parsed as unknown as pg.PoolConfig), options: parsed.options ? `${parsed.options} ${searchPath}` : searchPath };
 }
@@ -47,7 +57,7 @@ export function openStore(options: StoreOptions): Store {
     if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) {
       throw new Error(`Invalid PostgreSQL schema name: ${schema}`);
     }
-    const pool = new pg.Pool({ ...connectionSettings(options.databaseUrl, schema), max: 10 });
+    const pool = new (postgresClient().Pool)({ ...connectionSettings(options.databaseUrl, schema), max: 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }

@@ -1,4 +1,5 @@
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
+import { requireLazily } from '../lib/lazy.js';
 
 export interface OutgoingMessage {
   /** Exactly one recipient: the stored canonical address. */
@@ -24,7 +25,8 @@ export class SmtpTransport implements MailTransport {
   ) {
     // Bounded timeouts keep every attempt well inside the worker's claim (60 s), so a slow server
     // can never make two workers hold the same message.
-    this.transporter = nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
+    const { createTransport } = requireLazily('nodemailer') as typeof nodemailer;
+    this.transporter = createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
   }
 
   async send(message: OutgoingMessage): Promise<void> {

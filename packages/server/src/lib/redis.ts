@@ -1,9 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { Redis, type Result } from 'ioredis';
+import type { Redis, Result } from 'ioredis';
+import { requireLazily } from './lazy.js';
 import type { Change } from '../db/changes.js';
 
 export type RedisState = 'ok' | 'degraded';
+
+/** Redis answered with an error (a script's refusal, say): Redis itself is reachable. */
+export function isReplyError(error: unknown): boolean {
+  // By name: ioredis is loaded only when Redis is configured, so its class is not at hand here.
+  return error instanceof Error && error.name === 'ReplyError';
+}
 
 /**
  * The number of changes announced so far in an environment. The `{env_id}` hash tag puts it in the
@@ -134,9 +141,10 @@ export class RedisLink extends EventEmitter {
       retryStrategy: (times: number) => Math.min(100 * times, 1000),
       lazyConnect: true,
     };
+    const { Redis: Client } = requireLazily('ioredis') as typeof import('ioredis');
     // Auto-pipelining sends the scripts of concurrent requests in one write.
-    this.command = new Redis(options.url, { ...common, connectionName: 'gatehouse', enableAutoPipelining: true });
-    this.subscriber = new Redis(options.url, { ...common, connectionName: 'gatehouse-sub' });
+    this.command = new Client(options.url, { ...common, connectionName: 'gatehouse', enableAutoPipelining: true });
+    this.subscriber = new Client(options.url, { ...common, connectionName: 'gatehouse-sub' });
     this.command.defineCommand('gatehouseAnnounce', { numberOfKeys: 1, lua: ANNOUNCE_LUA });
 
     this.command.on('ready', () => {

@@ -1,5 +1,4 @@
-import { ReplyError } from 'ioredis';
-import type { RedisLink } from '../lib/redis.js';
+import { isReplyError, type RedisLink } from '../lib/redis.js';
 import { MemoryRateLimitStore } from './memory.js';
 import { RedisRateLimitStore } from './redis.js';
 import type { Clock, RateLimitDecision, RateLimitStore } from './window.js';
@@ -58,7 +57,7 @@ export class RateLimiter implements RateLimitStore {
     if (!this.redisStore || !link || link.state !== 'ok') return this.memory.hit(key, limit);
     return this.redisStore.hit(key, limit).catch((error: unknown) => {
       // A reply error means Redis is up but refused this call; anything else means it is away.
-      if (!(error instanceof ReplyError)) link.reportFailure(error);
+      if (!(isReplyError(error))) link.reportFailure(error);
       return this.memory.hit(key, limit);
     });
   }

@@ -1,8 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import { ReplyError } from 'ioredis';
 import { ApiError } from '../lib/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
-import type { RedisLink } from '../lib/redis.js';
+import { isReplyError, type RedisLink } from '../lib/redis.js';
 import type { ThrottlePolicy } from './throttle-policies.js';
 import { RedisThrottleStore } from './throttle-redis.js';
 import { MemoryThrottleStore, type ThrottleCheck, type ThrottleStore } from './throttle-store.js';
@@ -99,7 +98,7 @@ export class SignInThrottle {
   }
 
   private reportFailure = (error: unknown): void => {
-    if (!(error instanceof ReplyError)) this.link?.reportFailure(error);
+    if (!(isReplyError(error))) this.link?.reportFailure(error);
   };
 
   /**

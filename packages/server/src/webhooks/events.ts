@@ -111,7 +111,11 @@ export async function readUserData(tx: Db, environmentId: EnvironmentId, userId:
   return row && userData(row);
 }
 
-export async function readOrganizationData(tx: Db, environmentId: EnvironmentId, organizationId: string): Promise<Organization | undefined> {
+export async function readOrganizationData(
+  tx: Db,
+  environmentId: EnvironmentId,
+  organizationId: string,
+): Promise<Organization | undefined> {
   const row = await tx
     .selectFrom('organizations')
     .selectAll()

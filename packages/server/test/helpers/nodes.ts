@@ -3,15 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/db/index.js';
 import { newSecret } from '../../src/lib/crypto.js';
+import { serverProcessArgs } from './built-server.js';
 import { freePort } from './redis.js';
 
-const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/main.ts');
-
-/** One real server process (`node --import tsx src/main.ts`), as an operator would run it. */
+/** One real server process, the built one `npm start` runs, as an operator would run it. */
 export class ServerNode {
   private child: ChildProcess | undefined;
   readonly output: string[] = [];
@@ -26,7 +24,7 @@ export class ServerNode {
   }
 
   async start(timeoutMs = 30_000): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    const child = spawn(process.execPath, serverProcessArgs(), {
       env: { ...process.env, GATEHOUSE_BASE_URL: this.url, ...this.env, PORT: String(this.port), HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,9 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { serverDir, serverProcessArgs } from './built-server.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -24,10 +21,10 @@ export interface ServerProcess {
   exitCode: number | null;
 }
 
-/** Starts `main.ts` as a real process; resolves once it prints its banner, or when it exits. */
+/** Starts the built server as `npm start` does; resolves once it prints its banner, or when it exits. */
 export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, serverProcessArgs(), {
       cwd: serverDir,
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

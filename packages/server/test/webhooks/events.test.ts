@@ -62,7 +62,12 @@ describe('webhook events: a transactional outbox', () => {
   it('an insert refused by the database records no event, in its own statement or in a transaction', async () => {
     const env = (await t.createProject('Refused insert')).development;
     const user = await plainUser(t, env, 'taken');
-    const row = await t.store.db.selectFrom('users').selectAll().where('environment_id', '=', env.id).where('id', '=', user.id).executeTakeFirstOrThrow();
+    const row = await t.store.db
+      .selectFrom('users')
+      .selectAll()
+      .where('environment_id', '=', env.id)
+      .where('id', '=', user.id)
+      .executeTakeFirstOrThrow();
     const { environment_id: _, ...taken } = row;
     const before = await events(t, env);
 
@@ -74,7 +79,12 @@ describe('webhook events: a transactional outbox', () => {
     ).rejects.toThrow();
     expect(await events(t, env)).toEqual(before);
 
-    await identityQueries.insertUser(t.store.db, env.id, { ...taken, id: 'user_freeaddress', email: 'free@example.test', email_key: 'free@example.test' });
+    await identityQueries.insertUser(t.store.db, env.id, {
+      ...taken,
+      id: 'user_freeaddress',
+      email: 'free@example.test',
+      email_key: 'free@example.test',
+    });
     expect((await events(t, env)).at(-1)).toMatchObject({ type: 'user.created', data: { id: 'user_freeaddress' } });
   });
 
