@@ -23,6 +23,7 @@ local limit = tonumber(ARGV[1])
 local g = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
+local want = tonumber(ARGV[5]) or 1
 if not now then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -73,10 +74,11 @@ end
 local latest_b = offset
 if e[3] > 0 and e[4] > offset then latest_b = e[4] end
 
+-- Admits as many of the \`want\` requests as the window has room for, in arrival order.
 local allowed = 0
 if total < limit then
-  allowed = 1
-  total = total + 1
+  allowed = math.min(want, limit - total)
+  total = total + allowed
 end
 local remaining = limit - total
 if remaining < 0 then remaining = 0 end
@@ -118,14 +120,14 @@ end
 
 -- One write for the request and the header; an unchanged field is not rewritten.
 local w = {}
-if allowed == 1 then
-  w[#w + 1] = 'INCRBY'; w[#w + 1] = 'u32'; w[#w + 1] = off(b); w[#w + 1] = 1
+if allowed > 0 then
+  w[#w + 1] = 'INCRBY'; w[#w + 1] = 'u32'; w[#w + 1] = off(b); w[#w + 1] = allowed
   w[#w + 1] = 'SET'; w[#w + 1] = 'u16'; w[#w + 1] = loff(b); w[#w + 1] = latest_b
 end
 if expired then
   w[#w + 1] = 'SET'; w[#w + 1] = 'u32'; w[#w + 1] = off(oldest); w[#w + 1] = 0
 end
-if allowed == 1 or moved or expired then
+if allowed > 0 or moved or expired then
   w[#w + 1] = 'SET'; w[#w + 1] = 'u32'; w[#w + 1] = 128; w[#w + 1] = total
 end
 if moved then
@@ -141,7 +143,7 @@ if moved then redis.call('PEXPIRE', key, n * g + 1000) end
 return {allowed, remaining, free_at, now, tonumber(redis.call('GET', KEYS[2]) or '0')}
 `;
 
-type ScriptReply = [number, number, number, number, number];
+type ScriptReply = [admitted: number, remaining: number, freeAtMs: number, nowMs: number, changeSequence: number];
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -152,6 +154,7 @@ declare module 'ioredis' {
       granularityMs: number,
       slots: number,
       now: string,
+      want: number,
     ): Result<ScriptReply, Context>;
   }
 }
@@ -178,12 +181,26 @@ export function defineSlidingWindow(redis: Redis): void {
   }
 }
 
+interface Waiter {
+  resolve: (decision: RateLimitDecision) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Requests of one environment that arrive in the same turn of the event loop are counted by one
+ * script call that admits up to as many of them as the window has room for, in arrival order. The
+ * script stays the only writer of the window, so the count is as exact as one call per request,
+ * across every node; what it saves is a round trip and a script run per request under load.
+ */
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly clock: Clock | undefined;
   private readonly granularityMs: number;
   private readonly slots: number;
+  /** Requests waiting for this turn's call, per environment and limit. */
+  private pending = new Map<string, { key: string; limit: number; waiters: Waiter[] }>();
+  private flushScheduled = false;
 
   constructor(options: RedisStoreOptions) {
     this.redis = options.redis;
@@ -194,16 +211,53 @@ export class RedisRateLimitStore implements RateLimitStore {
     defineSlidingWindow(this.redis);
   }
 
-  async hit(key: string, limit: number): Promise<RateLimitDecision> {
-    const now = this.clock ? String(Math.floor(this.clock())) : '';
-    const [allowed, remaining, freeAtMs, nowMs, changeSequence] = await this.redis.gatehouseSlidingWindow(
-      rateLimitKey(this.prefix, key),
-      changeSequenceKey(this.prefix, key),
-      limit,
-      this.granularityMs,
-      this.slots,
-      now,
-    );
-    return { allowed: allowed === 1, limit, remaining, freeAtMs, nowMs, changeSequence };
+  hit(key: string, limit: number): Promise<RateLimitDecision> {
+    return new Promise((resolve, reject) => {
+      const group = `${limit}:${key}`;
+      let batch = this.pending.get(group);
+      if (!batch) {
+        batch = { key, limit, waiters: [] };
+        this.pending.set(group, batch);
+      }
+      batch.waiters.push({ resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        // After every request read in this turn of the event loop has been parsed (the check phase).
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    const batches = this.pending;
+    this.pending = new Map();
+    this.flushScheduled = false;
+    for (const { key, limit, waiters } of batches.values()) void this.count(key, limit, waiters);
+  }
+
+  private async count(key: string, limit: number, waiters: Waiter[]): Promise<void> {
+    let reply: ScriptReply;
+    try {
+      const now = this.clock ? String(Math.floor(this.clock())) : '';
+      reply = await this.redis.gatehouseSlidingWindow(
+        rateLimitKey(this.prefix, key),
+        changeSequenceKey(this.prefix, key),
+        limit,
+        this.granularityMs,
+        this.slots,
+        now,
+        waiters.length,
+      );
+    } catch (error) {
+      for (const waiter of waiters) waiter.reject(error);
+      return;
+    }
+    const [admitted, remaining, freeAtMs, nowMs, changeSequence] = reply;
+    waiters.forEach((waiter, i) => {
+      const allowed = i < admitted;
+      // The admitted ones as if counted one by one: the first saw the most room left.
+      const left = allowed ? remaining + (admitted - 1 - i) : 0;
+      waiter.resolve({ allowed, limit, remaining: left, freeAtMs: left > 0 ? nowMs : freeAtMs, nowMs, changeSequence });
+    });
   }
 }

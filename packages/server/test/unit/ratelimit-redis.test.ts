@@ -83,6 +83,38 @@ describe.skipIf(!REDIS_URL)(`Redis sliding window ${REDIS_SUITE}`, () => {
     expect(refused.freeAtMs - refused.nowMs).toBeLessThanOrEqual(60_000);
   });
 
+  it('counts the requests of one environment that arrive together with one script call, still exactly', async () => {
+    const redis = clients[5]!;
+    const [store] = [new RedisRateLimitStore({ redis, prefix, clock: () => now })];
+    const script = redis.gatehouseSlidingWindow.bind(redis);
+    const calls: number[] = [];
+    redis.gatehouseSlidingWindow = ((...args: Parameters<typeof script>) => {
+      calls.push(args[6]);
+      return script(...args);
+    }) as typeof script;
+    try {
+      now = T0;
+      // 30 requests of one environment and 5 of another in one turn: one call each, in arrival order.
+      const together = await Promise.all([
+        ...Array.from({ length: 30 }, () => store!.hit('env_together', 20)),
+        ...Array.from({ length: 5 }, () => store!.hit('env_other', 20)),
+      ]);
+      expect(calls.sort((a, b) => a - b)).toEqual([5, 30]);
+      const first = together.slice(0, 30);
+      expect(first.map((d) => d.allowed)).toEqual([...Array<boolean>(20).fill(true), ...Array<boolean>(10).fill(false)]);
+      expect(first.map((d) => d.remaining)).toEqual([...Array.from({ length: 20 }, (_, i) => 19 - i), ...Array<number>(10).fill(0)]);
+      expect(first.slice(0, 19).every((d) => d.freeAtMs === d.nowMs)).toBe(true);
+      expect(first.slice(19).every((d) => d.freeAtMs === T0 + 60_000)).toBe(true);
+
+      // A request in a later turn is a call of its own, and the window is full.
+      calls.length = 0;
+      expect((await store!.hit('env_together', 20)).allowed).toBe(false);
+      expect(calls).toEqual([1]);
+    } finally {
+      redis.gatehouseSlidingWindow = script;
+    }
+  });
+
   it('keeps one compact key per environment, hash-tagged by environment, that expires', async () => {
     const [store] = stores();
     now = T0;
