@@ -12,7 +12,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { MemoryRateLimitStore } from '../packages/server/src/ratelimit/memory.js';
 import { RedisRateLimitStore } from '../packages/server/src/ratelimit/redis.js';
-import { loadLine } from './lib/machine.js';
+import { loadLine, pidCpuSeconds, processCpuSeconds } from './lib/machine.js';
 import { median } from './lib/median.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -23,6 +23,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 interface Server {
   ports: Record<string, number>;
   publishableKey: string;
+  pid: number;
 }
 
 async function startServer(): Promise<{ server: Server; stop: () => void }> {
@@ -34,17 +35,23 @@ async function startServer(): Promise<{ server: Server; stop: () => void }> {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
   });
-  return { server: JSON.parse(line) as Server, stop: () => child.kill('SIGTERM') };
+  return { server: { ...(JSON.parse(line) as Server), pid: child.pid! }, stop: () => child.kill('SIGTERM') };
 }
 
-async function measure(port: number, publishableKey: string): Promise<{ rps: number; p99: number; non2xx: number }> {
+async function measure(port: number, publishableKey: string, serverPid: number): Promise<{ rps: number; p99: number; non2xx: number; redisCpuUs: number; serverCpuUs: number }> {
+  const redisBefore = processCpuSeconds('redis-server');
+  const serverBefore = pidCpuSeconds(serverPid);
   const result = await autocannon({
     url: `http://127.0.0.1:${port}/v1/environment`,
     headers: { authorization: `Bearer ${publishableKey}` },
     connections: CONNECTIONS,
     duration: SECONDS,
   });
-  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx };
+  // What the co-located redis-server spent per request: its share of the cores the server lost.
+  const redisCpuUs = ((processCpuSeconds('redis-server') - redisBefore) * 1e6) / Math.max(1, result.requests.total);
+  // The server's own CPU per request: steadier than throughput on a shared machine.
+  const serverCpuUs = ((pidCpuSeconds(serverPid) - serverBefore) * 1e6) / Math.max(1, result.requests.total);
+  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx, redisCpuUs, serverCpuUs };
 }
 
 /** CPU this process spends per limiter call, which does not depend on how busy the machine is. */
@@ -103,7 +110,7 @@ export async function run(): Promise<void> {
       const load = loadLine();
       const line: string[] = [];
       for (const name of names) {
-        const r = await measure(server.ports[name]!, server.publishableKey);
+        const r = await measure(server.ports[name]!, server.publishableKey, server.pid);
         (results[name] ??= []).push(r);
         line.push(`${name} ${(r.rps / results.baseline!.at(-1)!.rps).toFixed(3)}`);
       }
@@ -114,11 +121,17 @@ export async function run(): Promise<void> {
       const rps = median(results[name]!.map((r) => r.rps));
       const p99 = median(results[name]!.map((r) => r.p99));
       const refused = results[name]!.reduce((n, r) => n + r.non2xx, 0);
+      const redisCpu = median(results[name]!.map((r) => r.redisCpuUs));
+      const serverCpu = median(results[name]!.map((r) => r.serverCpuUs));
+      const baselineCpu = median(results.baseline!.map((r) => r.serverCpuUs));
       const goal = name === 'memory' ? 0.95 : name === 'redis' ? 0.8 : undefined;
       const ratio = rps / baseline;
       console.log(
         `  ${name.padEnd(9)} ${rps.toFixed(0).padStart(7)} req/s  p99 ${String(p99).padStart(3)} ms  ratio ${ratio.toFixed(3)}` +
           (goal ? `  (goal ≥ ${goal}: ${ratio >= goal ? 'met' : 'NOT met'})` : '') +
+          `  server ${serverCpu.toFixed(1)} µs CPU per request` +
+          (name === 'baseline' ? '' : ` (+${((100 * (serverCpu - baselineCpu)) / baselineCpu).toFixed(1)} %)`) +
+          (name === 'redis' ? `, redis-server ${redisCpu.toFixed(1)} µs` : '') +
           (refused ? `  non-2xx: ${refused}` : ''),
       );
     }
