@@ -161,6 +161,39 @@ export async function rotateRefreshToken(
   return rotated;
 }
 
+/**
+ * The common refresh in one statement: rotates the presented token when it is the session's current
+ * one and the session is live (not revoked, within its lifetime and its inactivity limit), and
+ * returns what the new access token needs. Undefined when anything else holds; the caller then reads
+ * the session and judges (grace window, reuse, expiry) as before.
+ */
+export async function rotateCurrentRefreshToken(
+  db: Db,
+  environmentId: EnvironmentId,
+  sessionId: string,
+  rotation: { presentedHash: string; successorHash: string; generation: number; now: number; inactivityMs: number },
+): Promise<{ user_id: string; active_organization_id: string | null } | undefined> {
+  const row = await db
+    .updateTable('sessions')
+    .set({
+      refresh_hash: rotation.successorHash,
+      previous_hash: rotation.presentedHash,
+      generation: rotation.generation,
+      rotated_at: rotation.now,
+      last_active_at: rotation.now,
+    })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', sessionId)
+    .where('refresh_hash', '=', rotation.presentedHash)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', rotation.now)
+    .where('last_active_at', '>', rotation.now - rotation.inactivityMs)
+    .returning(['user_id', 'active_organization_id'])
+    .executeTakeFirst();
+  if (row) announce(db, { kind: 'session', environmentId, sessionId });
+  return row;
+}
+
 export async function setActiveOrganization(db: Db, environmentId: EnvironmentId, sessionId: string, organizationId: string | null) {
   await db
     .updateTable('sessions')

@@ -198,6 +198,22 @@ export class SessionService {
     const successor = this.refreshTokens.successor(environment.id, token, parsed);
     const successorHash = sha256Hex(successor);
 
+    if (!switchTo) {
+      // Almost every refresh presents the current token of a live session: one round trip, not two.
+      const now = this.now();
+      const rotated = await q.rotateCurrentRefreshToken(this.db, environment.id, parsed.sessionId, {
+        presentedHash,
+        successorHash,
+        generation: parsed.generation + 1,
+        now,
+        inactivityMs: environment.settings.sessionInactivitySeconds * 1000,
+      });
+      if (rotated) {
+        const current = { id: parsed.sessionId, userId: rotated.user_id, activeOrganizationId: rotated.active_organization_id };
+        return this.issuePair(environment, current, successor, context);
+      }
+    }
+
     for (let attempt = 0; attempt < 2; attempt++) {
       const session = await q.findSession(this.db, environment.id, parsed.sessionId);
       if (!session) throw new ApiError('unauthenticated', UNKNOWN_REFRESH_MESSAGE);
