@@ -90,6 +90,11 @@ export interface UserEmailKeyColumns {
   email_collision: number;
 }
 
+/** What user search reads (identity/search.ts); look-up machinery, never shown. */
+export interface UserSearchColumns {
+  search_text: string;
+}
+
 export interface SessionsTable {
   environment_id: EnvironmentId;
   id: string;
@@ -231,7 +236,7 @@ export interface Database {
   projects: ProjectsTable;
   environments: EnvironmentsTable;
   secret_keys: SecretKeysTable;
-  users: UsersTable & UserEmailKeyColumns;
+  users: UsersTable & UserEmailKeyColumns & UserSearchColumns;
   sessions: SessionsTable;
   signing_keys: SigningKeysTable;
   monthly_active_users: MonthlyActiveUsersTable;

@@ -1,5 +1,5 @@
 import type { EnvironmentId } from '../lib/ids.js';
-import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { announce } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
 import { crossTenant } from '../db/tenant-scope.js';
@@ -7,16 +7,25 @@ import { reusableQuery } from '../db/reusable.js';
 import type { Database } from '../db/schema.js';
 import { atomically, insertWithEvent, readUserData, recordEvent, userData } from '../webhooks/events.js';
 import { emailKey } from './email.js';
+import { searchNeedle, searchText, TRIGRAM } from './search.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** A users row, with its email key columns. */
-export type UserRow = Database['users'];
+/** A users row, with its email key columns (its search text is kept by the writers below). */
+export type UserRow = Omit<Database['users'], 'search_text'>;
 
 export async function insertUser(db: Db, environmentId: EnvironmentId, user: Omit<UserRow, 'environment_id'>) {
   const row = { ...user, environment_id: environmentId };
-  await insertWithEvent(db, environmentId, (db) => db.insertInto('users').values(row), 'user.created', userData(row));
+  await insertWithEvent(
+    db,
+    environmentId,
+    (db) => db.insertInto('users').values({ ...row, search_text: searchText(row) }),
+    'user.created',
+    userData(row),
+  );
 }
+
+const SEARCHED = ['email_key', 'first_name', 'last_name', 'username'] as const;
 
 const userById = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>
   db.selectFrom('users').selectAll().where('environment_id', '=', p.environmentId).where('id', '=', p.userId),
@@ -124,6 +133,20 @@ export async function updateUser(
       .executeTakeFirst();
     announce(db, { kind: 'user', environmentId, userId });
     const updated = result.numUpdatedRows > 0n;
+    if (updated && SEARCHED.some((column) => column in patch)) {
+      const searched = await db
+        .selectFrom('users')
+        .select(SEARCHED)
+        .where('environment_id', '=', environmentId)
+        .where('id', '=', userId)
+        .executeTakeFirstOrThrow();
+      await db
+        .updateTable('users')
+        .set({ search_text: searchText(searched) })
+        .where('environment_id', '=', environmentId)
+        .where('id', '=', userId)
+        .execute();
+    }
     if (updated) await recordEvent(db, environmentId, 'user.updated', await readUserData(db, environmentId, userId));
     return updated;
   });
@@ -141,8 +164,8 @@ export async function deleteUser(db: Db, environmentId: EnvironmentId, userId: s
   });
 }
 
-function likePattern(lowercase: string): string {
-  return `%${lowercase.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** Newest first. `beforeId` continues a listing; ids sort by creation time. */
@@ -155,16 +178,24 @@ export async function listUsers(
   if (options.beforeId !== undefined) query = query.where('id', '<', options.beforeId);
   if (options.emailKey !== undefined) query = query.where('email_key', '=', options.emailKey);
   if (options.query !== undefined) {
-    // The email is matched through its key, folded by JavaScript like the pattern, so both databases
-    // agree for every letter; LIKE then compares lowercase with lowercase, where SQLite's
-    // case-insensitive LIKE and PostgreSQL's case-sensitive one give the same answer.
-    const emailPattern = likePattern(emailKey(options.query));
-    const pattern = likePattern(options.query.toLowerCase());
-    const like = (column: 'email_key' | 'first_name' | 'last_name' | 'username', text: string) =>
-      sql<boolean>`${column === 'email_key' ? sql.ref(column) : sql`lower(${sql.ref(column)})`} like ${text} escape '\\'`;
-    query = query.where((eb) =>
-      eb.or([like('email_key', emailPattern), like('first_name', pattern), like('last_name', pattern), like('username', pattern)]),
-    );
+    // A substring of the folded text (identity/search.ts), the same test on both databases. The
+    // trigram index narrows when the needle has at least three characters; a shorter one is tested
+    // row by row in id order, which stops at the page's size.
+    const needle = searchNeedle(options.query);
+    if (needle === undefined) return [];
+    const indexed = [...needle].length >= TRIGRAM;
+    if (db.getExecutor().adapter instanceof PostgresAdapter) {
+      // LIKE, not strpos(): pg_trgm's GIN index serves LIKE. Case-sensitive, on folded text.
+      query = query.where(sql<boolean>`search_text like ${likePattern(needle)} escape '\\'`);
+    } else {
+      query = query.where(sql<boolean>`instr(search_text, ${needle}) > 0`);
+      // A phrase of the trigram tokenizer matches its text as a substring (case-insensitively:
+      // the instr() above is the exact test).
+      if (indexed)
+        query = query.where(
+          sql<boolean>`rowid in (select rowid from users_search where users_search match ${`"${needle.replaceAll('"', '""')}"`})`,
+        );
+    }
   }
   return query.execute();
 }

@@ -55,7 +55,7 @@ export class RateLimiter implements RateLimitStore {
     if (!this.redisStore || !link || link.state !== 'ok') return this.memory.hit(key, limit);
     return this.redisStore.hit(key, limit).catch((error: unknown) => {
       // A reply error means Redis is up but refused this call; anything else means it is away.
-      if (!(isReplyError(error))) link.reportFailure(error);
+      if (!isReplyError(error)) link.reportFailure(error);
       return this.memory.hit(key, limit);
     });
   }

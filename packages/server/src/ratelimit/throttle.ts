@@ -98,14 +98,18 @@ export class SignInThrottle {
   }
 
   private reportFailure = (error: unknown): void => {
-    if (!(isReplyError(error))) this.link?.reportFailure(error);
+    if (!isReplyError(error)) this.link?.reportFailure(error);
   };
 
   /**
    * Counts one attempt for every subject, or refuses it unexamined with `429 rate_limited` (message
    * from `refusal`, `Retry-After` the seconds until every lock involved has run out).
    */
-  async attempt(environmentId: string, subjects: readonly ThrottleSubject[], refusal: (seconds: number) => string): Promise<ThrottleTicket> {
+  async attempt(
+    environmentId: string,
+    subjects: readonly ThrottleSubject[],
+    refusal: (seconds: number) => string,
+  ): Promise<ThrottleTicket> {
     const checks = subjects.map((s) => ({ policy: s.policy, key: this.key(environmentId, s) }));
     let store: ThrottleStore = this.memory;
     let outcome = undefined;

@@ -217,7 +217,13 @@ export async function clearActiveOrganization(db: Db, environmentId: Environment
 }
 
 /** Revokes one session: a single write. Returns whether a live session was revoked. */
-export async function revokeSession(db: Db, environmentId: EnvironmentId, sessionId: string, now: number, userId?: string): Promise<boolean> {
+export async function revokeSession(
+  db: Db,
+  environmentId: EnvironmentId,
+  sessionId: string,
+  now: number,
+  userId?: string,
+): Promise<boolean> {
   return atomically(db, async (db) => {
     let query = db
       .updateTable('sessions')

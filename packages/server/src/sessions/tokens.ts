@@ -178,7 +178,9 @@ export class AccessTokens {
 
     const claims = decodeJson(encodedPayload, 'payload');
     const iss = claims.iss;
-    const environmentId = claimedEnvironmentId(typeof iss === 'string' && iss.startsWith(this.issuerPrefix) ? iss.slice(this.issuerPrefix.length) : '');
+    const environmentId = claimedEnvironmentId(
+      typeof iss === 'string' && iss.startsWith(this.issuerPrefix) ? iss.slice(this.issuerPrefix.length) : '',
+    );
     if (!ENVIRONMENT_ID.test(environmentId) || iss !== this.issuer(environmentId)) {
       throw refuse(`The token's issuer is not this service: "iss" must be ${this.issuerPrefix}{environmentId}.`);
     }

@@ -8,6 +8,7 @@ import { flowTokens } from './0006_flow_tokens.js';
 import { emailKeys } from './0007_email_keys.js';
 import { signingKeyActivation } from './0008_signing_key_activation.js';
 import { webhooks } from './0009_webhooks.js';
+import { userSearch } from './0010_user_search.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0007_email_keys': emailKeys,
   '0008_signing_key_activation': signingKeyActivation,
   '0009_webhooks': webhooks,
+  '0010_user_search': userSearch,
 };
