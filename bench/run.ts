@@ -20,6 +20,8 @@ const SMOKE: Record<string, string> = {
   BENCH_WEBHOOK_EVENTS: '20',
   BENCH_STARTUP_ROUNDS: '1',
   BENCH_IDLE_SECONDS: '1',
+  BENCH_USER_SIZES: '500,1000',
+  BENCH_PAGES: '3',
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));

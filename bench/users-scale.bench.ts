@@ -1,0 +1,158 @@
+/**
+ * A million users: search (`GET /v1/users?query=`), paging (`GET /v1/users?limit=100` followed by
+ * its cursors), `GET /v1/me` and sign-in, at 10k, 100k and 1M users in one environment
+ * (`BENCH_USER_SIZES`, comma-separated). Users are bulk-inserted straight into the database, not
+ * through the API (a million sign-ups would take hours of argon2); the server is the built one.
+ * SQLite, and PostgreSQL when DATABASE_URL is set. Goals at 1M: search ≥ 2,000/s, ≤ 3 ms a page.
+ */
+import autocannon from 'autocannon';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { openStore, type Store } from '../packages/server/src/db/index.js';
+import { emailKey } from '../packages/server/src/identity/email.js';
+import { searchText } from '../packages/server/src/identity/search.js';
+import { newId } from '../packages/server/src/lib/crypto.js';
+import type { EnvironmentId } from '../packages/server/src/lib/ids.js';
+import { json, PASSWORD, SERVER_ARGS, startChild } from './lib/gatehouse.js';
+import { loadLine } from './lib/machine.js';
+import { median } from './lib/median.js';
+
+const SIZES = (process.env.BENCH_USER_SIZES ?? '10000,100000,1000000').split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const PAGES = Number(process.env.BENCH_PAGES ?? 50);
+const FIRST = ['Ada', 'Alan', 'Grace', 'Emile', 'Hedy', 'Edsger', 'Barbara', 'Donald', 'Frances', 'Ken', 'Radia', 'Tim'];
+const LAST = ['Lovelace', 'Turing', 'Hopper', 'Zola', 'Lamarr', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'Thompson', 'Perlman', 'Lee'];
+
+/** Inserts users up to `total`, in multi-row statements inside transactions of 10,000. */
+async function seed(store: Store, environmentId: EnvironmentId, from: number, total: number): Promise<number> {
+  const started = performance.now();
+  const batch = store.dialect === 'sqlite' ? 500 : 1000;
+  for (let start = from; start < total; start += 10_000) {
+    await store.db.transaction().execute(async (tx) => {
+      for (let i = start; i < Math.min(start + 10_000, total); i += batch) {
+        const rows = [];
+        for (let j = i; j < Math.min(i + batch, start + 10_000, total); j++) {
+          const email = `user${j}.${randomBytes(3).toString('hex')}@seed.test`;
+          const row = {
+            environment_id: environmentId,
+            id: newId('user', environmentId),
+            email,
+            email_key: emailKey(email),
+            email_collision: 0,
+            username: j % 3 === 0 ? `handle${j}` : null,
+            first_name: FIRST[j % FIRST.length]!,
+            last_name: LAST[(j * 7) % LAST.length]!,
+            image_url: null,
+            password_hash: null,
+            created_at: Date.now(),
+            updated_at: Date.now(),
+          };
+          rows.push({ ...row, search_text: searchText(row) });
+        }
+        await tx.insertInto('users').values(rows).execute();
+      }
+    });
+  }
+  if (store.dialect === 'postgres') await sql`analyze users`.execute(store.db);
+  return ((total - from) / (performance.now() - started)) * 1000;
+}
+
+async function rate(url: string, token: string, init: { method?: string; body?: string; connections?: number } = {}) {
+  const result = await autocannon({
+    url,
+    method: (init.method ?? 'GET') as 'GET',
+    connections: init.connections ?? 8,
+    duration: SECONDS,
+    headers: { authorization: `Bearer ${token}`, ...(init.body ? { 'content-type': 'application/json' } : {}) },
+    ...(init.body ? { body: init.body } : {}),
+  });
+  if (result.non2xx || result.errors) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+async function pageMs(base: string, secretKey: string): Promise<number> {
+  const times: number[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < PAGES; page++) {
+    const started = performance.now();
+    const body = await json(`${base}/v1/users?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: secretKey });
+    times.push(performance.now() - started);
+    cursor = body.nextCursor;
+    if (!cursor) break;
+  }
+  return median(times);
+}
+
+async function onDatabase(label: string, databaseUrl: string | undefined) {
+  const schema = `gh_bench_users_${randomBytes(4).toString('hex')}`;
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-users-'));
+  const platformKey = `plk_${randomBytes(32).toString('base64url')}`;
+  const server = await startChild(
+    SERVER_ARGS,
+    {
+      GATEHOUSE_DATA_DIR: dataDir,
+      GATEHOUSE_PLATFORM_KEY: platformKey,
+      GATEHOUSE_SECRET: randomBytes(48).toString('base64url'),
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: databaseUrl ?? '',
+      DATABASE_SCHEMA: databaseUrl ? schema : '',
+      REDIS_URL: '',
+    },
+    '/v1/health',
+  );
+  const store = openStore(databaseUrl ? { databaseUrl, postgresSchema: schema } : { sqliteFile: path.join(dataDir, 'gatehouse.db') });
+  try {
+    const project = await json(`${server.url}/v1/platform/projects`, { method: 'POST', token: platformKey, body: { name: 'bench' } });
+    const environment = project.environments.find((e: { type: string }) => e.type === 'development');
+    await json(`${server.url}/v1/platform/environments/${environment.id}`, {
+      method: 'PATCH',
+      token: platformKey,
+      body: { rateLimitPerMinute: 10_000_000 },
+    });
+    const email = `probe-${randomBytes(4).toString('hex')}@example.test`;
+    const signedUp = await json(`${server.url}/v1/auth/signup`, {
+      method: 'POST',
+      token: environment.publishableKey,
+      body: { email, password: PASSWORD, firstName: 'Probe', lastName: 'Zyxwvut' },
+    });
+    console.log(`  -- ${label}`);
+    let seeded = 0;
+    for (const size of SIZES) {
+      const perSecond = await seed(store, environment.id as EnvironmentId, seeded, size);
+      seeded = size;
+      const load = loadLine();
+      const base = server.url;
+      const sk = environment.secretKey as string;
+      const rare = await rate(`${base}/v1/users?query=zyxwvut`, sk);
+      const common = await rate(`${base}/v1/users?query=lovelace`, sk);
+      const short = await rate(`${base}/v1/users?query=zy`, sk);
+      const page = await pageMs(base, sk);
+      const me = await rate(`${base}/v1/me`, signedUp.session.accessToken);
+      // Four at once: sign-in throttling counts an account's attempts in flight (five are free).
+      const signIn = await rate(`${base}/v1/auth/signin`, environment.publishableKey, {
+        method: 'POST',
+        body: JSON.stringify({ email, password: PASSWORD }),
+        connections: 4,
+      });
+      console.log(
+        `  ${String(size).padStart(9)} users (seeded at ${perSecond.toFixed(0)}/s; ${load}): search rare ${rare.toFixed(0)}/s, ` +
+          `common ${common.toFixed(0)}/s, two letters ${short.toFixed(0)}/s; a page of 100 ${page.toFixed(1)} ms (median of ${PAGES}); ` +
+          `GET /v1/me ${me.toFixed(0)}/s; sign-in ${signIn.toFixed(0)}/s`,
+      );
+    }
+  } finally {
+    await server.stop();
+    if (databaseUrl) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<void> {
+  console.log(`  search goal ≥ 2,000/s and a page ≤ 3 ms at 1,000,000 users; sizes ${SIZES.join(', ')}; ${SECONDS} s per rate`);
+  await onDatabase('SQLite', undefined);
+  if (process.env.DATABASE_URL) await onDatabase('PostgreSQL', process.env.DATABASE_URL);
+}
