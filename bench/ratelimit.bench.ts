@@ -38,7 +38,11 @@ async function startServer(): Promise<{ server: Server; stop: () => void }> {
   return { server: { ...(JSON.parse(line) as Server), pid: child.pid! }, stop: () => child.kill('SIGTERM') };
 }
 
-async function measure(port: number, publishableKey: string, serverPid: number): Promise<{ rps: number; p99: number; non2xx: number; redisCpuUs: number; serverCpuUs: number }> {
+async function measure(
+  port: number,
+  publishableKey: string,
+  serverPid: number,
+): Promise<{ rps: number; p99: number; non2xx: number; redisCpuUs: number; serverCpuUs: number }> {
   const redisBefore = processCpuSeconds('redis-server');
   const serverBefore = pidCpuSeconds(serverPid);
   const result = await autocannon({
