@@ -90,7 +90,11 @@ export interface UserEmailKeyColumns {
   email_collision: number;
 }
 
-/** What user search reads (identity/search.ts); look-up machinery, never shown. */
+/**
+ * What user search reads (identity/search.ts); look-up machinery, never shown. On SQLite users also
+ * have `search_key`, the stable number the FTS5 index refers to them by (migration 0010), which only
+ * that migration's triggers and the search query use.
+ */
 export interface UserSearchColumns {
   search_text: string;
 }

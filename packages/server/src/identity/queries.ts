@@ -168,7 +168,7 @@ function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** Below this many trigram candidates, SQLite looks them up by rowid; above, it scans in id order. */
+/** Below this many trigram candidates, SQLite looks them up by key; above, it scans in id order. */
 const FEW_CANDIDATES = 2000;
 
 /** Newest first. `beforeId` continues a listing; ids sort by creation time. */
@@ -196,14 +196,14 @@ export async function listUsers(
         // A phrase of the trigram tokenizer matches its text as a substring (case-insensitively:
         // instr() above is the exact test). SQLite keeps no statistics for FTS5, so the choice the
         // PostgreSQL planner makes is made here: a needle with few candidates is looked up by
-        // rowid; a common one is left to the id-order scan, which finds a page of matches quickly.
+        // its search key; a common one is left to the id-order scan, which finds a page of matches quickly.
         const phrase = `"${needle.replaceAll('"', '""')}"`;
         const candidates = await sql<{
-          rowid: number;
-        }>`select rowid from users_search where users_search match ${phrase} limit ${FEW_CANDIDATES + 1}`.execute(db);
+          key: number;
+        }>`select rowid as key from users_search where users_search match ${phrase} limit ${FEW_CANDIDATES + 1}`.execute(db);
         if (candidates.rows.length <= FEW_CANDIDATES) {
           if (candidates.rows.length === 0) return [];
-          query = query.where(sql<boolean>`rowid in (${sql.join(candidates.rows.map((r) => r.rowid))})`);
+          query = query.where(sql<boolean>`search_key in (${sql.join(candidates.rows.map((r) => r.key))})`);
         }
       }
     }

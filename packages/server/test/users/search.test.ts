@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json } from '../helpers/identity.js';
@@ -90,6 +91,25 @@ describe(`user search (${testDb()})`, () => {
       cursor = body.nextCursor;
     } while (cursor);
     expect(seen).toEqual(Array.from({ length: 7 }, (_, i) => `member${6 - i}@pages.test`));
+  });
+
+  it.skipIf(testDb() !== 'sqlite')('still finds the right users after SQLite renumbers rows (VACUUM, a dump and restore)', async () => {
+    const project = await t.createProject('Search vacuum');
+    const vacuumKey = project.development.secretKey;
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(json(await create({ email: `vac${i}@vacuum.test`, firstName: `Vacuumed${i}` }, vacuumKey)).id);
+    // Gaps, so that VACUUM has rows to renumber.
+    for (const id of ids.slice(0, 3)) await t.call({ method: 'DELETE', url: `/v1/users/${id}`, credential: vacuumKey });
+    await sql`vacuum`.execute(t.store.db);
+    // What VACUUM may do to a table without an INTEGER PRIMARY KEY, and a dump and restore does.
+    await sql`update users set rowid = rowid + 100000 where environment_id = ${project.development.id}`.execute(t.store.db);
+    const found = async (query: string) => (await search(query, vacuumKey)).data.map((u: { email: string }) => u.email).sort();
+    expect(await found('vacuumed4')).toEqual(['vac4@vacuum.test']);
+    expect(await found('vacuumed')).toEqual(['vac3@vacuum.test', 'vac4@vacuum.test', 'vac5@vacuum.test']);
+    // A user added afterwards gets a key of its own and is found too.
+    await create({ email: 'after@vacuum.test', firstName: 'Vacuumed9' }, vacuumKey);
+    expect(await found('vacuumed9')).toEqual(['after@vacuum.test']);
+    expect(await found('vacuumed4')).toEqual(['vac4@vacuum.test']);
   });
 
   it("never answers with another environment's users", async () => {

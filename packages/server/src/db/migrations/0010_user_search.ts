@@ -27,19 +27,27 @@ export const userSearch: Migration = {
       await sql`create index users_search_trgm on users using gin (environment_id, search_text public.gin_trgm_ops)`.execute(db);
       return;
     }
-    await sql`create virtual table users_search using fts5(environment_id unindexed, search_text, content='users', content_rowid='rowid', tokenize='trigram')`.execute(
+    // The index refers to users by `search_key`, a number of their own: rowids are not stable in
+    // SQLite (VACUUM may renumber a table without an INTEGER PRIMARY KEY), and an index of rowids
+    // would then point at the wrong users. New users get the next number, in the insert trigger.
+    await sql`alter table users add column search_key integer`.execute(db);
+    await sql`update users set search_key = rowid`.execute(db);
+    await sql`create unique index users_search_key on users (search_key)`.execute(db);
+    await sql`create virtual table users_search using fts5(environment_id unindexed, search_text, content='users', content_rowid='search_key', tokenize='trigram')`.execute(
       db,
     );
     await sql`insert into users_search(users_search) values ('rebuild')`.execute(db);
     await sql`create trigger users_search_insert after insert on users begin
-      insert into users_search(rowid, environment_id, search_text) values (new.rowid, new.environment_id, new.search_text);
+      update users set search_key = (select coalesce(max(search_key), 0) + 1 from users) where rowid = new.rowid;
+      insert into users_search(rowid, environment_id, search_text)
+        select search_key, environment_id, search_text from users where rowid = new.rowid;
     end`.execute(db);
     await sql`create trigger users_search_delete after delete on users begin
-      insert into users_search(users_search, rowid, environment_id, search_text) values ('delete', old.rowid, old.environment_id, old.search_text);
+      insert into users_search(users_search, rowid, environment_id, search_text) values ('delete', old.search_key, old.environment_id, old.search_text);
     end`.execute(db);
     await sql`create trigger users_search_update after update of search_text on users begin
-      insert into users_search(users_search, rowid, environment_id, search_text) values ('delete', old.rowid, old.environment_id, old.search_text);
-      insert into users_search(rowid, environment_id, search_text) values (new.rowid, new.environment_id, new.search_text);
+      insert into users_search(users_search, rowid, environment_id, search_text) values ('delete', old.search_key, old.environment_id, old.search_text);
+      insert into users_search(rowid, environment_id, search_text) values (new.search_key, new.environment_id, new.search_text);
     end`.execute(db);
   },
 };
