@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 const EVENT_TABLES = ['users', 'sessions', 'organizations', 'organization_members'];
 
 /** Session writes that change neither its existence nor its revocation: no event is defined for them. */
-const NO_EVENT = new Set(['rotateRefreshToken', 'setActiveOrganization', 'clearActiveOrganization']);
+const NO_EVENT = new Set(['rotateRefreshToken', 'rotateCurrentRefreshToken', 'setActiveOrganization', 'clearActiveOrganization']);
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
 
