@@ -2,6 +2,7 @@ import { testEnvironmentId } from '../helpers/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
 import { ENVIRONMENT_DATA_TABLES } from '../../src/tenancy/queries.js';
+import { testDb } from '../helpers/store.js';
 import { startTestApp, type TestApp, type TestProject } from '../helpers/app.js';
 import { json, me, signUp, uniqueEmail } from '../helpers/identity.js';
 import { REDIS_SUITE, REDIS_URL } from '../helpers/redis.js';
@@ -191,7 +192,10 @@ describe('renaming and deleting projects', () => {
 
   it('names every table that holds environment data, so none is left behind', async () => {
     const tables = Object.keys(await rowsPerTable(t, ['env_none']));
-    expect([...tables, 'environments'].sort()).toEqual([...ENVIRONMENT_DATA_TABLES, 'environments'].sort());
+    // SQLite's user search index (migration 0010) is emptied by the users' delete trigger, and the
+    // test above counts it among the tables left empty.
+    const searchIndex = testDb() === 'sqlite' ? ['users_search'] : [];
+    expect([...tables, 'environments'].sort()).toEqual([...ENVIRONMENT_DATA_TABLES, ...searchIndex, 'environments'].sort());
   });
 });
 
