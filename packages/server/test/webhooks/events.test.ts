@@ -68,7 +68,7 @@ describe('webhook events: a transactional outbox', () => {
       .where('environment_id', '=', env.id)
       .where('id', '=', user.id)
       .executeTakeFirstOrThrow();
-    const { environment_id: _, ...taken } = row;
+    const { environment_id: _, search_key: __, ...taken } = row as typeof row & { search_key?: number };
     const before = await events(t, env);
 
     // Same email key: the unique index refuses the user, and with it the event (on PostgreSQL both
