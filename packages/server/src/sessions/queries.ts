@@ -124,6 +124,28 @@ export async function findSessionWithEnvironment(db: Kysely<Database>, environme
   return (await sessionWithEnvironment(db, { environmentId, sessionId }))[0];
 }
 
+/** The compare-and-set both rotations share: the presented token must be current, the session not revoked. */
+function rotationWrite(
+  db: Db,
+  environmentId: EnvironmentId,
+  sessionId: string,
+  rotation: { presentedHash: string; successorHash: string; generation: number; now: number },
+) {
+  return db
+    .updateTable('sessions')
+    .set({
+      refresh_hash: rotation.successorHash,
+      previous_hash: rotation.presentedHash,
+      generation: rotation.generation,
+      rotated_at: rotation.now,
+      last_active_at: rotation.now,
+    })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', sessionId)
+    .where('refresh_hash', '=', rotation.presentedHash)
+    .where('revoked_at', 'is', null);
+}
+
 /**
  * Rotates the refresh token, only if the presented one is still current (compare-and-set), so two
  * racing refreshes cannot both rotate. Returns whether this call rotated it.
@@ -141,20 +163,8 @@ export async function rotateRefreshToken(
     activeOrganizationId?: string | null;
   },
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('sessions')
-    .set({
-      refresh_hash: rotation.successorHash,
-      previous_hash: rotation.presentedHash,
-      generation: rotation.generation,
-      rotated_at: rotation.now,
-      last_active_at: rotation.now,
-      ...(rotation.activeOrganizationId !== undefined ? { active_organization_id: rotation.activeOrganizationId } : {}),
-    })
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', sessionId)
-    .where('refresh_hash', '=', rotation.presentedHash)
-    .where('revoked_at', 'is', null)
+  const result = await rotationWrite(db, environmentId, sessionId, rotation)
+    .$if(rotation.activeOrganizationId !== undefined, (q) => q.set({ active_organization_id: rotation.activeOrganizationId! }))
     .executeTakeFirst();
   const rotated = result.numUpdatedRows > 0n;
   if (rotated) announce(db, { kind: 'session', environmentId, sessionId });
@@ -173,19 +183,7 @@ export async function rotateCurrentRefreshToken(
   sessionId: string,
   rotation: { presentedHash: string; successorHash: string; generation: number; now: number; inactivityMs: number },
 ): Promise<{ user_id: string; active_organization_id: string | null } | undefined> {
-  const row = await db
-    .updateTable('sessions')
-    .set({
-      refresh_hash: rotation.successorHash,
-      previous_hash: rotation.presentedHash,
-      generation: rotation.generation,
-      rotated_at: rotation.now,
-      last_active_at: rotation.now,
-    })
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', sessionId)
-    .where('refresh_hash', '=', rotation.presentedHash)
-    .where('revoked_at', 'is', null)
+  const row = await rotationWrite(db, environmentId, sessionId, rotation)
     .where('expires_at', '>', rotation.now)
     .where('last_active_at', '>', rotation.now - rotation.inactivityMs)
     .returning(['user_id', 'active_organization_id'])

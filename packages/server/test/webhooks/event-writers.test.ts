@@ -11,7 +11,13 @@ import { describe, expect, it } from 'vitest';
 const EVENT_TABLES = ['users', 'sessions', 'organizations', 'organization_members'];
 
 /** Session writes that change neither its existence nor its revocation: no event is defined for them. */
-const NO_EVENT = new Set(['rotateRefreshToken', 'rotateCurrentRefreshToken', 'setActiveOrganization', 'clearActiveOrganization']);
+const NO_EVENT = new Set([
+  'rotationWrite',
+  'rotateRefreshToken',
+  'rotateCurrentRefreshToken',
+  'setActiveOrganization',
+  'clearActiveOrganization',
+]);
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
 
@@ -32,10 +38,11 @@ function writers() {
     if (relative === path.join('tenancy', 'queries.ts')) continue;
     const text = readFileSync(file, 'utf8');
     for (const match of text.matchAll(pattern)) {
-      const start = text.lastIndexOf('\nexport async function ', match.index);
+      // The enclosing top-level function, exported or not.
+      const start = Math.max(...[...text.slice(0, match.index).matchAll(/\n(?:export )?(?:async )?function /g)].map((m) => m.index), -1);
       const end = text.indexOf('\n}\n', match.index);
       const body = start === -1 || end === -1 ? '' : text.slice(start, end);
-      found.push({ file: relative, table: match[1]!, functionName: /export async function (\w+)/.exec(body)?.[1], body });
+      found.push({ file: relative, table: match[1]!, functionName: /function (\w+)/.exec(body)?.[1], body });
     }
   }
   return found;
