@@ -7,8 +7,6 @@
  */
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../packages/server/src/db/index.js';
@@ -16,7 +14,7 @@ import { emailKey } from '../packages/server/src/identity/email.js';
 import { searchText } from '../packages/server/src/identity/search.js';
 import { newId } from '../packages/server/src/lib/crypto.js';
 import type { EnvironmentId } from '../packages/server/src/lib/ids.js';
-import { json, PASSWORD, SERVER_ARGS, startChild } from './lib/gatehouse.js';
+import { benchEnvironment, json, PASSWORD, startBenchServer } from './lib/gatehouse.js';
 import { loadLine } from './lib/machine.js';
 import { median } from './lib/median.js';
 
@@ -90,30 +88,11 @@ async function pageMs(base: string, secretKey: string): Promise<number> {
 
 async function onDatabase(label: string, databaseUrl: string | undefined) {
   const schema = `gh_bench_users_${randomBytes(4).toString('hex')}`;
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-users-'));
-  const platformKey = `plk_${randomBytes(32).toString('base64url')}`;
-  const server = await startChild(
-    SERVER_ARGS,
-    {
-      GATEHOUSE_DATA_DIR: dataDir,
-      GATEHOUSE_PLATFORM_KEY: platformKey,
-      GATEHOUSE_SECRET: randomBytes(48).toString('base64url'),
-      LOG_LEVEL: 'silent',
-      DATABASE_URL: databaseUrl ?? '',
-      DATABASE_SCHEMA: databaseUrl ? schema : '',
-      REDIS_URL: '',
-    },
-    '/v1/health',
-  );
-  const store = openStore(databaseUrl ? { databaseUrl, postgresSchema: schema } : { sqliteFile: path.join(dataDir, 'gatehouse.db') });
+  const bench = await startBenchServer({ databaseUrl, databaseSchema: databaseUrl ? schema : undefined });
+  const { server } = bench;
+  const store = openStore(databaseUrl ? { databaseUrl, postgresSchema: schema } : { sqliteFile: path.join(bench.dataDir, 'gatehouse.db') });
   try {
-    const project = await json(`${server.url}/v1/platform/projects`, { method: 'POST', token: platformKey, body: { name: 'bench' } });
-    const environment = project.environments.find((e: { type: string }) => e.type === 'development');
-    await json(`${server.url}/v1/platform/environments/${environment.id}`, {
-      method: 'PATCH',
-      token: platformKey,
-      body: { rateLimitPerMinute: 10_000_000 },
-    });
+    const environment = await benchEnvironment(bench, 'development');
     const email = `probe-${randomBytes(4).toString('hex')}@example.test`;
     const signedUp = await json(`${server.url}/v1/auth/signup`, {
       method: 'POST',
@@ -148,10 +127,9 @@ async function onDatabase(label: string, databaseUrl: string | undefined) {
       );
     }
   } finally {
-    await server.stop();
+    await bench.stop();
     if (databaseUrl) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
     await store.close();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

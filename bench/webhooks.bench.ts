@@ -9,10 +9,8 @@
  */
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { migrate, openStore, type Store } from '../packages/server/src/db/index.js';
@@ -22,7 +20,7 @@ import { searchText } from '../packages/server/src/identity/search.js';
 import type { EnvironmentId } from '../packages/server/src/lib/ids.js';
 import { newId } from '../packages/server/src/lib/crypto.js';
 import { TenancyService } from '../packages/server/src/tenancy/service.js';
-import { json, SERVER_ARGS, startChild } from './lib/gatehouse.js';
+import { benchEnvironment, json, startBenchServer } from './lib/gatehouse.js';
 import { loadLine } from './lib/machine.js';
 import { median } from './lib/median.js';
 
@@ -116,24 +114,11 @@ async function startReceiver() {
 
 async function onDatabase(label: string, databaseUrl: string | undefined) {
   const schema = `gh_bench_wh_${randomBytes(4).toString('hex')}`;
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-wh-'));
-  const platformKey = `plk_${randomBytes(32).toString('base64url')}`;
   const receiver = await startReceiver();
-  const server = await startChild(
-    SERVER_ARGS,
-    {
-      GATEHOUSE_DATA_DIR: dataDir,
-      GATEHOUSE_PLATFORM_KEY: platformKey,
-      GATEHOUSE_SECRET: randomBytes(48).toString('base64url'),
-      LOG_LEVEL: 'silent',
-      DATABASE_URL: databaseUrl ?? '',
-      DATABASE_SCHEMA: databaseUrl ? schema : '',
-      REDIS_URL: '',
-    },
-    '/v1/health',
-  );
+  const bench = await startBenchServer({ databaseUrl, databaseSchema: databaseUrl ? schema : undefined });
+  const { server, platformKey } = bench;
   const local = openStore(
-    databaseUrl ? { databaseUrl, postgresSchema: `${schema}_local` } : { sqliteFile: path.join(dataDir, 'local.db') },
+    databaseUrl ? { databaseUrl, postgresSchema: `${schema}_local` } : { sqliteFile: path.join(bench.dataDir, 'local.db') },
   );
   try {
     // In process: the cost of the event next to the insert.
@@ -142,14 +127,8 @@ async function onDatabase(label: string, databaseUrl: string | undefined) {
     const { bareUs, withEventUs } = await insertCosts(local, environments[0]!.environment.id);
 
     // Against the server: POST /v1/users, with a development environment whose endpoint is the local receiver.
-    const project = await json(`${server.url}/v1/platform/projects`, { method: 'POST', token: platformKey, body: { name: 'bench' } });
-    const environment = project.environments.find((e: { type: string }) => e.type === 'development');
-    await json(`${server.url}/v1/platform/environments/${environment.id}`, {
-      method: 'PATCH',
-      token: platformKey,
-      body: { rateLimitPerMinute: 10_000_000 },
-    });
-    const secretKey = environment.secretKey as string;
+    const environment = await benchEnvironment(bench, 'development');
+    const secretKey = environment.secretKey;
     const users = await autocannon({
       url: `${server.url}/v1/users`,
       method: 'POST',
@@ -196,14 +175,14 @@ async function onDatabase(label: string, databaseUrl: string | undefined) {
       `  ${EVENTS} user.created events: committed at ${(EVENTS / committedSeconds).toFixed(0)}/s, delivered (receiver's 200) at ${(EVENTS / deliveredSeconds).toFixed(0)}/s: ratio ${(committedSeconds / deliveredSeconds).toFixed(2)}`,
     );
   } finally {
-    await server.stop();
     await receiver.close();
     if (databaseUrl) {
       await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(local.db);
       await sql`drop schema if exists ${sql.id(`${schema}_local`)} cascade`.execute(local.db);
     }
     await local.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    // Last: the local SQLite file lives in the server's data directory.
+    await bench.stop();
   }
 }
 

@@ -105,21 +105,25 @@ export interface Gatehouse {
   stop(): Promise<void>;
 }
 
-export async function startGatehouse(options: GatehouseOptions): Promise<Gatehouse> {
+export interface BenchServer {
+  server: Server;
+  platformKey: string;
+  /** The server's data directory (its SQLite file, when there is no DATABASE_URL). */
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** The built server on a fresh data directory (or PostgreSQL schema), with a platform key of its own. */
+export async function startBenchServer(options: Partial<GatehouseOptions> = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
   const platformKey = `plk_${randomBytes(32).toString('base64url')}`;
-  const stop = async () => {
-    await server?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  let server: Server | undefined;
   try {
-    server = await startChild(
+    const server = await startChild(
       SERVER_ARGS,
       {
         GATEHOUSE_DATA_DIR: dataDir,
         GATEHOUSE_PLATFORM_KEY: platformKey,
-        GATEHOUSE_SECRET: options.instanceSecret,
+        GATEHOUSE_SECRET: options.instanceSecret ?? randomBytes(48).toString('base64url'),
         LOG_LEVEL: 'silent',
         DATABASE_URL: options.databaseUrl ?? '',
         DATABASE_SCHEMA: options.databaseSchema ?? '',
@@ -128,24 +132,49 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       },
       '/v1/health',
     );
-    const project = await json(`${server.url}/v1/platform/projects`, { method: 'POST', token: platformKey, body: { name: 'bench' } });
-    const environment = project.environments.find((e: { type: string }) => e.type === 'production');
-    // The benchmarks measure the work, not the rate limiter.
-    await json(`${server.url}/v1/platform/environments/${environment.id}`, {
-      method: 'PATCH',
-      token: platformKey,
-      body: { rateLimitPerMinute: 10_000_000 },
-    });
-    const publishableKey = environment.publishableKey as string;
+    const stop = async () => {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    };
+    return { server, platformKey, dataDir, stop };
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** A new project's environment of that type, with its rate limit lifted: benchmarks measure the work. */
+export async function benchEnvironment(bench: BenchServer, type: 'development' | 'production') {
+  const { server, platformKey } = bench;
+  const project = await json(`${server.url}/v1/platform/projects`, { method: 'POST', token: platformKey, body: { name: 'bench' } });
+  const environment = project.environments.find((e: { type: string }) => e.type === type);
+  await json(`${server.url}/v1/platform/environments/${environment.id}`, {
+    method: 'PATCH',
+    token: platformKey,
+    body: { rateLimitPerMinute: 10_000_000 },
+  });
+  return environment as { id: string; publishableKey: string; secretKey: string };
+}
+
+export async function startGatehouse(options: GatehouseOptions): Promise<Gatehouse> {
+  const bench = await startBenchServer(options);
+  try {
+    const environment = await benchEnvironment(bench, 'production');
     const email = `bench-${randomBytes(4).toString('hex')}@example.test`;
-    const signedUp = await json(`${server.url}/v1/auth/signup`, {
+    const signedUp = await json(`${bench.server.url}/v1/auth/signup`, {
       method: 'POST',
-      token: publishableKey,
+      token: environment.publishableKey,
       body: { email, password: PASSWORD },
     });
-    return { server, publishableKey, email, accessToken: signedUp.session.accessToken as string, stop };
+    return {
+      server: bench.server,
+      publishableKey: environment.publishableKey,
+      email,
+      accessToken: signedUp.session.accessToken as string,
+      stop: bench.stop,
+    };
   } catch (error) {
-    await stop();
+    await bench.stop();
     throw error;
   }
 }
