@@ -1,7 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { writesTo } from '../helpers/source-writes.js';
 
 /**
  * Webhook receivers keep their copies of these tables in step through events, so every writer of
@@ -12,44 +10,17 @@ const EVENT_TABLES = ['users', 'sessions', 'organizations', 'organization_member
 
 /** Session writes that change neither its existence nor its revocation: no event is defined for them. */
 const NO_EVENT = new Set([
-  'rotationWrite',
   'rotateRefreshToken',
   'rotateCurrentRefreshToken',
   'setActiveOrganization',
   'clearActiveOrganization',
 ]);
 
-const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'migrations' ? [] : sourceFiles(full);
-    return entry.name.endsWith('.ts') ? [full] : [];
-  });
-}
-
-function writers() {
-  const found: { file: string; table: string; functionName: string | undefined; body: string }[] = [];
-  const pattern = new RegExp(`\\.(?:updateTable|deleteFrom|insertInto)\\('(${EVENT_TABLES.join('|')})'\\)`, 'g');
-  for (const file of sourceFiles(SRC)) {
-    const relative = path.relative(SRC, file);
-    // Deleting a whole project removes its rows wholesale; there is no one left to tell.
-    if (relative === path.join('tenancy', 'queries.ts')) continue;
-    const text = readFileSync(file, 'utf8');
-    for (const match of text.matchAll(pattern)) {
-      // The enclosing top-level function, exported or not.
-      const start = Math.max(...[...text.slice(0, match.index).matchAll(/\n(?:export )?(?:async )?function /g)].map((m) => m.index), -1);
-      const end = text.indexOf('\n}\n', match.index);
-      const body = start === -1 || end === -1 ? '' : text.slice(start, end);
-      found.push({ file: relative, table: match[1]!, functionName: /function (\w+)/.exec(body)?.[1], body });
-    }
-  }
-  return found;
-}
+/** Deleting a whole project removes its rows wholesale; there is no one left to tell. */
+const PROJECT_DELETION = 'tenancy/queries.ts';
 
 describe('writers of users, sessions, organizations and memberships', () => {
-  const writes = writers();
+  const writes = writesTo(EVENT_TABLES, { skipFiles: [PROJECT_DELETION] });
 
   it('are found (the scan works)', () => {
     expect(writes.length).toBeGreaterThanOrEqual(14);
