@@ -10,6 +10,7 @@ export const User = define(
   Type.Object({
     id: Type.String({ description: 'user_…' }),
     email: Type.String(),
+    emailVerified: Type.Boolean({ description: 'Whether the user proved they receive mail at this address, or an operator said so' }),
     firstName: Nullable(Type.String()),
     lastName: Nullable(Type.String()),
     username: Nullable(Type.String()),
@@ -87,16 +88,18 @@ export type SignInBody = Static<typeof SignInBody>;
 export const ProfileUpdateBody = Type.Object(ProfileFields, { additionalProperties: false });
 export type ProfileUpdateBody = Static<typeof ProfileUpdateBody>;
 
+const EmailVerified = Type.Boolean({ description: 'Whether the address is known to be the user’s (default false; changing the email resets it)' });
+
 /** POST /v1/users: without a password, the user signs in by another method. */
 export const CreateUserBody = Type.Object(
-  { email: Email, password: Type.Optional(Password), ...ProfileFields },
+  { email: Email, password: Type.Optional(Password), emailVerified: Type.Optional(EmailVerified), ...ProfileFields },
   { additionalProperties: false },
 );
 export type CreateUserBody = Static<typeof CreateUserBody>;
 
 /** PATCH /v1/users/{userId} */
 export const UpdateUserBody = Type.Object(
-  { email: Type.Optional(Email), password: Type.Optional(Password), ...ProfileFields },
+  { email: Type.Optional(Email), password: Type.Optional(Password), emailVerified: Type.Optional(EmailVerified), ...ProfileFields },
   { additionalProperties: false },
 );
 export type UpdateUserBody = Static<typeof UpdateUserBody>;

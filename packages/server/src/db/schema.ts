@@ -75,6 +75,8 @@ export interface UsersTable {
   image_url: string | null;
   /** argon2id PHC string; null for a user created without a password. */
   password_hash: string | null;
+  /** 1 once the user proved they receive mail at `email` (or an operator vouched); a new address resets it. */
+  email_verified: number;
   created_at: number;
   updated_at: number;
 }

@@ -15,22 +15,10 @@ import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import * as q from './queries.js';
+import { userView } from './views.js';
 
 export type UserView = User;
-
-export function userView(row: Readonly<UsersTable>): UserView {
-  return {
-    id: row.id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    username: row.username,
-    imageUrl: row.image_url,
-    passwordEnabled: row.password_hash !== null,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
+export { userView };
 
 export interface ProfileInput {
   firstName?: string | null | undefined;
@@ -42,6 +30,7 @@ export interface ProfileInput {
 export interface AdminUserInput extends ProfileInput {
   email?: string | undefined;
   password?: string | undefined;
+  emailVerified?: boolean | undefined;
 }
 
 /**
@@ -159,6 +148,7 @@ export class IdentityService {
       last_name: profile.last_name ?? null,
       image_url: profile.image_url ?? null,
       password_hash: passwordHash,
+      email_verified: input.emailVerified ? 1 : 0,
       created_at: now,
       updated_at: now,
     };
@@ -240,7 +230,10 @@ export class IdentityService {
       columns.email_key = emailKey(columns.email);
       // A new address is held like any other, so a user of a collision group leaves it by changing theirs.
       columns.email_collision = 0;
+      // Nobody has proven the new address yet, unless the operator says so in the same request.
+      columns.email_verified = 0;
     }
+    if (input.emailVerified !== undefined) columns.email_verified = input.emailVerified ? 1 : 0;
     if (input.password !== undefined) {
       assertAcceptablePassword(input.password);
       columns.password_hash = await hashPassword(input.password);
@@ -331,6 +324,11 @@ export class IdentityService {
   /** The user with this (normalized) address, read in the caller's transaction (`db` may be one). */
   findUserByEmail(db: Kysely<Database> | Transaction<Database>, environment: Environment, email: string): Promise<q.UserRow | undefined> {
     return q.findUserByEmail(db, environment.id, email);
+  }
+
+  /** Records that the user proved they receive mail at their address (an emailed link, code or invitation). */
+  async markEmailVerified(db: Kysely<Database> | Transaction<Database>, environment: Environment, userId: string): Promise<void> {
+    await q.markEmailVerified(db, environment.id, userId, this.now());
   }
 
   /** Sets a new password hash in the caller's transaction (password reset), without the checks of a change. */

@@ -103,6 +103,7 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
       'users.last_name as user_last_name',
       'users.image_url as user_image_url',
       'users.password_hash as user_password_hash',
+      'users.email_verified as user_email_verified',
       'users.created_at as user_created_at',
       'users.updated_at as user_updated_at',
       'sessions.user_id as session_user_id',

@@ -361,6 +361,7 @@ export class SessionService {
         last_name: row.user_last_name,
         image_url: row.user_image_url,
         password_hash: row.user_password_hash,
+        email_verified: row.user_email_verified,
         created_at: row.user_created_at,
         updated_at: row.user_updated_at,
       }),

@@ -5,6 +5,7 @@ import { inTransaction } from '../db/changes.js';
 import type { Database, OrganizationsTable, SessionsTable, UsersTable } from '../db/schema.js';
 import { newId } from '../lib/crypto.js';
 import { insertEvent } from './queries.js';
+import { userView } from '../identity/views.js';
 
 /**
  * Webhook events are recorded by the writers of users, sessions, organizations and memberships, in
@@ -66,19 +67,8 @@ function eventRow(environmentId: EnvironmentId, type: WebhookEventType, data: un
 
 // ---- `data`: each resource as the secret-key API shows it
 
-export function userData(row: Readonly<UsersTable>): User {
-  return {
-    id: row.id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    username: row.username,
-    imageUrl: row.image_url,
-    passwordEnabled: row.password_hash !== null,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
+/** A user as the SK API shows it. */
+export const userData = userView;
 
 /** A session as the platform shows it: never its tokens or their hashes. */
 export function sessionData(row: Readonly<SessionsTable>) {

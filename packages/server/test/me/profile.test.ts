@@ -28,6 +28,7 @@ describe('GET and PATCH /v1/me', () => {
         username: null,
         imageUrl: null,
         passwordEnabled: true,
+        emailVerified: false,
         createdAt: expect.any(Number),
         updatedAt: expect.any(Number),
       },

@@ -26,6 +26,7 @@ describe('/v1/users (secret key)', () => {
       username: 'grace',
       imageUrl: null,
       passwordEnabled: true,
+      emailVerified: false,
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
     });
