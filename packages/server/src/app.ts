@@ -21,6 +21,8 @@ import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { memberRoutes } from './organizations/member-routes.js';
+import { invitationRoutes } from './invitations/routes.js';
+import { InvitationService } from './invitations/service.js';
 import { roleRoutes } from './organizations/role-routes.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { platformRoutes } from './platform/routes.js';
@@ -92,7 +94,7 @@ export interface AppOptions {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = await createFramework(options);
   const redis = await connectRedis(app, options);
-  const { tenancy, cursors, now, usage, keys, tokens, assets, limiter, link, sessions, throttle, identity, organizations, members, roles, verifyAccessToken } =
+  const { tenancy, cursors, now, usage, keys, tokens, assets, limiter, link, sessions, throttle, identity, organizations, organizationAccess, members, roles, verifyAccessToken } =
     buildServices(options, redis, installCaches(app, options, redis));
 
   // A rotation on another node reaches this one as an environment change.
@@ -139,6 +141,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     wake: () => outbox.wake(),
   });
   await app.register(authFlowRoutes, { flows });
+  const invitations = new InvitationService({
+    store: options.store,
+    access: organizationAccess,
+    identity,
+    sessions,
+    tenancy,
+    now,
+    baseUrl: options.config.baseUrl,
+    wake: () => outbox.wake(),
+  });
+  await app.register(invitationRoutes, { invitations, members });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
   app.addHook('onClose', async () => {
     await outbox.stop();

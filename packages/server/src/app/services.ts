@@ -95,5 +95,5 @@ export function buildServices(options: AppOptions, redis: RedisLink | undefined,
   const verifyAccessToken: AccessTokenVerifier = (token, request) => sessions.verifyAccessToken(token, request);
   warmUpPasswordHashing().catch(() => undefined);
 
-  return { tenancy, cursors, now, usage, keys, tokens, assets, limiter, link, sessions, throttle, identity, organizations, members, roles, verifyAccessToken };
+  return { tenancy, cursors, now, usage, keys, tokens, assets, limiter, link, sessions, throttle, identity, organizations, organizationAccess, members, roles, verifyAccessToken };
 }

@@ -132,10 +132,20 @@ export class IdentityService {
   }
 
   private async insert(environment: Environment, input: AdminUserInput & { email: string }): Promise<q.UserRow> {
-    const email = normalizeEmail(input.email);
-    const profile = await this.profileColumns(environment, input);
     if (input.password !== undefined) assertAcceptablePassword(input.password);
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+    return this.insertHashed(this.db, environment, input, passwordHash);
+  }
+
+  /** Inserts the user in `db` (a transaction of the caller's, or not), the password already hashed. */
+  private async insertHashed(
+    db: Kysely<Database> | Transaction<Database>,
+    environment: Environment,
+    input: ProfileInput & { email: string; emailVerified?: boolean | undefined },
+    passwordHash: string | null,
+  ): Promise<q.UserRow> {
+    const email = normalizeEmail(input.email);
+    const profile = await this.profileColumns(environment, input);
     const now = this.now();
     const row: q.UserRow = {
       environment_id: environment.id,
@@ -154,8 +164,8 @@ export class IdentityService {
     };
     try {
       // The unique index settles races; this also sees a collision group's marked users, which it leaves out.
-      if (await q.emailKeyTaken(this.db, environment.id, row.email_key)) throw emailTaken();
-      await q.insertUser(this.db, environment.id, row);
+      if (await q.emailKeyTaken(db, environment.id, row.email_key)) throw emailTaken();
+      await q.insertUser(db, environment.id, row);
     } catch (error) {
       throw conflictFrom(error) ?? error;
     }
@@ -324,6 +334,19 @@ export class IdentityService {
   /** The user with this (normalized) address, read in the caller's transaction (`db` may be one). */
   findUserByEmail(db: Kysely<Database> | Transaction<Database>, environment: Environment, email: string): Promise<q.UserRow | undefined> {
     return q.findUserByEmail(db, environment.id, email);
+  }
+
+  /**
+   * Creates a user whose address an emailed secret has just proven (an invitation), inside the
+   * caller's transaction, so that the account exists only if the rest of the change commits.
+   */
+  createVerifiedUserIn(
+    tx: Transaction<Database>,
+    environment: Environment,
+    input: { email: string; firstName?: string | undefined; lastName?: string | undefined },
+    passwordHash: string | null,
+  ): Promise<q.UserRow> {
+    return this.insertHashed(tx, environment, { ...input, emailVerified: true }, passwordHash);
   }
 
   /** Records that the user proved they receive mail at their address (an emailed link, code or invitation). */

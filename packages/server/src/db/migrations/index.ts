@@ -10,6 +10,7 @@ import { signingKeyActivation } from './0008_signing_key_activation.js';
 import { webhooks } from './0009_webhooks.js';
 import { userSearch } from './0010_user_search.js';
 import { emailVerified } from './0011_email_verified.js';
+import { invitations } from './0012_invitations.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0009_webhooks': webhooks,
   '0010_user_search': userSearch,
   '0011_email_verified': emailVerified,
+  '0012_invitations': invitations,
 };
