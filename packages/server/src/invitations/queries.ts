@@ -153,3 +153,16 @@ export async function listPendingInvitationsFor(db: Db, environmentId: Environme
     .limit(100)
     .execute();
 }
+
+/** Whether the organization ever invited the address (any status): enrolment does not invite twice. */
+export async function hasAnyInvitation(db: Db, environmentId: EnvironmentId, organizationId: string, emailKey: string) {
+  const row = await db
+    .selectFrom('organization_invitations')
+    .select('id')
+    .where('environment_id', '=', environmentId)
+    .where('email_key', '=', emailKey)
+    .where('organization_id', '=', organizationId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -111,6 +111,8 @@ export interface SessionServiceOptions {
   cache?: SessionCache | undefined;
   /** With several nodes (Redis), checked before the cache serves; without, the cache serves as is. */
   freshness?: CacheFreshness | undefined;
+  /** Runs in every sign-in and sign-up, once the session exists (organization domain enrolment). */
+  signedIn?: ((environment: Environment, userId: string) => Promise<void>) | undefined;
 }
 
 export class SessionService {
@@ -122,6 +124,7 @@ export class SessionService {
   private readonly extraClaims: ExtraClaimsProvider | undefined;
   private readonly cache: SessionCache | undefined;
   private readonly freshness: CacheFreshness | undefined;
+  private readonly signedIn: SessionServiceOptions['signedIn'];
   /** Requests (by their session) that found this node caught up, whose other cached reads may serve too. */
   private readonly caughtUpFor = new WeakSet<SessionIdentity>();
   private readonly usersReadWithSession = new WeakMap<SessionIdentity, Readonly<UsersTable>>();
@@ -135,6 +138,7 @@ export class SessionService {
     this.extraClaims = options.extraClaims;
     this.cache = options.cache;
     this.freshness = options.freshness;
+    this.signedIn = options.signedIn;
   }
 
   private get db() {
@@ -183,6 +187,7 @@ export class SessionService {
     });
     const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null }, context);
     await this.usage.recordActivity(environment.id, userId);
+    if (this.signedIn) await this.signedIn(environment, userId);
     return { accessToken: token, refreshToken, expiresIn, tokenType: 'Bearer' };
   }
 
