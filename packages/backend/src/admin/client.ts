@@ -2,6 +2,7 @@ import { PageList } from './page-list.js';
 import { Transport, type RetryOptions } from './transport.js';
 import type {
   AddMemberParams,
+  CreateDomainParams,
   CreateInvitationParams,
   CreateOrganizationParams,
   CreateUserParams,
@@ -11,10 +12,12 @@ import type {
   Member,
   MemberRemoval,
   Organization,
+  OrganizationDomain,
   OrganizationListParams,
   Page,
   SessionsRevoked,
   PageParams,
+  UpdateDomainParams,
   UpdateOrganizationParams,
   UpdateMemberParams,
   UpdateUserParams,
@@ -116,6 +119,16 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
         list<Invitation>(`/v1/organizations/${id(organizationId)}/invitations`, { ...params }),
       revoke: (organizationId: string, invitationId: string) =>
         http.request<Invitation>('POST', `/v1/organizations/${id(organizationId)}/invitations/${id(invitationId)}/revoke`),
+    },
+    domains: {
+      /** Verified at once: the secret key vouches that the organization uses the domain. */
+      create: (organizationId: string, params: CreateDomainParams) =>
+        http.request<OrganizationDomain>('POST', `/v1/organizations/${id(organizationId)}/domains`, { body: params }),
+      list: (organizationId: string) => list<OrganizationDomain>(`/v1/organizations/${id(organizationId)}/domains`, {}),
+      update: (organizationId: string, domainId: string, params: UpdateDomainParams) =>
+        http.request<OrganizationDomain>('PATCH', `/v1/organizations/${id(organizationId)}/domains/${id(domainId)}`, { body: params }),
+      delete: (organizationId: string, domainId: string) =>
+        http.request<Deleted>('DELETE', `/v1/organizations/${id(organizationId)}/domains/${id(domainId)}`),
     },
   };
 }

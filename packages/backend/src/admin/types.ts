@@ -5,18 +5,30 @@
  */
 import type {
   AddMemberBody,
+  CreateDomainBody,
   CreateInvitationBody,
   CreateOrganizationBody,
   CreateUserBody,
   InvitationStatus,
   MemberRemoved,
   RoleBody,
+  UpdateDomainBody,
   UpdateOrganizationBody,
   UpdateUserBody,
   UserPage,
 } from '@gatehouse/contract';
 
-export type { Deleted, Invitation, InvitationStatus, Member, Organization, SessionsRevoked, User } from '@gatehouse/contract';
+export type {
+  Deleted,
+  EnrollmentMode,
+  Invitation,
+  InvitationStatus,
+  Member,
+  Organization,
+  OrganizationDomain,
+  SessionsRevoked,
+  User,
+} from '@gatehouse/contract';
 
 /** One page of a list. `nextCursor` is null on the last page. */
 export type Page<T> = { data: T[]; nextCursor: UserPage['nextCursor'] };
@@ -31,6 +43,8 @@ export type UpdateOrganizationParams = UpdateOrganizationBody;
 export type AddMemberParams = AddMemberBody & ({ userId: string; email?: never } | { email: string; userId?: never });
 export type UpdateMemberParams = RoleBody;
 export type CreateInvitationParams = CreateInvitationBody;
+export type CreateDomainParams = CreateDomainBody;
+export type UpdateDomainParams = UpdateDomainBody;
 
 // The query parameters of the list routes: what the client puts in the URL.
 
