@@ -6,8 +6,18 @@
 import type { Environment, MemberPage } from '@gatehouse/contract';
 
 export type {
+  AcceptInvitationBody,
   AddCurrentMemberBody,
   AuthUser,
+  CreateCurrentDomainBody,
+  CreateInvitationBody,
+  EnrollmentMode,
+  Invitation,
+  InvitationStatus,
+  MembershipRequest,
+  OrganizationDomain,
+  OrganizationSuggestion,
+  UserInvitation,
   CreateUserOrganizationBody,
   Member,
   MemberRemoved,
