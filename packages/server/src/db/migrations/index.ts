@@ -11,6 +11,7 @@ import { webhooks } from './0009_webhooks.js';
 import { userSearch } from './0010_user_search.js';
 import { emailVerified } from './0011_email_verified.js';
 import { invitations } from './0012_invitations.js';
+import { eventOutboxWithoutRowid } from './0013_event_outbox_without_rowid.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0010_user_search': userSearch,
   '0011_email_verified': emailVerified,
   '0012_invitations': invitations,
+  '0013_event_outbox_without_rowid': eventOutboxWithoutRowid,
 };
