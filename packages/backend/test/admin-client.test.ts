@@ -89,6 +89,14 @@ describe('the admin client against a running Gatehouse', () => {
     expect(await client.organizations.delete(org.id)).toEqual({ id: org.id, deleted: true });
   });
 
+  it('bans: ban and unban a user', async () => {
+    const user = await client.users.create({ email: uniqueEmail('banned') });
+    expect((await client.users.ban(user.id)).banned).toBe(true);
+    expect((await client.users.get(user.id)).banned).toBe(true);
+    expect((await client.users.unban(user.id)).banned).toBe(false);
+    expect(await apiError(client.users.ban('user_missing'))).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
   it('invitations and domains: invite, list, revoke; add, change and delete a vouched domain', async () => {
     const owner = await client.users.create({ email: uniqueEmail('owner') });
     const org = await client.organizations.create({ name: 'Invites', ownerId: owner.id });

@@ -16,6 +16,7 @@ export const User = define(
     username: Nullable(Type.String()),
     imageUrl: Nullable(Type.String()),
     passwordEnabled: Type.Boolean({ description: 'Whether the user has a password' }),
+    banned: Type.Boolean({ description: 'A banned user cannot sign in by any method (POST /v1/users/{id}/ban)' }),
     createdAt: Type.Integer(),
     updatedAt: Type.Integer(),
   }),

@@ -88,6 +88,9 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
       delete: (userId: string) => http.request<Deleted>('DELETE', `/v1/users/${id(userId)}`),
       /** Revokes every session: refresh tokens stop at once; access tokens still verify offline until they expire. */
       revokeSessions: (userId: string) => http.request<SessionsRevoked>('POST', `/v1/users/${id(userId)}/sessions/revoke`),
+      /** Revokes every session at once; every sign-in then answers 403 user_banned. */
+      ban: (userId: string) => http.request<User>('POST', `/v1/users/${id(userId)}/ban`),
+      unban: (userId: string) => http.request<User>('POST', `/v1/users/${id(userId)}/unban`),
     },
     organizations: {
       list: (params: OrganizationListParams = {}) => list<Organization>('/v1/organizations', { ...params }),

@@ -77,6 +77,8 @@ export interface UsersTable {
   password_hash: string | null;
   /** 1 once the user proved they receive mail at `email` (or an operator vouched); a new address resets it. */
   email_verified: number;
+  /** 1 while the user is banned: every sign-in is refused with 403 user_banned. */
+  banned: number;
   created_at: number;
   updated_at: number;
 }

@@ -248,4 +248,32 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
     },
     async (request) => ({ revoked: await identity.revokeSessions(environmentOf(request), request.params.userId) }),
   );
+
+  app.post(
+    '/v1/users/:userId/ban',
+    {
+      config: secret,
+      schema: {
+        summary: 'Ban a user: every session is revoked at once and every sign-in answers 403 user_banned',
+        tags: ['users'],
+        params: IdParams('userId'),
+        response: { 200: User },
+      },
+    },
+    async (request) => identity.ban(environmentOf(request), request.params.userId),
+  );
+
+  app.post(
+    '/v1/users/:userId/unban',
+    {
+      config: secret,
+      schema: {
+        summary: 'Lift a ban: the user may sign in again (their old sessions stay revoked)',
+        tags: ['users'],
+        params: IdParams('userId'),
+        response: { 200: User },
+      },
+    },
+    async (request) => identity.unban(environmentOf(request), request.params.userId),
+  );
 };

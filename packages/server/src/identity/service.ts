@@ -159,6 +159,7 @@ export class IdentityService {
       image_url: profile.image_url ?? null,
       password_hash: passwordHash,
       email_verified: input.emailVerified ? 1 : 0,
+      banned: 0,
       created_at: now,
       updated_at: now,
     };
@@ -303,6 +304,22 @@ export class IdentityService {
       await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
       if (!(await q.deleteUser(tx, environment.id, userId))) throw notFound(`User ${userId}`);
     });
+  }
+
+  /**
+   * Bans the user: every sign-in is refused from now on, and every session is revoked at once (on
+   * every node, like a sign-out). The flag commits before the revocation, so a sign-in racing the
+   * ban either sees the flag or has its session revoked (SessionService.create checks it again).
+   */
+  async ban(environment: Environment, userId: string): Promise<UserView> {
+    if (!(await q.updateUser(this.db, environment.id, userId, { banned: 1, updated_at: this.now() }))) throw notFound(`User ${userId}`);
+    await this.sessions.revokeAllForUser(environment, userId);
+    return this.getUser(environment, userId);
+  }
+
+  async unban(environment: Environment, userId: string): Promise<UserView> {
+    if (!(await q.updateUser(this.db, environment.id, userId, { banned: 0, updated_at: this.now() }))) throw notFound(`User ${userId}`);
+    return this.getUser(environment, userId);
   }
 
   async revokeSessions(environment: Environment, userId: string): Promise<number> {

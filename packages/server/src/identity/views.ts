@@ -12,6 +12,7 @@ export function userView(row: Readonly<UsersTable>): User {
     username: row.username,
     imageUrl: row.image_url,
     passwordEnabled: row.password_hash !== null,
+    banned: row.banned === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -7,7 +7,7 @@ import { assertAcceptablePassword } from '../identity/password-policy.js';
 import { hashPassword } from '../identity/passwords.js';
 import type { IdentityService } from '../identity/service.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
-import { ApiError, apiError } from '../lib/errors.js';
+import { ApiError, apiError, userBanned } from '../lib/errors.js';
 import { enqueueEmail, isThrottled } from '../flows/outbox.js';
 import { linkWithToken, validateRedirectUrl } from '../flows/redirect.js';
 import { renderEmail } from '../flows/templates.js';
@@ -262,6 +262,8 @@ export class InvitationService {
           { fields: ['password'] },
         );
       }
+      // Before joining: a banned user must not become a member on the way to a refused sign-in.
+      if (user?.banned === 1) throw userBanned();
       if (user) {
         await this.options.identity.markEmailVerified(tx, environment, user.id);
       } else {

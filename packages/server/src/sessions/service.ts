@@ -6,7 +6,7 @@ import type { Store } from '../db/index.js';
 import { RowCache, type RowCacheOptions } from '../db/row-cache.js';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
-import { ApiError, notFound } from '../lib/errors.js';
+import { ApiError, notFound, userBanned } from '../lib/errors.js';
 import { constantTimeEqual, newId, sha256Hex } from '../lib/crypto.js';
 import { freezeEnvironment } from '../tenancy/cache.js';
 import { toEnvironment } from '../tenancy/settings.js';
@@ -168,6 +168,7 @@ export class SessionService {
 
   /** Starts a session for a user who just proved who they are, and counts them as active. */
   async create(environment: Environment, userId: string, context: RequestContext): Promise<SessionTokens> {
+    if (await q.isUserBanned(this.db, environment.id, userId)) throw userBanned();
     const now = this.now();
     const id = newId('sess', environment.id);
     const refreshToken = this.refreshTokens.first(environment.id, id);
@@ -185,6 +186,12 @@ export class SessionService {
       active_organization_id: null,
       user_agent: context.userAgent?.slice(0, 300) ?? null,
     });
+    // A ban commits its flag before it revokes sessions: read after this insert, the flag either
+    // shows the ban, or the ban's revocation comes later and finds this session.
+    if (await q.isUserBanned(this.db, environment.id, userId)) {
+      await q.revokeSession(this.db, environment.id, id, this.now());
+      throw userBanned();
+    }
     const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null }, context);
     await this.usage.recordActivity(environment.id, userId);
     if (this.signedIn) await this.signedIn(environment, userId);
@@ -367,6 +374,7 @@ export class SessionService {
         image_url: row.user_image_url,
         password_hash: row.user_password_hash,
         email_verified: row.user_email_verified,
+        banned: row.user_banned,
         created_at: row.user_created_at,
         updated_at: row.user_updated_at,
       }),

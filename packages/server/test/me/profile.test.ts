@@ -29,6 +29,7 @@ describe('GET and PATCH /v1/me', () => {
         imageUrl: null,
         passwordEnabled: true,
         emailVerified: false,
+        banned: false,
         createdAt: expect.any(Number),
         updatedAt: expect.any(Number),
       },

@@ -27,6 +27,7 @@ describe('/v1/users (secret key)', () => {
       imageUrl: null,
       passwordEnabled: true,
       emailVerified: false,
+      banned: false,
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
     });

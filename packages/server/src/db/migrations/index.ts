@@ -12,6 +12,7 @@ import { userSearch } from './0010_user_search.js';
 import { emailVerified } from './0011_email_verified.js';
 import { invitations } from './0012_invitations.js';
 import { eventOutboxWithoutRowid } from './0013_event_outbox_without_rowid.js';
+import { userBans } from './0014_user_bans.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0011_email_verified': emailVerified,
   '0012_invitations': invitations,
   '0013_event_outbox_without_rowid': eventOutboxWithoutRowid,
+  '0014_user_bans': userBans,
 };
