@@ -94,6 +94,12 @@ describe('the admin client against a running Gatehouse', () => {
     expect((await client.users.ban(user.id)).banned).toBe(true);
     expect((await client.users.get(user.id)).banned).toBe(true);
     expect((await client.users.unban(user.id)).banned).toBe(false);
+    await client.users.update(user.id, { publicMetadata: { plan: 'pro', limits: { seats: 3 } } });
+    const merged = await client.users.updateMetadata(user.id, {
+      publicMetadata: { limits: { projects: 2 } },
+      privateMetadata: { crm: 'x' },
+    });
+    expect(merged).toMatchObject({ publicMetadata: { plan: 'pro', limits: { seats: 3, projects: 2 } }, privateMetadata: { crm: 'x' } });
     expect(await apiError(client.users.ban('user_missing'))).toMatchObject({ status: 404, code: 'not_found' });
   });
 

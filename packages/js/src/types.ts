@@ -31,7 +31,8 @@ export type {
   UpdateCurrentOrganizationBody,
   UploadPurpose,
   UploadTicket,
-  User,
+  // The signed-in user sees themselves without privateMetadata.
+  SessionUser as User,
   UserOrganization,
 } from '@gatehouse/contract';
 

@@ -20,6 +20,7 @@ import type {
   UpdateDomainParams,
   UpdateOrganizationParams,
   UpdateMemberParams,
+  UpdateUserMetadataParams,
   UpdateUserParams,
   User,
   UserListParams,
@@ -89,6 +90,9 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
       /** Revokes every session: refresh tokens stop at once; access tokens still verify offline until they expire. */
       revokeSessions: (userId: string) => http.request<SessionsRevoked>('POST', `/v1/users/${id(userId)}/sessions/revoke`),
       /** Revokes every session at once; every sign-in then answers 403 user_banned. */
+      /** Deep-merges into the stored metadata; a null value removes its key. `update` replaces whole objects. */
+      updateMetadata: (userId: string, params: UpdateUserMetadataParams) =>
+        http.request<User>('PATCH', `/v1/users/${id(userId)}/metadata`, { body: params }),
       ban: (userId: string) => http.request<User>('POST', `/v1/users/${id(userId)}/ban`),
       unban: (userId: string) => http.request<User>('POST', `/v1/users/${id(userId)}/unban`),
     },

@@ -15,6 +15,7 @@ import type {
   UpdateDomainBody,
   UpdateOrganizationBody,
   UpdateUserBody,
+  UpdateUserMetadataBody,
   UserPage,
 } from '@gatehouse/contract';
 
@@ -37,6 +38,7 @@ export type MemberRemoval = MemberRemoved;
 
 export type CreateUserParams = CreateUserBody;
 export type UpdateUserParams = UpdateUserBody;
+export type UpdateUserMetadataParams = UpdateUserMetadataBody;
 export type CreateOrganizationParams = CreateOrganizationBody;
 export type UpdateOrganizationParams = UpdateOrganizationBody;
 /** The server takes exactly one of `userId` or `email` (of an existing account); `role` defaults to `member`. */

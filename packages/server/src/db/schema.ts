@@ -79,6 +79,10 @@ export interface UsersTable {
   email_verified: number;
   /** 1 while the user is banned: every sign-in is refused with 403 user_banned. */
   banned: number;
+  /** JSON objects (identity/metadata.ts): public and unsafe ones the user reads, private ones only the backend. */
+  public_metadata: string;
+  private_metadata: string;
+  unsafe_metadata: string;
   created_at: number;
   updated_at: number;
 }

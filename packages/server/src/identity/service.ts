@@ -16,6 +16,7 @@ import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import * as q from './queries.js';
 import { userView } from './views.js';
+import { mergeMetadata, metadataText, parseMetadata } from './metadata.js';
 
 export type UserView = User;
 export { userView };
@@ -27,10 +28,25 @@ export interface ProfileInput {
   imageUrl?: string | null | undefined;
 }
 
-export interface AdminUserInput extends ProfileInput {
+export interface MetadataInput {
+  publicMetadata?: Record<string, unknown> | undefined;
+  privateMetadata?: Record<string, unknown> | undefined;
+  unsafeMetadata?: Record<string, unknown> | undefined;
+}
+
+export interface AdminUserInput extends ProfileInput, MetadataInput {
   email?: string | undefined;
   password?: string | undefined;
   emailVerified?: boolean | undefined;
+}
+
+/** The stored text of each metadata object given (validated); omitted ones are left out. */
+function metadataColumns(input: MetadataInput) {
+  const columns: { public_metadata?: string; private_metadata?: string; unsafe_metadata?: string } = {};
+  if (input.publicMetadata !== undefined) columns.public_metadata = metadataText(input.publicMetadata, 'publicMetadata');
+  if (input.privateMetadata !== undefined) columns.private_metadata = metadataText(input.privateMetadata, 'privateMetadata');
+  if (input.unsafeMetadata !== undefined) columns.unsafe_metadata = metadataText(input.unsafeMetadata, 'unsafeMetadata');
+  return columns;
 }
 
 /**
@@ -141,11 +157,12 @@ export class IdentityService {
   private async insertHashed(
     db: Kysely<Database> | Transaction<Database>,
     environment: Environment,
-    input: ProfileInput & { email: string; emailVerified?: boolean | undefined },
+    input: ProfileInput & MetadataInput & { email: string; emailVerified?: boolean | undefined },
     passwordHash: string | null,
   ): Promise<q.UserRow> {
     const email = normalizeEmail(input.email);
     const profile = await this.profileColumns(environment, input);
+    const metadata = metadataColumns(input);
     const now = this.now();
     const row: q.UserRow = {
       environment_id: environment.id,
@@ -160,6 +177,9 @@ export class IdentityService {
       password_hash: passwordHash,
       email_verified: input.emailVerified ? 1 : 0,
       banned: 0,
+      public_metadata: metadata.public_metadata ?? '{}',
+      private_metadata: metadata.private_metadata ?? '{}',
+      unsafe_metadata: metadata.unsafe_metadata ?? '{}',
       created_at: now,
       updated_at: now,
     };
@@ -235,7 +255,11 @@ export class IdentityService {
 
   /** Changes the given fields; omitted fields are unchanged and null clears one. */
   async updateUser(environment: Environment, userId: string, input: AdminUserInput): Promise<UserView> {
-    const columns: Parameters<typeof q.updateUser>[3] = { ...(await this.profileColumns(environment, input)), updated_at: this.now() };
+    const columns: Parameters<typeof q.updateUser>[3] = {
+      ...(await this.profileColumns(environment, input)),
+      ...metadataColumns(input),
+      updated_at: this.now(),
+    };
     if (input.email !== undefined) {
       columns.email = normalizeEmail(input.email);
       columns.email_key = emailKey(columns.email);
@@ -304,6 +328,23 @@ export class IdentityService {
       await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
       if (!(await q.deleteUser(tx, environment.id, userId))) throw notFound(`User ${userId}`);
     });
+  }
+
+  /**
+   * PATCH /v1/users/{id}/metadata: each object given is deep-merged into the stored one (a null
+   * removes its key), read and written in one transaction so concurrent merges do not lose keys.
+   */
+  async mergeMetadata(environment: Environment, userId: string, patch: MetadataInput): Promise<UserView> {
+    await inTransaction(this.db, async (tx) => {
+      if (!(await q.lockUser(this.store, tx, environment.id, userId))) throw notFound(`User ${userId}`);
+      const row = (await q.findUser(tx, environment.id, userId))!;
+      const merged: MetadataInput = {};
+      if (patch.publicMetadata) merged.publicMetadata = mergeMetadata(parseMetadata(row.public_metadata), patch.publicMetadata);
+      if (patch.privateMetadata) merged.privateMetadata = mergeMetadata(parseMetadata(row.private_metadata), patch.privateMetadata);
+      if (patch.unsafeMetadata) merged.unsafeMetadata = mergeMetadata(parseMetadata(row.unsafe_metadata), patch.unsafeMetadata);
+      await q.updateUser(tx, environment.id, userId, { ...metadataColumns(merged), updated_at: this.now() });
+    });
+    return this.getUser(environment, userId);
   }
 
   /**

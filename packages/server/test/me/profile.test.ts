@@ -30,6 +30,8 @@ describe('GET and PATCH /v1/me', () => {
         passwordEnabled: true,
         emailVerified: false,
         banned: false,
+        publicMetadata: {},
+        unsafeMetadata: {},
         createdAt: expect.any(Number),
         updatedAt: expect.any(Number),
       },

@@ -28,6 +28,9 @@ describe('/v1/users (secret key)', () => {
       passwordEnabled: true,
       emailVerified: false,
       banned: false,
+      publicMetadata: {},
+      privateMetadata: {},
+      unsafeMetadata: {},
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
     });

@@ -13,6 +13,7 @@ import { emailVerified } from './0011_email_verified.js';
 import { invitations } from './0012_invitations.js';
 import { eventOutboxWithoutRowid } from './0013_event_outbox_without_rowid.js';
 import { userBans } from './0014_user_bans.js';
+import { userMetadata } from './0015_user_metadata.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0012_invitations': invitations,
   '0013_event_outbox_without_rowid': eventOutboxWithoutRowid,
   '0014_user_bans': userBans,
+  '0015_user_metadata': userMetadata,
 };
