@@ -108,6 +108,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessions,
     throttle,
     identity,
+    signUpVerification,
     organizations,
     organizationAccess,
     members,
@@ -140,6 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(sessionRoutes, { sessions, keys, tokens, tenancy });
   await app.register(identityRoutes, {
     identity,
+    signUpVerification,
     cursors,
     meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
   });

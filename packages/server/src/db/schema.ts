@@ -293,7 +293,24 @@ export interface OrganizationMembershipRequestsTable {
   updated_at: number;
 }
 
+export interface SignUpAttemptsTable {
+  environment_id: EnvironmentId;
+  id: string;
+  email: string;
+  /** argon2id, computed at the start so both answers of the start cost the same. */
+  password_hash: string;
+  first_name: string | null;
+  last_name: string | null;
+  username: string | null;
+  code_hash: string;
+  attempts: Generated<number>;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
 export interface Database {
+  sign_up_attempts: SignUpAttemptsTable;
   organization_invitations: OrganizationInvitationsTable;
   organization_domains: OrganizationDomainsTable;
   organization_membership_requests: OrganizationMembershipRequestsTable;

@@ -22,6 +22,7 @@ export const tenancyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         rateLimit: { requestsPerMinute: effectiveRateLimit(environment) },
         authMethods: environment.settings.authMethods,
         signUp: environment.settings.signUp,
+        emailVerification: environment.settings.emailVerification,
       };
     },
   );

@@ -59,6 +59,26 @@ async function fill(t: TestApp, project: TestProject) {
   });
   expect(signedIn.statusCode, signedIn.body).toBe(200);
   expect(user2.statusCode).toBe(201);
+  // A verified sign-up waiting for its code (a sign_up_attempts row).
+  await t.call({
+    method: 'PATCH',
+    url: `/v1/platform/environments/${env.id}`,
+    credential: t.platformKey,
+    payload: { emailVerification: 'required' },
+  });
+  const pending = await t.call({
+    method: 'POST',
+    url: '/v1/auth/signup',
+    credential: env.publishableKey,
+    payload: { email: 'pending@example.test', password: 'correct horse battery staple' },
+  });
+  expect(pending.statusCode, pending.body).toBe(202);
+  await t.call({
+    method: 'PATCH',
+    url: `/v1/platform/environments/${env.id}`,
+    credential: t.platformKey,
+    payload: { emailVerification: 'off' },
+  });
   const role = await t.call({
     method: 'POST',
     url: `/v1/platform/environments/${env.id}/roles`,

@@ -14,6 +14,7 @@ import { invitations } from './0012_invitations.js';
 import { eventOutboxWithoutRowid } from './0013_event_outbox_without_rowid.js';
 import { userBans } from './0014_user_bans.js';
 import { userMetadata } from './0015_user_metadata.js';
+import { signUpAttempts } from './0016_sign_up_attempts.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '0013_event_outbox_without_rowid': eventOutboxWithoutRowid,
   '0014_user_bans': userBans,
   '0015_user_metadata': userMetadata,
+  '0016_sign_up_attempts': signUpAttempts,
 };
