@@ -128,7 +128,7 @@ export function SignIn(props: SignInProps) {
   return (
     <Root appearance={props.appearance}>
       <div className="gh-card" data-gh-component="sign-in">
-        <Header title={name ? `Sign in to ${name}` : 'Sign in'} subtitle={subtitle} logoUrl={appearance.logoUrl} />
+        <Header title="Sign in" subtitle={subtitle} logoUrl={appearance.logoUrl} />
         {body}
         {environment?.signUp && props.signUpUrl ? (
           <p className="gh-footer">No account? <a className="gh-link" href={props.signUpUrl}>Sign up</a></p>

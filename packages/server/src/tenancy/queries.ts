@@ -148,6 +148,7 @@ export const ENVIRONMENT_DATA_TABLES = [
   'organizations',
   'sessions',
   'flow_tokens',
+  'handoff_tokens',
   'monthly_active_users',
   'email_outbox',
   'signing_keys',
