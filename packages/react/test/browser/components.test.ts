@@ -210,6 +210,35 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     await page.close();
   });
 
+  it('hosted sign-in page: signs in and hands the session back to the application (#__gh_handoff)', async () => {
+    const env = await environment();
+    const { email } = await createUser(env);
+    const page = await browser.newPage({ viewport: { width: 960, height: 720 } });
+    page.on('pageerror', (error) => console.error('[page error]', error));
+    const back = app.url({ pk: env.publishableKey, base: live.url, view: 'app' });
+    await page.goto(`${live.url}/hosted/${env.id}/sign-in?redirect_url=${encodeURIComponent(back)}`);
+    await page.getByLabel('Password').waitFor();
+    await shot(page, 'hosted-sign-in');
+    await signInWithPassword(page, email);
+    await page.waitForURL((url) => url.href.startsWith(back.split('?')[0]!));
+    await page.waitForSelector('#status[data-signed-in=true]');
+    // The one-time token left the address bar once used.
+    await expect.poll(() => page.evaluate(() => location.hash)).toBe('');
+    await page.close();
+  });
+
+  it('hosted page refuses a redirect_url outside the origin lock, with a message', async () => {
+    const env = await environment();
+    const page = await browser.newPage({ viewport: { width: 960, height: 720 } });
+    await page.goto(`${live.url}/hosted/${env.id}/sign-in?redirect_url=${encodeURIComponent('https://evil.example.com/steal')}`);
+    const refused = page.locator('[data-gh-component=hosted-refused]');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/redirect_url .*is not allowed/);
+    expect(await page.getByLabel('Password').count()).toBe(0);
+    await shot(page, 'hosted-refused');
+    await page.close();
+  });
+
   it('writes a screenshot of each component in both themes', async () => {
     const env = await environment();
     const { email } = await createUser(env);
