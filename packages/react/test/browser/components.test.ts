@@ -141,6 +141,24 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     await page.close();
   });
 
+  it('signs in with a magic link read from the dev outbox', async () => {
+    const env = await environment();
+    const { email } = await createUser(env);
+    const page = await open(env);
+    await page.getByLabel('Email address').fill(email);
+    await page.getByRole('button', { name: 'Email me a sign-in link' }).click();
+    await page.getByText('Check your inbox').waitFor();
+    await shot(page, 'sign-in-link-sent-light');
+    const mail = (await outbox(live.t, email, env)).find((m) => m.kind === 'magic_link')!;
+    const link = /(https?:\/\/\S+)/.exec(mail.text)![1]!;
+    expect(new URL(link).origin).toBe(new URL(page.url()).origin);
+    await page.goto(link);
+    await page.waitForSelector('#status[data-signed-in=true]');
+    // The one-time token left the address bar.
+    expect(new URL(page.url()).searchParams.has('token')).toBe(false);
+    await page.close();
+  });
+
   it('user button and profile: edit the name, upload an avatar that is then shown, change the password', async () => {
     const env = await environment();
     const { email } = await createUser(env);
