@@ -12,6 +12,8 @@ interface Config {
   baseUrl: string;
   redirectUrl: string | null;
   redirectError: string | null;
+  applicationName: string;
+  logoUrl: string | null;
 }
 
 const config = JSON.parse(document.getElementById('gatehouse-config')!.textContent!) as Config;
@@ -43,7 +45,7 @@ function Refused({ message }: { message: string }) {
   return (
     <Root>
       <div className="gh-card" data-gh-component="hosted-refused">
-        <Header title="This link cannot be used" />
+        <Header title="This link cannot be used" logoUrl={config.logoUrl ?? undefined} />
         <p className="gh-form-error" role="alert">{message}</p>
         <p className="gh-muted" style={{ marginTop: 16 }}>Ask the application's developer to add its address to the allowed origins of this environment.</p>
       </div>
@@ -81,7 +83,7 @@ function Page() {
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <GatehouseProvider client={client} appearance={{ theme: 'auto' }}>
+    <GatehouseProvider client={client} appearance={{ theme: 'auto', applicationName: config.applicationName, ...(config.logoUrl ? { logoUrl: config.logoUrl } : {}) }}>
       <main style={{ minHeight: '100vh', display: 'flex', justifyContent: 'center', alignItems: 'flex-start', padding: '64px 16px', boxSizing: 'border-box' }}>
         <Page />
       </main>

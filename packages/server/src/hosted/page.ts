@@ -13,6 +13,9 @@ export interface HostedConfig {
   baseUrl: string;
   redirectUrl: string | null;
   redirectError: string | null;
+  /** The project's name and logo, shown above the forms. */
+  applicationName: string;
+  logoUrl: string | null;
 }
 
 // Scripts and inline styles of the React components only; nothing else may load or be framed.

@@ -69,6 +69,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; 
       }
       const environment = await tenancy.getEnvironment(environmentId);
       const redirectUrl = request.query.redirect_url ?? null;
+      const { project } = await tenancy.getProject(environment.projectId);
       const html = renderPage({
         page: page as HostedPage,
         environmentId: environment.id,
@@ -76,6 +77,8 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; 
         baseUrl: `${request.protocol}://${request.host}`,
         redirectUrl,
         redirectError: handoff.redirectProblem(environment, redirectUrl ?? undefined),
+        applicationName: project.name,
+        logoUrl: project.logo_url,
       });
       return reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', HOSTED_CSP).send(html);
     },

@@ -39,6 +39,7 @@ describe('hosted pages and the handoff', () => {
       expect(res.headers['content-security-policy']).toContain("script-src 'self'");
       expect(res.body).toContain(env().publishableKey);
       expect(res.body).toContain('"redirectError":null');
+      expect(res.body).toContain(`"applicationName":"Test project"`);
     }
     expect((await t.call({ method: 'GET', url: `/hosted/${env().id}/nope` })).statusCode).toBe(404);
     expect((await t.call({ method: 'GET', url: `/hosted/env_missing/sign-in` })).statusCode).toBe(404);
