@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { SignedIn } from '@gatehouse/contract';
+import { HandoffRedirect, SignedIn } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
@@ -34,7 +34,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; 
         summary: 'A hosted page hands the signed-in user to redirectUrl (origin lock) with a one-time token',
         tags: ['me'],
         body: Type.Object({ redirectUrl: Type.String({ minLength: 1, maxLength: 2048 }) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ redirectUrl: Type.String() }) },
+        response: { 200: HandoffRedirect },
       },
     },
     async (request) => {
@@ -43,7 +43,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; 
     },
   );
 
-  app.get('/hosted/assets/hosted.js', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/hosted/assets/hosted.js', { schema: { summary: 'The hosted pages\' script (JavaScript)', tags: ['hosted'] } }, async (_request, reply) => {
     const script = await hostedBundle().catch(() => {
       throw apiError('unavailable', 'The hosted pages are not built. Run `npm install` (or `npm run build -w packages/react`).');
     });
@@ -57,7 +57,8 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; 
     '/hosted/:environmentId/:page',
     {
       schema: {
-        hide: true,
+        summary: 'A hosted page (HTML): sign-in, sign-up, user or organization',
+        tags: ['hosted'],
         params: Type.Object({ environmentId: Type.String({ maxLength: 100 }), page: Type.String({ maxLength: 40 }) }),
         querystring: Type.Object({ redirect_url: Type.Optional(Type.String({ maxLength: 2048 })) }),
       },
