@@ -1,12 +1,12 @@
 /** The components' stylesheet: every colour, the radius and the font are CSS variables (see README). */
 export const STYLES = `
 .gh-root{--gh-color-primary:#4f46e5;--gh-color-primary-text:#fff;--gh-color-background:#fff;--gh-color-surface:#f8fafc;--gh-color-text:#0f172a;--gh-color-muted:#64748b;--gh-color-border:#e2e8f0;--gh-color-danger:#dc2626;--gh-color-success:#16a34a;--gh-radius:10px;--gh-font-family:ui-sans-serif,system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;--gh-shadow:0 1px 2px rgba(15,23,42,.06),0 12px 32px -8px rgba(15,23,42,.18);
-font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line-height:1.45;-webkit-font-smoothing:antialiased;box-sizing:border-box}
+font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line-height:1.45;-webkit-font-smoothing:antialiased;box-sizing:border-box;max-width:100%}
 .gh-root[data-theme=dark]{--gh-color-primary:#818cf8;--gh-color-primary-text:#0b1020;--gh-color-background:#0f172a;--gh-color-surface:#1e293b;--gh-color-text:#e2e8f0;--gh-color-muted:#94a3b8;--gh-color-border:#334155;--gh-color-danger:#f87171;--gh-color-success:#4ade80;--gh-shadow:0 1px 2px rgba(0,0,0,.3),0 16px 40px -8px rgba(0,0,0,.6)}
 @media (prefers-color-scheme:dark){.gh-root[data-theme=auto]{--gh-color-primary:#818cf8;--gh-color-primary-text:#0b1020;--gh-color-background:#0f172a;--gh-color-surface:#1e293b;--gh-color-text:#e2e8f0;--gh-color-muted:#94a3b8;--gh-color-border:#334155;--gh-color-danger:#f87171;--gh-color-success:#4ade80}}
 .gh-root *,.gh-root *::before,.gh-root *::after{box-sizing:inherit}
-.gh-card{background:var(--gh-color-background);border:1px solid var(--gh-color-border);border-radius:calc(var(--gh-radius) * 1.4);box-shadow:var(--gh-shadow);padding:32px;width:100%;max-width:400px}
-.gh-card.gh-wide{max-width:720px;padding:0;display:flex;overflow:hidden}
+.gh-card{background:var(--gh-color-background);border:1px solid var(--gh-color-border);border-radius:calc(var(--gh-radius) * 1.4);box-shadow:var(--gh-shadow);padding:32px;width:400px;max-width:100%}
+.gh-card.gh-wide{width:720px;max-width:100%;padding:0;display:flex;overflow:hidden}
 .gh-header{text-align:center;margin-bottom:24px}
 .gh-logo{height:40px;width:auto;margin:0 auto 16px;display:block}
 .gh-title{font-size:20px;font-weight:650;margin:0 0 4px;letter-spacing:-.01em}
@@ -18,6 +18,8 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-input:focus{border-color:var(--gh-color-primary);box-shadow:0 0 0 3px color-mix(in srgb,var(--gh-color-primary) 25%,transparent)}
 .gh-input[aria-invalid=true]{border-color:var(--gh-color-danger)}
 .gh-field-error,.gh-form-error{color:var(--gh-color-danger);font-size:13px;margin:0}
+.gh-field-error:empty{margin-top:-6px}
+.gh-form .gh-form-error:empty{margin-top:-16px}
 .gh-form-error:not(:empty){background:color-mix(in srgb,var(--gh-color-danger) 10%,transparent);border-radius:var(--gh-radius);padding:8px 12px}
 .gh-notice{background:color-mix(in srgb,var(--gh-color-primary) 10%,transparent);border-radius:var(--gh-radius);padding:10px 12px;margin:0}
 .gh-button{font:inherit;font-weight:600;cursor:pointer;border-radius:var(--gh-radius);padding:10px 14px;border:1px solid transparent;background:var(--gh-color-primary);color:var(--gh-color-primary-text);transition:filter .15s,background .15s;display:inline-flex;align-items:center;justify-content:center;gap:8px}
