@@ -71,3 +71,7 @@ export type SigningKey = Static<typeof SigningKey>;
 
 export const SigningKeyList = List('SigningKeyList', SigningKey);
 export type SigningKeyList = Static<typeof SigningKeyList>;
+
+/** POST /v1/me/handoff: where a hosted page sends the user, with `#__gh_handoff=<one-time token>`. */
+export const HandoffRedirect = define('HandoffRedirect', Type.Object({ redirectUrl: Type.String() }));
+export type HandoffRedirect = Static<typeof HandoffRedirect>;

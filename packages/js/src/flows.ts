@@ -122,11 +122,20 @@ export function createFlows(core: Core) {
     signUp: (params: SignUpParams) => signedIn('/v1/auth/signup', params),
 
     /**
-     * On the page an emailed link leads to: exchanges its `token` for a session, or throws the
-     * `error` it carries. Removes them from the address bar. Without either, returns the state.
+     * On the page an emailed link or a hosted page leads to: exchanges its `token` (or the
+     * `#__gh_handoff=` fragment) for a session, or throws the `error` it carries. Removes them from
+     * the address bar. Without any, returns the state.
      */
     async handleRedirect(url: string | URL | undefined = currentUrl()): Promise<GatehouseState> {
       const target = url === undefined ? undefined : new URL(url);
+      // A hosted page's redirect: a one-time handoff token in the fragment (never sent to servers).
+      const handoff = target ? new URLSearchParams(target.hash.slice(1)).get('__gh_handoff') : null;
+      if (target && handoff) {
+        if (typeof history !== 'undefined' && typeof location !== 'undefined' && target.href === location.href) {
+          history.replaceState(history.state, '', target.href.split('#')[0]);
+        }
+        return signedIn('/v1/auth/handoff', { token: handoff });
+      }
       const error = target?.searchParams.get('error');
       const token = target?.searchParams.get('token');
       if (target && error) {

@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { assetRoutes, brandingRoutes, uploadAuthorizer } from './assets/routes.js';
+import { hostedRoutes } from './hosted/routes.js';
+import { HandoffService } from './hosted/service.js';
 import type { ObjectStore } from './assets/object-store.js';
 import { connectRedis, installCaches } from './app/caches.js';
 import { createFramework } from './app/framework.js';
@@ -177,6 +179,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(invitationRoutes, { invitations, members });
   await app.register(domainRoutes, { domains, requests: membershipRequests, members });
+  await app.register(hostedRoutes, { handoff: new HandoffService({ store: options.store, sessions, identity, now }), tenancy });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
   app.addHook('onClose', async () => {
     await outbox.stop();

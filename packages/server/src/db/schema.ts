@@ -146,6 +146,17 @@ export interface MonthlyActiveUsersTable {
 
 export type FlowPurpose = 'magic_link' | 'email_code' | 'password_reset';
 
+/** Hosted pages' one-time handoff tokens (hosted/). */
+export interface HandoffTokensTable {
+  environment_id: EnvironmentId;
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
 export interface FlowTokensTable {
   environment_id: EnvironmentId;
   id: string;
@@ -318,6 +329,7 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   flow_tokens: FlowTokensTable;
+  handoff_tokens: HandoffTokensTable;
   email_outbox: EmailOutboxTable;
   instance_meta: InstanceMetaTable;
   projects: ProjectsTable;

@@ -152,6 +152,7 @@ export const ENVIRONMENT_DATA_TABLES = [
   'sessions',
   'flow_tokens',
   'sign_up_attempts',
+  'handoff_tokens',
   'monthly_active_users',
   'email_outbox',
   'signing_keys',

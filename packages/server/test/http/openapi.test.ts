@@ -41,7 +41,7 @@ describe('GET /v1/openapi.json', () => {
 
   it('answers every success with a shape of @gatehouse/contract, unchanged', () => {
     // Routes that answer bytes, not JSON: their success has no schema.
-    const bytes = new Set(['get /v1/assets/{namespace}/{sha256}']);
+    const bytes = new Set(['get /v1/assets/{namespace}/{sha256}', 'get /hosted/assets/hosted.js', 'get /hosted/{environmentId}/{page}']);
     const shapes = contractShapes();
     let checked = 0;
     for (const [path, operations] of Object.entries(doc.paths)) {

@@ -93,6 +93,13 @@ async function fill(t: TestApp, project: TestProject) {
     payload: { email: user.email },
   });
   expect(code.statusCode, code.body).toBe(202);
+  const handoff = await t.call({
+    method: 'POST',
+    url: '/v1/me/handoff',
+    credential: user.accessToken,
+    payload: { redirectUrl: 'http://localhost:5173/' },
+  });
+  expect(handoff.statusCode, handoff.body).toBe(200);
   // Webhook events fanned out into delivery attempts (to a closed port: they fail and wait to retry).
   await t.app.webhooks.drain();
   return user;

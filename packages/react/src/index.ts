@@ -1,0 +1,18 @@
+export { GatehouseProvider, useGatehouse, useGatehouseState } from './context.js';
+export type { Appearance, GatehouseProviderProps, Theme, Variables } from './context.js';
+export { useAuth, useOrganization, useOrganizationList, useSession, useUser } from './hooks.js';
+export type { HasParams, UseAuthReturn, UseOrganizationListReturn, UseOrganizationReturn, UseSessionReturn, UseUserReturn } from './hooks.js';
+export { Protect, SignedIn, SignedOut } from './control.js';
+export type { ProtectProps } from './control.js';
+export { SignIn, useEnvironment } from './ui/sign-in.js';
+export type { SignInProps } from './ui/sign-in.js';
+export { SignUp } from './ui/sign-up.js';
+export type { SignUpProps } from './ui/sign-up.js';
+export { UserButton } from './ui/user-button.js';
+export type { UserButtonProps } from './ui/user-button.js';
+export { UserProfile } from './ui/user-profile.js';
+export type { UserProfileProps } from './ui/user-profile.js';
+export { CreateOrganization, OrganizationProfile, OrganizationSwitcher } from './ui/organizations.js';
+export type { CreateOrganizationProps, OrganizationProfileProps, OrganizationSwitcherProps } from './ui/organizations.js';
+export type { TabDef } from './ui/tabs.js';
+export { STYLES } from './styles.js';

@@ -1,0 +1,157 @@
+import { useEffect, useRef, useState } from 'react';
+import type { EnvironmentInfo } from '@gatehouse/js';
+import { useGatehouse, type Appearance } from '../context.js';
+import { Field, FORM, FormError, go, Header, Root, Submit, useAppearance, useForm } from './primitives.js';
+
+/** GET /v1/environment, once per client. */
+export function useEnvironment(): { environment: EnvironmentInfo | null; error: string | null } {
+  const client = useGatehouse();
+  const [environment, setEnvironment] = useState<EnvironmentInfo | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    client.environment().then(
+      (env) => live && setEnvironment(env),
+      (e: Error) => live && setError(e.message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [client]);
+  return { environment, error };
+}
+
+export interface SignInProps {
+  /** Where to go once signed in (default: stay, the SignedIn parts of the page take over). */
+  afterSignInUrl?: string;
+  /** Where "Sign up" leads; hidden when absent or when the environment has sign-up closed. */
+  signUpUrl?: string;
+  /** The page an emailed sign-in link opens (default: this page); it must pass the origin lock. */
+  magicLinkRedirectUrl?: string;
+  onSignIn?: () => void;
+  appearance?: Appearance;
+}
+
+type Step = { kind: 'start' } | { kind: 'code'; email: string } | { kind: 'link'; email: string };
+
+/** Shows exactly the methods the environment enables, and ends a magic link's round trip. */
+export function SignIn(props: SignInProps) {
+  const client = useGatehouse();
+  const appearance = useAppearance(props.appearance);
+  const { environment, error: loadError } = useEnvironment();
+  const [step, setStep] = useState<Step>({ kind: 'start' });
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const form = useForm(['email', 'password', 'code']);
+  const done = () => {
+    props.onSignIn?.();
+    go(props.afterSignInUrl);
+  };
+
+  // Arriving from an emailed link: exchange its token once.
+  const handled = useRef(false);
+  useEffect(() => {
+    if (handled.current || typeof location === 'undefined') return;
+    handled.current = true;
+    const url = new URL(location.href);
+    if (url.searchParams.has('token') || url.searchParams.has('error')) void form.submit(async () => (await client.handleRedirect(), done()))();
+  }, []); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const methods = environment?.authMethods;
+  const name = appearance.applicationName;
+  const subtitle = name ? `to continue to ${name}` : 'Welcome back! Sign in to continue.';
+
+  let body;
+  if (!environment) {
+    body = loadError ? <FormError error={loadError} /> : <div className="gh-row" style={{ justifyContent: 'center' }}><span className="gh-spinner" aria-label="Loading" /></div>;
+  } else if (step.kind === 'code') {
+    body = (
+      <div className="gh-form">
+        <p className="gh-notice" role="status">We emailed a 6-digit code to <strong>{step.email}</strong>.</p>
+        <CodeForm email={step.email} onDone={done} />
+        <button type="button" className="gh-link" onClick={() => setStep({ kind: 'start' })}>Use another method</button>
+      </div>
+    );
+  } else if (step.kind === 'link') {
+    body = (
+      <div className="gh-form">
+        <p className="gh-notice" role="status">Check your inbox: we emailed a sign-in link to <strong>{step.email}</strong>. Open it on this device.</p>
+        <button type="button" className="gh-button gh-secondary" onClick={() => setStep({ kind: 'start' })}>Back</button>
+      </div>
+    );
+  } else {
+    const passwordless = (methods?.emailCode ? 1 : 0) + (methods?.magicLink ? 1 : 0);
+    const none = !methods?.password && passwordless === 0;
+    const startCode = form.submit(async () => {
+      await client.signIn.emailCode.start({ email });
+      setStep({ kind: 'code', email });
+    });
+    const startLink = form.submit(async () => {
+      const redirectUrl = props.magicLinkRedirectUrl ?? (typeof location === 'undefined' ? '' : location.href.split('#')[0]!);
+      await client.signIn.magicLink.start({ email, redirectUrl });
+      setStep({ kind: 'link', email });
+    });
+    body = none ? (
+      <FormError error="This application has no sign-in method turned on. Its administrator can enable one in the console." />
+    ) : (
+      <form
+        className="gh-form"
+        noValidate
+        onSubmit={
+          methods?.password
+            ? form.submit(async () => {
+                await client.signIn.password({ email, password });
+                done();
+              })
+            : methods?.emailCode
+              ? startCode
+              : startLink
+        }
+      >
+        <Field label="Email address" name="email" type="email" autoComplete="email" required autoFocus value={email} onChange={(e) => setEmail(e.target.value)} error={form.errors.email} />
+        {methods?.password ? <Field label="Password" name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} error={form.errors.password} /> : null}
+        <FormError error={form.errors[FORM]} />
+        <Submit busy={form.busy}>{methods?.password ? 'Continue' : methods?.emailCode ? 'Email me a code' : 'Email me a sign-in link'}</Submit>
+        {methods?.password && passwordless > 0 ? <div className="gh-divider">or</div> : null}
+        <div className="gh-alternatives">
+          {methods?.emailCode && methods.password ? (
+            <button type="button" className="gh-button gh-secondary" onClick={() => void startCode()} disabled={form.busy}>Email me a code</button>
+          ) : null}
+          {methods?.magicLink && (methods.password || methods.emailCode) ? (
+            <button type="button" className="gh-button gh-secondary" onClick={() => void startLink()} disabled={form.busy}>Email me a sign-in link</button>
+          ) : null}
+        </div>
+      </form>
+    );
+  }
+
+  return (
+    <Root appearance={props.appearance}>
+      <div className="gh-card" data-gh-component="sign-in">
+        <Header title="Sign in" subtitle={subtitle} logoUrl={appearance.logoUrl} />
+        {body}
+        {environment?.signUp && props.signUpUrl ? (
+          <p className="gh-footer">No account? <a className="gh-link" href={props.signUpUrl}>Sign up</a></p>
+        ) : null}
+      </div>
+    </Root>
+  );
+}
+
+function CodeForm(props: { email: string; onDone: () => void }) {
+  const client = useGatehouse();
+  const form = useForm(['code']);
+  const [code, setCode] = useState('');
+  return (
+    <form className="gh-form" noValidate onSubmit={(e) => (e.preventDefault(), void verify())}>
+      <Field label="Verification code" name="code" inputMode="numeric" autoComplete="one-time-code" autoFocus maxLength={6} value={code} onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))} error={form.errors.code ?? form.errors[FORM]} />
+      <Submit busy={form.busy}>Verify</Submit>
+    </form>
+  );
+  function verify() {
+    return form.submit(async () => {
+      await client.signIn.emailCode.verify({ email: props.email, code });
+      props.onDone();
+    })();
+  }
+}

@@ -1,0 +1,291 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  chromiumAvailable,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  codeFrom,
+  GOOD_PASSWORD,
+  makePng,
+  outbox,
+  startAppServer,
+  startLiveGatehouse,
+  uniqueEmail,
+  type AppServer,
+  type LiveGatehouse,
+} from '../helpers.js';
+
+/** Screenshots of every component in both themes; docs/react-components.md shows them. */
+const SCREENSHOTS = fileURLToPath(new URL('../../../../docs/screenshots/react/', import.meta.url));
+
+describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
+  let live: LiveGatehouse;
+  let app: AppServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    const { chromium } = await import('playwright-core');
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    [live, app, browser] = await Promise.all([startLiveGatehouse(), startAppServer(), chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await live?.close();
+  });
+
+  async function environment() {
+    const project = await live.t.createProject(`React ${Math.random()}`);
+    return project.development;
+  }
+
+  async function createUser(env: { secretKey: string }, email = uniqueEmail('react')) {
+    const created = await live.t.call({ method: 'POST', url: '/v1/users', credential: env.secretKey, payload: { email, password: GOOD_PASSWORD, firstName: 'Ada', lastName: 'Lovelace' } });
+    expect(created.statusCode).toBe(201);
+    return { email, id: (created.json() as { id: string }).id };
+  }
+
+  async function open(env: { publishableKey: string }, view = 'app', theme = 'light'): Promise<Page> {
+    const page = await browser.newPage({ viewport: { width: 960, height: 720 } });
+    page.on('pageerror', (error) => console.error('[page error]', error));
+    await page.goto(app.url({ pk: env.publishableKey, base: live.url, view, theme }));
+    await page.waitForSelector('#status[data-loaded=true]');
+    return page;
+  }
+
+  const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+
+  async function signInWithPassword(page: Page, email: string, password = GOOD_PASSWORD) {
+    await page.getByLabel('Email address').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Continue' }).click();
+  }
+
+  it('signs up, signs out, and signs in with a password; a wrong password is shown next to its field', async () => {
+    const env = await environment();
+    const page = await open(env, 'sign-up');
+    await page.waitForSelector('[data-gh-component=sign-up] input[name=email]');
+    await shot(page, 'sign-up-light');
+    const email = uniqueEmail('signup');
+    await page.getByLabel('First name').fill('Grace');
+    await page.getByLabel('Email address').fill(email);
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    // The server's refusal, next to the field it names, in a live region.
+    const passwordError = page.locator('[data-gh-component=sign-up] input[name=password] ~ .gh-field-error');
+    await expect.poll(() => passwordError.textContent()).not.toBe('');
+    expect(await passwordError.getAttribute('aria-live')).toBe('polite');
+    await shot(page, 'sign-up-error-light');
+    await page.getByLabel('Password').fill(GOOD_PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForSelector('#status[data-signed-in=true]');
+
+    await page.goto(app.url({ pk: env.publishableKey, base: live.url, view: 'app' }));
+    await page.getByRole('button', { name: /Account menu for Grace/ }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.waitForSelector('#status[data-signed-in=false]');
+
+    await signInWithPassword(page, email, 'Wrong-password-123');
+    const signInError = page.locator('[data-gh-component=sign-in] input[name=password] ~ .gh-field-error');
+    await expect.poll(() => signInError.textContent()).toMatch(/\S/);
+    await shot(page, 'sign-in-error-light');
+    await page.getByLabel('Password').fill(GOOD_PASSWORD);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForSelector('#status[data-signed-in=true]');
+    await page.close();
+  });
+
+  it('a signed-in user never sees the signed-out UI while loading', async () => {
+    const env = await environment();
+    const { email } = await createUser(env);
+    const page = await open(env);
+    await signInWithPassword(page, email);
+    await page.waitForSelector('#status[data-signed-in=true]');
+    // Record every paint of the sign-in card from the first script on.
+    await page.addInitScript(() => {
+      (window as unknown as { sawSignIn: boolean }).sawSignIn = false;
+      new MutationObserver(() => {
+        if (document.querySelector('[data-gh-component=sign-in]')) (window as unknown as { sawSignIn: boolean }).sawSignIn = true;
+      }).observe(document, { childList: true, subtree: true });
+    });
+    await page.reload();
+    await page.waitForSelector('#status[data-signed-in=true]');
+    expect(await page.evaluate(() => (window as unknown as { sawSignIn: boolean }).sawSignIn)).toBe(false);
+    await page.close();
+  });
+
+  it('signs in with an emailed code; a method turned off in settings disappears from SignIn', async () => {
+    const env = await environment();
+    const { email } = await createUser(env);
+    let page = await open(env);
+    await page.getByLabel('Email address').fill(email);
+    await page.getByRole('button', { name: 'Email me a code' }).click();
+    await page.getByLabel('Verification code').waitFor();
+    await shot(page, 'sign-in-code-light');
+    const mail = (await outbox(live.t, email, env)).find((m) => m.kind === 'email_code' || /code/i.test(m.subject))!;
+    await page.getByLabel('Verification code').fill(codeFrom(mail));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForSelector('#status[data-signed-in=true]');
+    await page.close();
+
+    await live.t.setSettings(env.id, { authMethods: { emailCode: false, magicLink: false } });
+    page = await open(env);
+    await page.getByLabel('Password').waitFor();
+    expect(await page.getByRole('button', { name: 'Email me a code' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Email me a sign-in link' }).count()).toBe(0);
+    await page.close();
+  });
+
+  it('signs in with a magic link read from the dev outbox', async () => {
+    const env = await environment();
+    const { email } = await createUser(env);
+    const page = await open(env);
+    await page.getByLabel('Email address').fill(email);
+    await page.getByRole('button', { name: 'Email me a sign-in link' }).click();
+    await page.getByText('Check your inbox').waitFor();
+    await shot(page, 'sign-in-link-sent-light');
+    const mail = (await outbox(live.t, email, env)).find((m) => m.kind === 'magic_link')!;
+    const link = /(https?:\/\/\S+)/.exec(mail.text)![1]!;
+    expect(new URL(link).origin).toBe(new URL(page.url()).origin);
+    await page.goto(link);
+    await page.waitForSelector('#status[data-signed-in=true]');
+    // The one-time token left the address bar.
+    expect(new URL(page.url()).searchParams.has('token')).toBe(false);
+    await page.close();
+  });
+
+  it('user button and profile: edit the name, upload an avatar that is then shown, change the password', async () => {
+    const env = await environment();
+    const { email } = await createUser(env);
+    const page = await open(env);
+    await signInWithPassword(page, email);
+    await page.getByRole('button', { name: /Account menu for Ada Lovelace/ }).click();
+    await shot(page, 'user-button-light');
+    await page.getByRole('menuitem', { name: 'Manage account' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Manage account' });
+    await dialog.getByLabel('First name').fill('Augusta');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.getByText('Saved.').waitFor();
+    const file = join(tmpdir(), `avatar-${Date.now()}.png`);
+    writeFileSync(file, makePng(64, 64, { seed: 7 }));
+    await dialog.getByLabel('Upload a profile picture').setInputFiles(file);
+    const avatar = dialog.locator('img.gh-avatar');
+    await avatar.waitFor();
+    await expect.poll(() => avatar.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(64);
+    await shot(page, 'user-profile-light');
+    await dialog.getByRole('tab', { name: 'Security' }).click();
+    await dialog.getByLabel('Current password').fill(GOOD_PASSWORD);
+    await dialog.getByLabel('New password').fill(`${GOOD_PASSWORD}-2`);
+    await dialog.getByRole('button', { name: 'Change password' }).click();
+    await dialog.getByText(/Password changed/).waitFor();
+    await dialog.getByText('This device').waitFor();
+    await shot(page, 'user-profile-security-light');
+    await page.keyboard.press('Escape');
+    expect(await page.locator('#status').getAttribute('data-signed-in')).toBe('true');
+    await page.close();
+  });
+
+  it('creates an organization, switches to it, adds a member and changes a role', async () => {
+    const env = await environment();
+    const { email } = await createUser(env);
+    const other = await createUser(env, uniqueEmail('member'));
+    const page = await open(env);
+    await signInWithPassword(page, email);
+    await page.getByRole('button', { name: /Switch organization/ }).click();
+    await page.getByRole('menuitem', { name: 'Create organization' }).click();
+    const create = page.getByRole('dialog', { name: 'Create organization' });
+    await create.getByLabel('Name').fill('Analytical Engines');
+    await create.getByRole('button', { name: 'Create organization' }).click();
+    await page.waitForSelector('#status[data-org-role=owner]');
+    expect(await page.locator('#protected').textContent()).toBe('organization manager area');
+    await page.getByRole('button', { name: /Active organization: Analytical Engines/ }).click();
+    await shot(page, 'organization-switcher-light');
+    // Switch to the personal account and back.
+    await page.getByRole('menuitemradio', { name: /Personal account/ }).click();
+    await page.waitForSelector('#status[data-org-role=""]');
+    expect(await page.locator('#protected').textContent()).toBe('not an organization manager');
+    await page.getByRole('button', { name: /Switch organization/ }).click();
+    await page.getByRole('menuitemradio', { name: /Analytical Engines/ }).click();
+    await page.waitForSelector('#status[data-org-role=owner]');
+
+    await page.getByRole('button', { name: /Switch organization/ }).click();
+    await page.getByRole('menuitem', { name: 'Manage' }).click();
+    const manage = page.getByRole('dialog', { name: 'Manage organization' });
+    await manage.getByLabel('Email address of an existing user').fill(other.email);
+    await manage.getByRole('button', { name: 'Add member' }).click();
+    const role = manage.getByLabel(`Role of ${other.email}`);
+    await role.waitFor();
+    await role.selectOption('admin');
+    await expect.poll(() => role.inputValue()).toBe('admin');
+    const members = await live.t.call({ method: 'GET', url: `/v1/me/organization/members`, credential: await page.evaluate(() => (window as unknown as { gh: { getToken(): Promise<string> } }).gh.getToken()) });
+    expect((members.json() as { data: { email: string; role: string }[] }).data.find((m) => m.email === other.email)?.role).toBe('admin');
+    await shot(page, 'organization-profile-light');
+    await page.close();
+  });
+
+  it('hosted sign-in page: signs in and hands the session back to the application (#__gh_handoff)', async () => {
+    const env = await environment();
+    const { email } = await createUser(env);
+    const page = await browser.newPage({ viewport: { width: 960, height: 720 } });
+    page.on('pageerror', (error) => console.error('[page error]', error));
+    const back = app.url({ pk: env.publishableKey, base: live.url, view: 'app' });
+    await page.goto(`${live.url}/hosted/${env.id}/sign-in?redirect_url=${encodeURIComponent(back)}`);
+    await page.getByLabel('Password').waitFor();
+    await shot(page, 'hosted-sign-in');
+    await signInWithPassword(page, email);
+    await page.waitForURL((url) => url.href.startsWith(back.split('?')[0]!));
+    await page.waitForSelector('#status[data-signed-in=true]');
+    // The one-time token left the address bar once used.
+    await expect.poll(() => page.evaluate(() => location.hash)).toBe('');
+    await page.close();
+  });
+
+  it('hosted page refuses a redirect_url outside the origin lock, with a message', async () => {
+    const env = await environment();
+    const page = await browser.newPage({ viewport: { width: 960, height: 720 } });
+    await page.goto(`${live.url}/hosted/${env.id}/sign-in?redirect_url=${encodeURIComponent('https://evil.example.com/steal')}`);
+    const refused = page.locator('[data-gh-component=hosted-refused]');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/redirect_url .*is not allowed/);
+    expect(await page.getByLabel('Password').count()).toBe(0);
+    await shot(page, 'hosted-refused');
+    await page.close();
+  });
+
+  it('writes a screenshot of each component in both themes', async () => {
+    const env = await environment();
+    const { email } = await createUser(env);
+    for (const theme of ['light', 'dark']) {
+      for (const view of ['sign-in', 'sign-up']) {
+        const page = await open(env, view, theme);
+        await page.waitForSelector(`[data-gh-component=${view}] input[name=email]`);
+        await shot(page, `${view}-${theme}`);
+        await page.close();
+      }
+    }
+    const page = await open(env);
+    await signInWithPassword(page, email);
+    await page.waitForSelector('#status[data-signed-in=true]');
+    await page.evaluate(() => (window as unknown as { gh: { organizations: { create(p: object): Promise<{ id: string }> }; setActiveOrganization(id: string): Promise<unknown> } }).gh.organizations.create({ name: 'Northwind' }).then((o) => (window as unknown as { gh: { setActiveOrganization(id: string): Promise<unknown> } }).gh.setActiveOrganization(o.id)));
+    for (const theme of ['light', 'dark']) {
+      for (const view of ['user-profile', 'organization-profile', 'create-organization']) {
+        await page.goto(app.url({ pk: env.publishableKey, base: live.url, view, theme }));
+        await page.waitForSelector(`[data-gh-component=${view}]`);
+        await page.waitForTimeout(300);
+        await shot(page, `${view}-${theme}`);
+      }
+      await page.goto(app.url({ pk: env.publishableKey, base: live.url, view: 'app', theme }));
+      await page.getByRole('button', { name: /Account menu/ }).click();
+      await shot(page, `user-button-${theme}`);
+      await page.keyboard.press('Escape');
+      await page.getByRole('button', { name: /Switch organization/ }).click();
+      await shot(page, `organization-switcher-${theme}`);
+    }
+    await page.close();
+  });
+});
