@@ -9,6 +9,7 @@ import { emailKeys } from './0007_email_keys.js';
 import { signingKeyActivation } from './0008_signing_key_activation.js';
 import { webhooks } from './0009_webhooks.js';
 import { userSearch } from './0010_user_search.js';
+import { sso } from './0013_sso.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008_signing_key_activation': signingKeyActivation,
   '0009_webhooks': webhooks,
   '0010_user_search': userSearch,
+  '0013_sso': sso,
 };
