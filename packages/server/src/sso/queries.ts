@@ -166,3 +166,14 @@ export async function touchIdentity(db: Db, environmentId: EnvironmentId, connec
     .where('subject', '=', subject)
     .execute();
 }
+
+export type AttemptRow = NonNullable<Awaited<ReturnType<typeof findAttemptByState>>>;
+
+export async function deleteIdentity(db: Db, environmentId: EnvironmentId, connectionId: string, subject: string) {
+  await db
+    .deleteFrom('sso_identities')
+    .where('environment_id', '=', environmentId)
+    .where('connection_id', '=', connectionId)
+    .where('subject', '=', subject)
+    .execute();
+}
