@@ -123,7 +123,9 @@ describe(`OIDC single sign-on attacks (${testDb()})`, () => {
     const person = account('handoff');
     const answer = await new TestBrowser(t).signIn(await startUrl(), person.id);
     const token = new URL(answer.location!).searchParams.get('token')!;
-    expect((await ssoVerify(t, t.project.production, token)).statusCode).toBe(401);
+    const other = await t.createProject('Other');
+    await enableSso(t, other.development);
+    expect((await ssoVerify(t, other.development, token)).statusCode).toBe(401);
     expect((await ssoVerify(t, t.project.development, token)).statusCode).toBe(200);
     expect((await ssoVerify(t, t.project.development, token)).statusCode).toBe(401);
   });

@@ -87,8 +87,9 @@ export async function discover(settings: OidcSettings): Promise<oidc.Configurati
     );
     return config;
   }
+  let config: oidc.Configuration;
   try {
-    return await oidc.discovery(new URL(settings.issuer), settings.clientId, { client_secret: settings.clientSecret }, clientAuth(settings.clientSecret), {
+    config = await oidc.discovery(new URL(settings.issuer), settings.clientId, { client_secret: settings.clientSecret }, clientAuth(settings.clientSecret), {
       ...insecureOptions(settings.issuer),
       timeout: 10,
     });
@@ -98,6 +99,11 @@ export async function discover(settings: OidcSettings): Promise<oidc.Configurati
       `The discovery document of ${settings.issuer} could not be read (${describe(error)}). Check that issuer is the IdP's issuer identifier and that ${settings.issuer.replace(/\/$/, '')}/.well-known/openid-configuration answers.`,
     );
   }
+  // openid-client trusts an ID token from the token endpoint on TLS alone (OIDC Core 3.1.3.7 allows
+  // it); Gatehouse checks its signature against the IdP's JWKS as well, so a key mix-up or a
+  // man in the middle of a development http issuer cannot mint identities.
+  oidc.enableNonRepudiationChecks(config);
+  return config;
 }
 
 export interface AuthorizationStart {
