@@ -1,3 +1,4 @@
+import { startTestIdp } from '../helpers/saml-idp.js';
 import { testEnvironmentId } from '../helpers/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
@@ -46,6 +47,23 @@ async function fill(t: TestApp, project: TestProject) {
     payload: { email: user.email },
   });
   expect(code.statusCode, code.body).toBe(202);
+  // An SSO connection, with an IdP-initiated sign-in linking the user: a connection, identity, attempt and seen assertion.
+  const idp = await startTestIdp();
+  const saml = await t.call({
+    method: 'POST',
+    url: `/v1/platform/environments/${env.id}/sso-connections`,
+    credential: t.platformKey,
+    payload: { type: 'saml', name: 'Doomed IdP', domains: [user.email.split('@')[1]!], idpMetadataXml: idp.metadataXml, allowIdpInitiated: true, idpInitiatedRedirectUrl: 'http://localhost:3000/done' },
+  });
+  expect(saml.statusCode, saml.body).toBe(201);
+  const { acsUrl, spEntityId } = JSON.parse(saml.body) as { acsUrl: string; spEntityId: string };
+  const acs = await t.call({
+    method: 'POST',
+    url: new URL(acsUrl).pathname,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ SAMLResponse: await idp.issue({ spEntityId, acsUrl }, { nameId: user.email }) }).toString(),
+  });
+  expect(new URL(String(acs.headers.location)).searchParams.get('token'), acs.body).toBeTruthy();
   // Webhook events fanned out into delivery attempts (to a closed port: they fail and wait to retry).
   await t.app.webhooks.drain();
   return user;
