@@ -41,6 +41,7 @@ function userRow(environmentId: string) {
     last_name: null,
     image_url: null,
     password_hash: null,
+    email_verified: 0,
     created_at: now,
     updated_at: now,
   };

@@ -122,9 +122,7 @@ function checkOptions(options: VerifyTokenOptions): void {
   // A string here would make the azp check a substring match ("https://app.example" in "https://app.example.test").
   const parties = options.authorizedParties;
   if (parties !== undefined && !(Array.isArray(parties) && parties.every((p) => typeof p === 'string'))) {
-    throw new TypeError(
-      "options.authorizedParties must be an array of origins, e.g. ['https://app.example.com'], not a single string.",
-    );
+    throw new TypeError("options.authorizedParties must be an array of origins, e.g. ['https://app.example.com'], not a single string.");
   }
 }
 

@@ -89,6 +89,43 @@ describe('the admin client against a running Gatehouse', () => {
     expect(await client.organizations.delete(org.id)).toEqual({ id: org.id, deleted: true });
   });
 
+  it('bans: ban and unban a user', async () => {
+    const user = await client.users.create({ email: uniqueEmail('banned') });
+    expect((await client.users.ban(user.id)).banned).toBe(true);
+    expect((await client.users.get(user.id)).banned).toBe(true);
+    expect((await client.users.unban(user.id)).banned).toBe(false);
+    await client.users.update(user.id, { publicMetadata: { plan: 'pro', limits: { seats: 3 } } });
+    const merged = await client.users.updateMetadata(user.id, {
+      publicMetadata: { limits: { projects: 2 } },
+      privateMetadata: { crm: 'x' },
+    });
+    expect(merged).toMatchObject({ publicMetadata: { plan: 'pro', limits: { seats: 3, projects: 2 } }, privateMetadata: { crm: 'x' } });
+    expect(await apiError(client.users.ban('user_missing'))).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  it('invitations and domains: invite, list, revoke; add, change and delete a vouched domain', async () => {
+    const owner = await client.users.create({ email: uniqueEmail('owner') });
+    const org = await client.organizations.create({ name: 'Invites', ownerId: owner.id });
+    const invitee = uniqueEmail('invitee');
+    const invitation = await client.invitations.create(org.id, { email: invitee, role: 'admin', expiresInDays: 3 });
+    expect(invitation).toMatchObject({ organizationId: org.id, email: invitee, role: 'admin', status: 'pending' });
+    expect((await client.invitations.list(org.id, { status: 'pending' })).data.map((i) => i.id)).toEqual([invitation.id]);
+    expect((await client.invitations.revoke(org.id, invitation.id)).status).toBe('revoked');
+    const listed: string[] = [];
+    for await (const i of client.invitations.list(org.id, { status: 'revoked' })) listed.push(i.id);
+    expect(listed).toEqual([invitation.id]);
+    const member = await apiError(client.invitations.create(org.id, { email: owner.email, role: 'member' }));
+    expect(member).toMatchObject({ status: 409, code: 'conflict' });
+
+    const domain = await client.domains.create(org.id, { name: 'invites.example', enrollmentMode: 'automatic_invitation' });
+    expect(domain).toMatchObject({ name: 'invites.example', verified: true, enrollmentMode: 'automatic_invitation' });
+    expect((await client.domains.update(org.id, domain.id, { enrollmentMode: 'manual_invitation' })).enrollmentMode).toBe(
+      'manual_invitation',
+    );
+    expect((await client.domains.list(org.id)).data.map((d) => d.name)).toEqual(['invites.example']);
+    expect(await client.domains.delete(org.id, domain.id)).toEqual({ id: domain.id, deleted: true });
+  });
+
   it('a bad request is GatehouseApiError 400 invalid_request, with the fields in details', async () => {
     const error = await apiError(client.users.create({ email: '' }));
     expect(error).toMatchObject({ status: 400, code: 'invalid_request' });

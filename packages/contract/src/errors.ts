@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   origin_not_allowed: 403,
   forbidden: 403,
   method_disabled: 403,
+  user_banned: 403,
   not_found: 404,
   request_timeout: 408,
   conflict: 409,

@@ -5,21 +5,36 @@ import { OrganizationSummary } from './organizations.js';
 import { define } from './registry.js';
 import { SessionTokens } from './sessions.js';
 
+/** A JSON object of the application's own data; at most 8 KiB as JSON. */
+export const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'A JSON object, at most 8 KiB as UTF-8 JSON' });
+export type Metadata = Static<typeof Metadata>;
+
+const userFields = {
+  id: Type.String({ description: 'user_…' }),
+  email: Type.String(),
+  emailVerified: Type.Boolean({ description: 'Whether the user proved they receive mail at this address, or an operator said so' }),
+  firstName: Nullable(Type.String()),
+  lastName: Nullable(Type.String()),
+  username: Nullable(Type.String()),
+  imageUrl: Nullable(Type.String()),
+  passwordEnabled: Type.Boolean({ description: 'Whether the user has a password' }),
+  banned: Type.Boolean({ description: 'A banned user cannot sign in by any method (POST /v1/users/{id}/ban)' }),
+  publicMetadata: { ...Metadata, description: 'Readable by the user, writable with the secret key' },
+  unsafeMetadata: { ...Metadata, description: 'Readable and writable by the user (PATCH /v1/me): never trust it for authorization' },
+  createdAt: Type.Integer(),
+  updatedAt: Type.Integer(),
+};
+
+/** A user as the secret-key API and webhooks show it. */
 export const User = define(
   'User',
-  Type.Object({
-    id: Type.String({ description: 'user_…' }),
-    email: Type.String(),
-    firstName: Nullable(Type.String()),
-    lastName: Nullable(Type.String()),
-    username: Nullable(Type.String()),
-    imageUrl: Nullable(Type.String()),
-    passwordEnabled: Type.Boolean({ description: 'Whether the user has a password' }),
-    createdAt: Type.Integer(),
-    updatedAt: Type.Integer(),
-  }),
+  Type.Object({ ...userFields, privateMetadata: { ...Metadata, description: 'Only the secret-key API and webhooks show it' } }),
 );
 export type User = Static<typeof User>;
+
+/** The user as they see themselves (GET and PATCH /v1/me): without privateMetadata. */
+export const SessionUser = define('SessionUser', Type.Object(userFields));
+export type SessionUser = Static<typeof SessionUser>;
 
 export const UserPage = Page('UserPage', User);
 export type UserPage = Static<typeof UserPage>;
@@ -45,7 +60,7 @@ export type SessionsRevoked = Static<typeof SessionsRevoked>;
 export const Me = define(
   'Me',
   Type.Object({
-    user: User,
+    user: SessionUser,
     organizations: Type.Array(OrganizationSummary),
     organization: Type.Union([OrganizationSummary, Type.Null()]),
   }),
@@ -83,20 +98,33 @@ export type SignUpBody = Static<typeof SignUpBody>;
 export const SignInBody = Type.Object({ email: Type.String({ maxLength: 1024 }), password: Password }, { additionalProperties: false });
 export type SignInBody = Static<typeof SignInBody>;
 
-/** PATCH /v1/me */
-export const ProfileUpdateBody = Type.Object(ProfileFields, { additionalProperties: false });
+/** PATCH /v1/me: `unsafeMetadata` replaces the whole object. */
+export const ProfileUpdateBody = Type.Object({ ...ProfileFields, unsafeMetadata: Type.Optional(Metadata) }, { additionalProperties: false });
 export type ProfileUpdateBody = Static<typeof ProfileUpdateBody>;
+
+/** On POST and PATCH /v1/users each replaces the whole object; PATCH /v1/users/{id}/metadata merges. */
+const MetadataFields = {
+  publicMetadata: Type.Optional(Metadata),
+  privateMetadata: Type.Optional(Metadata),
+  unsafeMetadata: Type.Optional(Metadata),
+};
+
+/** PATCH /v1/users/{userId}/metadata: deep-merged into the stored objects; a null value removes its key. */
+export const UpdateUserMetadataBody = Type.Object(MetadataFields, { additionalProperties: false });
+export type UpdateUserMetadataBody = Static<typeof UpdateUserMetadataBody>;
+
+const EmailVerified = Type.Boolean({ description: 'Whether the address is known to be the user’s (default false; changing the email resets it)' });
 
 /** POST /v1/users: without a password, the user signs in by another method. */
 export const CreateUserBody = Type.Object(
-  { email: Email, password: Type.Optional(Password), ...ProfileFields },
+  { email: Email, password: Type.Optional(Password), emailVerified: Type.Optional(EmailVerified), ...ProfileFields, ...MetadataFields },
   { additionalProperties: false },
 );
 export type CreateUserBody = Static<typeof CreateUserBody>;
 
 /** PATCH /v1/users/{userId} */
 export const UpdateUserBody = Type.Object(
-  { email: Type.Optional(Email), password: Type.Optional(Password), ...ProfileFields },
+  { email: Type.Optional(Email), password: Type.Optional(Password), emailVerified: Type.Optional(EmailVerified), ...ProfileFields, ...MetadataFields },
   { additionalProperties: false },
 );
 export type UpdateUserBody = Static<typeof UpdateUserBody>;

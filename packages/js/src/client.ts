@@ -221,11 +221,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
         const failure = error as GatehouseError;
         const until = Date.now() + backoffDelay(failures, failure.retryAfter);
         const reason =
-          failure.code === 'rate_limited'
-            ? 'rate_limited'
-            : failure.status === 0 || failure.status >= 500
-              ? 'network'
-              : 'error';
+          failure.code === 'rate_limited' ? 'rate_limited' : failure.status === 0 || failure.status >= 500 ? 'network' : 'error';
         // The other tabs honour a Retry-After too (read under the lock above).
         if (reason === 'rate_limited') await store.write({ ...stored, retryAt: until }).catch(() => undefined);
         return backOff(stored, rejected, failure, reason, until);
@@ -234,7 +230,13 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   }
 
   /** Keeps the session, reports degraded, and schedules the retry for `until`. */
-  function backOff(stored: StoredSession, rejected: string | undefined, error: GatehouseError, reason: Degraded['reason'], until: number): never {
+  function backOff(
+    stored: StoredSession,
+    rejected: string | undefined,
+    error: GatehouseError,
+    reason: Degraded['reason'],
+    until: number,
+  ): never {
     failures++;
     retryRejected = rejected;
     backoffUntil = until;

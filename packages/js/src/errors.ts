@@ -14,13 +14,7 @@ export class GatehouseError extends Error {
   readonly retryAfter?: number;
   readonly details?: unknown;
 
-  constructor(init: {
-    status: number;
-    code: ErrorCode;
-    message: string;
-    retryAfter?: number | undefined;
-    details?: unknown;
-  }) {
+  constructor(init: { status: number; code: ErrorCode; message: string; retryAfter?: number | undefined; details?: unknown }) {
     super(init.message);
     this.status = init.status;
     this.code = init.code;

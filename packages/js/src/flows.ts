@@ -4,7 +4,16 @@ import { imageFacts } from './image.js';
 import type { ProfileUpdateBody, SessionList, SignUpBody } from '@gatehouse/contract';
 import type {
   AddCurrentMemberBody,
+  CreateCurrentDomainBody,
+  CreateInvitationBody,
   CreateUserOrganizationBody,
+  EnrollmentMode,
+  Invitation,
+  InvitationStatus,
+  MembershipRequest,
+  OrganizationDomain,
+  OrganizationSuggestion,
+  UserInvitation,
   EnvironmentInfo,
   Member,
   MemberRemoved,
@@ -132,6 +141,41 @@ export function createFlows(core: Core) {
 
     signOut: () => core.signOut(),
 
+    /** Invitations addressed to the user, and accepting them. */
+    invitations: {
+      /** Pending invitations to the user's email, once it is verified. */
+      list: async () => (await core.authed<{ data: UserInvitation[] }>('GET', '/v1/me/invitations')).data,
+      /** Joins as the invited role while signed in; the organizations in the state are reloaded. */
+      async accept(invitationId: string): Promise<Member> {
+        const member = await core.authed<Member>('POST', `/v1/me/invitations/${encodeURIComponent(invitationId)}/accept`);
+        await core.loadProfile().catch(() => undefined);
+        return member;
+      },
+      /**
+       * On the page an invitation email leads to: exchanges its `token` (default: the page URL's)
+       * for a session, creating the account if the address has none (`password` and names apply
+       * then only). Removes the token from the address bar.
+       */
+      async acceptFromLink(
+        params: { token?: string; password?: string; firstName?: string; lastName?: string } = {},
+      ): Promise<GatehouseState> {
+        const page = currentUrl();
+        const { token: given, ...rest } = params;
+        const token = given ?? page?.searchParams.get('token') ?? '';
+        const state = await signedIn('/v1/auth/invitations/accept', { token, ...rest });
+        if (page && given === undefined) forget(page, ['token']);
+        return state;
+      },
+    },
+
+    /** Organizations suggested by a verified domain at the user's address. */
+    suggestions: {
+      list: async () => (await core.authed<{ data: OrganizationSuggestion[] }>('GET', '/v1/me/organization-suggestions')).data,
+      /** Asks to join: files a membership request the organization's admins decide. */
+      accept: (suggestionId: string) =>
+        core.authed<OrganizationSuggestion>('POST', `/v1/me/organization-suggestions/${encodeURIComponent(suggestionId)}/accept`),
+    },
+
     /** Acts as an organization (or none with null): new tokens whose org_* claims say so. */
     setActiveOrganization: (organizationId: string | null) => core.rotate('/v1/auth/switch-organization', { organizationId }),
 
@@ -193,6 +237,38 @@ export function createFlows(core: Core) {
         updateRole: (userId: string, role: string) =>
           core.authed<Member>('PATCH', `/v1/me/organization/members/${encodeURIComponent(userId)}`, { role }),
         remove: (userId: string) => core.authed<MemberRemoved>('DELETE', `/v1/me/organization/members/${encodeURIComponent(userId)}`),
+      },
+      /** Needs org:members:manage. Inviting a pending address again refreshes its invitation. */
+      invitations: {
+        list: async (params: { status?: InvitationStatus } = {}) =>
+          (
+            await core.authed<{ data: Invitation[] }>(
+              'GET',
+              `/v1/me/organization/invitations${params.status ? `?status=${params.status}` : ''}`,
+            )
+          ).data,
+        create: (params: CreateInvitationBody) => core.authed<Invitation>('POST', '/v1/me/organization/invitations', params),
+        revoke: (invitationId: string) =>
+          core.authed<Invitation>('POST', `/v1/me/organization/invitations/${encodeURIComponent(invitationId)}/revoke`),
+      },
+      /** Reading needs membership; changes need org:manage. A new domain is verified by a code emailed to `email`. */
+      domains: {
+        list: async () => (await core.authed<{ data: OrganizationDomain[] }>('GET', '/v1/me/organization/domains')).data,
+        create: (params: CreateCurrentDomainBody) => core.authed<OrganizationDomain>('POST', '/v1/me/organization/domains', params),
+        verify: (domainId: string, code: string) =>
+          core.authed<OrganizationDomain>('POST', `/v1/me/organization/domains/${encodeURIComponent(domainId)}/verify`, { code }),
+        update: (domainId: string, enrollmentMode: EnrollmentMode) =>
+          core.authed<OrganizationDomain>('PATCH', `/v1/me/organization/domains/${encodeURIComponent(domainId)}`, { enrollmentMode }),
+        remove: (domainId: string) =>
+          core.authed<{ id: string; deleted: true }>('DELETE', `/v1/me/organization/domains/${encodeURIComponent(domainId)}`),
+      },
+      /** Needs org:members:manage. */
+      membershipRequests: {
+        list: async () => (await core.authed<{ data: MembershipRequest[] }>('GET', '/v1/me/organization/membership-requests')).data,
+        accept: (requestId: string) =>
+          core.authed<MembershipRequest>('POST', `/v1/me/organization/membership-requests/${encodeURIComponent(requestId)}/accept`),
+        reject: (requestId: string) =>
+          core.authed<MembershipRequest>('POST', `/v1/me/organization/membership-requests/${encodeURIComponent(requestId)}/reject`),
       },
     },
 

@@ -6,8 +6,18 @@
 import type { Environment, MemberPage } from '@gatehouse/contract';
 
 export type {
+  AcceptInvitationBody,
   AddCurrentMemberBody,
   AuthUser,
+  CreateCurrentDomainBody,
+  CreateInvitationBody,
+  EnrollmentMode,
+  Invitation,
+  InvitationStatus,
+  MembershipRequest,
+  OrganizationDomain,
+  OrganizationSuggestion,
+  UserInvitation,
   CreateUserOrganizationBody,
   Member,
   MemberRemoved,
@@ -21,7 +31,8 @@ export type {
   UpdateCurrentOrganizationBody,
   UploadPurpose,
   UploadTicket,
-  User,
+  // The signed-in user sees themselves without privateMetadata.
+  SessionUser as User,
   UserOrganization,
 } from '@gatehouse/contract';
 

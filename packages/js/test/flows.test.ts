@@ -108,6 +108,53 @@ describe('flows against a real server', () => {
     expect(await gh.signIn.password({ email, password: 'a brand new passphrase 42' })).toMatchObject({ isSignedIn: true });
   });
 
+  it('invitations, domains, suggestions and membership requests', async () => {
+    const admin = await client();
+    await admin.signUp({ email: uniqueEmail('admin'), password: GOOD_PASSWORD });
+    const org = await admin.organizations.create({ name: 'Invitational' });
+    await admin.setActiveOrganization(org.id);
+
+    // A newcomer accepts from the emailed link and gets an account.
+    const newcomer = uniqueEmail('newcomer');
+    const invitation = await admin.organization.invitations.create({ email: newcomer, role: 'member', redirectUrl: REDIRECT });
+    expect((await admin.organization.invitations.list({ status: 'pending' })).map((i) => i.id)).toEqual([invitation.id]);
+    const invitee = await client();
+    const state = await invitee.invitations.acceptFromLink({ token: tokenFrom((await outbox(live.t, newcomer))[0]!), firstName: 'Nia' });
+    expect(state).toMatchObject({ isSignedIn: true, user: { email: newcomer, firstName: 'Nia', emailVerified: true } });
+    expect(state.organizations.map((o) => o.id)).toEqual([org.id]);
+
+    // A signed-in user whose address is verified accepts from their list.
+    const second = await client();
+    const address = uniqueEmail('second');
+    await second.signIn.emailCode.start({ email: address });
+    await second.signIn.emailCode.verify({ code: codeFrom((await outbox(live.t, address))[0]!) });
+    const pending = await admin.organization.invitations.create({ email: address, role: 'admin' });
+    expect((await second.invitations.list()).map((i) => [i.id, i.organization.name])).toEqual([[pending.id, 'Invitational']]);
+    expect(await second.invitations.accept(pending.id)).toMatchObject({ role: 'admin', email: address });
+    expect(second.state.organizations.map((o) => o.id)).toEqual([org.id]);
+
+    const revoked = await admin.organization.invitations.create({ email: uniqueEmail('gone'), role: 'member' });
+    expect((await admin.organization.invitations.revoke(revoked.id)).status).toBe('revoked');
+
+    // A domain verified by code, which suggests the organization to a colleague, who asks to join.
+    const domain = `js-${Date.now().toString(36)}.example`;
+    const added = await admin.organization.domains.create({ name: domain, enrollmentMode: 'automatic_suggestion', email: `it@${domain}` });
+    expect(added.verified).toBe(false);
+    const verified = await admin.organization.domains.verify(added.id, codeFrom((await outbox(live.t, `it@${domain}`))[0]!));
+    expect(verified.verified).toBe(true);
+    const colleague = await client();
+    await colleague.signIn.emailCode.start({ email: `bob@${domain}` });
+    await colleague.signIn.emailCode.verify({ code: codeFrom((await outbox(live.t, `bob@${domain}`))[0]!) });
+    const [suggestion] = await colleague.suggestions.list();
+    expect(suggestion).toMatchObject({ status: 'suggested', organization: { id: org.id } });
+    expect((await colleague.suggestions.accept(suggestion!.id)).status).toBe('pending');
+    const [request] = await admin.organization.membershipRequests.list();
+    expect(request).toMatchObject({ email: `bob@${domain}`, status: 'pending' });
+    expect((await admin.organization.membershipRequests.accept(request!.id)).status).toBe('accepted');
+    expect((await admin.organization.domains.update(added.id, 'manual_invitation')).enrollmentMode).toBe('manual_invitation');
+    expect(await admin.organization.domains.remove(added.id)).toEqual({ id: added.id, deleted: true });
+  });
+
   it('refusals are GatehouseError with the catalogue code, status and message', async () => {
     const gh = await client();
     const error = await gh.signIn.password({ email: uniqueEmail('nobody'), password: 'wrong password here' }).catch((e: unknown) => e);

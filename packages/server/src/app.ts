@@ -21,6 +21,9 @@ import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { memberRoutes } from './organizations/member-routes.js';
+import { invitationRoutes } from './invitations/routes.js';
+import { InvitationService } from './invitations/service.js';
+import { domainRoutes } from './invitations/domain-routes.js';
 import { roleRoutes } from './organizations/role-routes.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { platformRoutes } from './platform/routes.js';
@@ -97,8 +100,28 @@ export interface AppOptions {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = await createFramework(options);
   const redis = await connectRedis(app, options);
-  const { tenancy, cursors, now, usage, keys, tokens, assets, limiter, link, sessions, throttle, identity, organizations, members, roles, verifyAccessToken } =
-    buildServices(options, redis, installCaches(app, options, redis));
+  const {
+    tenancy,
+    cursors,
+    now,
+    usage,
+    keys,
+    tokens,
+    assets,
+    limiter,
+    link,
+    sessions,
+    throttle,
+    identity,
+    organizations,
+    organizationAccess,
+    members,
+    domains,
+    membershipRequests,
+    roles,
+    verifyAccessToken,
+    setOutboxWake,
+  } = buildServices(options, redis, installCaches(app, options, redis));
 
   // A rotation on another node reaches this one as an environment change.
   const unsubscribeKeys = changeFeed(options.store.db).subscribe((change) => {
@@ -136,6 +159,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);
+  setOutboxWake(() => outbox.wake());
   const flows = new FlowService({
     throttle,
     store: options.store,
@@ -147,6 +171,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     wake: () => outbox.wake(),
   });
   await app.register(authFlowRoutes, { flows });
+  const invitations = new InvitationService({
+    store: options.store,
+    access: organizationAccess,
+    identity,
+    sessions,
+    tenancy,
+    now,
+    baseUrl: options.config.baseUrl,
+    wake: () => outbox.wake(),
+  });
+  await app.register(invitationRoutes, { invitations, members });
+  await app.register(domainRoutes, { domains, requests: membershipRequests, members });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
   app.addHook('onClose', async () => {
     await outbox.stop();

@@ -2,6 +2,7 @@ import { PageList } from './page-list.js';
 import { Transport, type RetryOptions } from './transport.js';
 import type {
   AddMemberParams,
+  CreateDomainParams,
   CreateInvitationParams,
   CreateOrganizationParams,
   CreateUserParams,
@@ -11,12 +12,15 @@ import type {
   Member,
   MemberRemoval,
   Organization,
+  OrganizationDomain,
   OrganizationListParams,
   Page,
   SessionsRevoked,
   PageParams,
+  UpdateDomainParams,
   UpdateOrganizationParams,
   UpdateMemberParams,
+  UpdateUserMetadataParams,
   UpdateUserParams,
   User,
   UserListParams,
@@ -85,6 +89,12 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
       delete: (userId: string) => http.request<Deleted>('DELETE', `/v1/users/${id(userId)}`),
       /** Revokes every session: refresh tokens stop at once; access tokens still verify offline until they expire. */
       revokeSessions: (userId: string) => http.request<SessionsRevoked>('POST', `/v1/users/${id(userId)}/sessions/revoke`),
+      /** Revokes every session at once; every sign-in then answers 403 user_banned. */
+      /** Deep-merges into the stored metadata; a null value removes its key. `update` replaces whole objects. */
+      updateMetadata: (userId: string, params: UpdateUserMetadataParams) =>
+        http.request<User>('PATCH', `/v1/users/${id(userId)}/metadata`, { body: params }),
+      ban: (userId: string) => http.request<User>('POST', `/v1/users/${id(userId)}/ban`),
+      unban: (userId: string) => http.request<User>('POST', `/v1/users/${id(userId)}/unban`),
     },
     organizations: {
       list: (params: OrganizationListParams = {}) => list<Organization>('/v1/organizations', { ...params }),
@@ -116,6 +126,16 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
         list<Invitation>(`/v1/organizations/${id(organizationId)}/invitations`, { ...params }),
       revoke: (organizationId: string, invitationId: string) =>
         http.request<Invitation>('POST', `/v1/organizations/${id(organizationId)}/invitations/${id(invitationId)}/revoke`),
+    },
+    domains: {
+      /** Verified at once: the secret key vouches that the organization uses the domain. */
+      create: (organizationId: string, params: CreateDomainParams) =>
+        http.request<OrganizationDomain>('POST', `/v1/organizations/${id(organizationId)}/domains`, { body: params }),
+      list: (organizationId: string) => list<OrganizationDomain>(`/v1/organizations/${id(organizationId)}/domains`, {}),
+      update: (organizationId: string, domainId: string, params: UpdateDomainParams) =>
+        http.request<OrganizationDomain>('PATCH', `/v1/organizations/${id(organizationId)}/domains/${id(domainId)}`, { body: params }),
+      delete: (organizationId: string, domainId: string) =>
+        http.request<Deleted>('DELETE', `/v1/organizations/${id(organizationId)}/domains/${id(domainId)}`),
     },
   };
 }

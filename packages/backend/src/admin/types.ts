@@ -5,18 +5,31 @@
  */
 import type {
   AddMemberBody,
+  CreateDomainBody,
   CreateInvitationBody,
   CreateOrganizationBody,
   CreateUserBody,
   InvitationStatus,
   MemberRemoved,
   RoleBody,
+  UpdateDomainBody,
   UpdateOrganizationBody,
   UpdateUserBody,
+  UpdateUserMetadataBody,
   UserPage,
 } from '@gatehouse/contract';
 
-export type { Deleted, Invitation, InvitationStatus, Member, Organization, SessionsRevoked, User } from '@gatehouse/contract';
+export type {
+  Deleted,
+  EnrollmentMode,
+  Invitation,
+  InvitationStatus,
+  Member,
+  Organization,
+  OrganizationDomain,
+  SessionsRevoked,
+  User,
+} from '@gatehouse/contract';
 
 /** One page of a list. `nextCursor` is null on the last page. */
 export type Page<T> = { data: T[]; nextCursor: UserPage['nextCursor'] };
@@ -25,12 +38,15 @@ export type MemberRemoval = MemberRemoved;
 
 export type CreateUserParams = CreateUserBody;
 export type UpdateUserParams = UpdateUserBody;
+export type UpdateUserMetadataParams = UpdateUserMetadataBody;
 export type CreateOrganizationParams = CreateOrganizationBody;
 export type UpdateOrganizationParams = UpdateOrganizationBody;
 /** The server takes exactly one of `userId` or `email` (of an existing account); `role` defaults to `member`. */
 export type AddMemberParams = AddMemberBody & ({ userId: string; email?: never } | { email: string; userId?: never });
 export type UpdateMemberParams = RoleBody;
 export type CreateInvitationParams = CreateInvitationBody;
+export type CreateDomainParams = CreateDomainBody;
+export type UpdateDomainParams = UpdateDomainBody;
 
 // The query parameters of the list routes: what the client puts in the URL.
 

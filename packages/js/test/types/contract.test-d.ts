@@ -11,7 +11,8 @@ type Answer<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
 type G = Sdk.Gatehouse;
 
 // The public names.
-expectTypeOf<Sdk.User>().toEqualTypeOf<Contract.User>();
+// The signed-in user sees themselves as the session surface shows them: without privateMetadata.
+expectTypeOf<Sdk.User>().toEqualTypeOf<Contract.SessionUser>();
 expectTypeOf<Sdk.AuthUser>().toEqualTypeOf<Contract.AuthUser>();
 expectTypeOf<Sdk.SessionTokens>().toEqualTypeOf<Contract.SessionTokens>();
 expectTypeOf<Sdk.OrganizationSummary>().toEqualTypeOf<Contract.OrganizationSummary>();
@@ -28,7 +29,7 @@ expectTypeOf<Sdk.ProfileUpdate>().toEqualTypeOf<Contract.ProfileUpdateBody>();
 expectTypeOf<Sdk.ErrorCode>().toEqualTypeOf<Contract.ErrorCode>();
 
 // What the client's state and flows take and answer.
-expectTypeOf<Sdk.GatehouseState['user']>().toEqualTypeOf<Contract.User | null>();
+expectTypeOf<Sdk.GatehouseState["user"]>().toEqualTypeOf<Contract.SessionUser | null>();
 expectTypeOf<Sdk.GatehouseState['organization']>().toEqualTypeOf<Contract.OrganizationSummary | null>();
 expectTypeOf<Sdk.GatehouseState['organizations']>().toEqualTypeOf<Contract.OrganizationSummary[]>();
 expectTypeOf<Parameters<G['signUp']>[0]>().toEqualTypeOf<Contract.SignUpBody>();

@@ -4,6 +4,8 @@ import { AssetService } from '../assets/service.js';
 import type { AccessTokenVerifier } from '../http/credentials.js';
 import { warmUpPasswordHashing } from '../identity/passwords.js';
 import { IdentityService } from '../identity/service.js';
+import { DomainService } from '../invitations/domain-service.js';
+import { RequestService } from '../invitations/request-service.js';
 import { CursorCodec, deriveSubkey } from '../lib/cursor.js';
 import type { RedisLink } from '../lib/redis.js';
 import { OrganizationAccess } from '../organizations/access.js';
@@ -27,6 +29,11 @@ export type Services = Awaited<ReturnType<typeof buildServices>>;
 /** Every domain's service, wired to the others it needs; routes get only these. */
 export function buildServices(options: AppOptions, redis: RedisLink | undefined, { cache, sessionCache, meOrganizationsCache }: Caches) {
   const tenancy = new TenancyService(options.store, { cache });
+  // The email outbox worker is built with the routes; until then a committed email waits for its poll.
+  let wakeOutbox = (): void => undefined;
+  const setOutboxWake = (wake: () => void) => {
+    wakeOutbox = wake;
+  };
   const cursors = new CursorCodec(deriveSubkey(options.instanceSecret, 'cursor'));
   const now = options.now ?? Date.now;
   const usage = new UsageService(options.store, tenancy, now);
@@ -65,6 +72,7 @@ export function buildServices(options: AppOptions, redis: RedisLink | undefined,
     extraClaims: (context) => organizations.claimsFor(context),
     cache: sessionCache,
     freshness,
+    signedIn: (environment, userId) => domains.enrol(environment, userId),
   });
   const throttle = new SignInThrottle({
     clock: options.throttle?.clock ?? Date.now,
@@ -91,9 +99,40 @@ export function buildServices(options: AppOptions, redis: RedisLink | undefined,
     meCacheServes: (session): boolean => sessions.cachesMayServe(session),
   });
   const members = new MemberService({ store: options.store, access: organizationAccess, now, identity });
+  const domains: DomainService = new DomainService({
+    store: options.store,
+    access: organizationAccess,
+    identity,
+    tenancy,
+    now,
+    codeKey: deriveSubkey(options.instanceSecret, 'domain-codes'),
+    wake: () => wakeOutbox(),
+  });
+  const membershipRequests = new RequestService({ store: options.store, access: organizationAccess, now });
   const roles = new RoleService({ store: options.store, now });
   const verifyAccessToken: AccessTokenVerifier = (token, request) => sessions.verifyAccessToken(token, request);
   warmUpPasswordHashing().catch(() => undefined);
 
-  return { tenancy, cursors, now, usage, keys, tokens, assets, limiter, link, sessions, throttle, identity, organizations, members, roles, verifyAccessToken };
+  return {
+    tenancy,
+    cursors,
+    now,
+    usage,
+    keys,
+    tokens,
+    assets,
+    limiter,
+    link,
+    sessions,
+    throttle,
+    identity,
+    organizations,
+    organizationAccess,
+    members,
+    domains,
+    membershipRequests,
+    roles,
+    verifyAccessToken,
+    setOutboxWake,
+  };
 }

@@ -1,7 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider, type SelectQueryBuilder } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type CompiledQuery,
+  type MigrationProvider,
+  type SelectQueryBuilder,
+} from 'kysely';
 import type pg from 'pg';
 import type { parse as ParseConnectionString } from 'pg-connection-string';
 import { requireLazily } from '../lib/lazy.js';
@@ -69,11 +78,36 @@ export function openStore(options: StoreOptions): Store {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
+  const cached = withStatementCache(database);
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(database) }),
+    dialect: new SqliteDialect({ database: cached }),
     plugins: [new InlineLimitsPlugin()],
   });
+  sqliteHandles.set(db.getExecutor().adapter, cached);
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/** By adapter, which every copy of a Kysely instance (withPlugin, connection(), transactions) shares. */
+const sqliteHandles = new WeakMap<object, SQLite.Database>();
+
+/**
+ * Runs statements compiled by Kysely (so its plugins, the tenant-scope guard included, have seen
+ * them) as one synchronous SQLite transaction on the store's connection, which it holds meanwhile.
+ * For hot writes of several statements: nothing else runs between them, and no await separates
+ * BEGIN from COMMIT. Undefined when `db` is not a SQLite store.
+ */
+export function sqliteBatch(
+  db: Kysely<Database>,
+): ((compile: (db: Kysely<Database>) => Pick<CompiledQuery, 'sql' | 'parameters'>[]) => Promise<void>) | undefined {
+  const handle = sqliteHandles.get(db.getExecutor().adapter);
+  if (!handle) return undefined;
+  return (compile) =>
+    db.connection().execute(async (connection) => {
+      const statements = compile(connection);
+      handle.transaction(() => {
+        for (const statement of statements) handle.prepare(statement.sql).run(statement.parameters as unknown[]);
+      })();
+    });
 }
 
 const STATEMENT_CACHE_SIZE = 500;

@@ -75,6 +75,14 @@ export interface UsersTable {
   image_url: string | null;
   /** argon2id PHC string; null for a user created without a password. */
   password_hash: string | null;
+  /** 1 once the user proved they receive mail at `email` (or an operator vouched); a new address resets it. */
+  email_verified: number;
+  /** 1 while the user is banned: every sign-in is refused with 403 user_banned. */
+  banned: number;
+  /** JSON objects (identity/metadata.ts): public and unsafe ones the user reads, private ones only the backend. */
+  public_metadata: string;
+  private_metadata: string;
+  unsafe_metadata: string;
   created_at: number;
   updated_at: number;
 }
@@ -230,6 +238,30 @@ export interface WebhookDeliveriesTable {
   created_at: number;
 }
 
+export type InvitationRowStatus = 'pending' | 'accepted' | 'revoked';
+
+export interface OrganizationInvitationsTable {
+  environment_id: EnvironmentId;
+  id: string;
+  organization_id: string;
+  /** As typed (normalized), for display and delivery; email_key finds it. */
+  email: string;
+  email_key: string;
+  role: string;
+  /** "expired" is a pending invitation past expires_at, computed when read. */
+  status: InvitationRowStatus;
+  /** sha256 of the emailed token. */
+  token_hash: string;
+  redirect_url: string;
+  inviter_user_id: string | null;
+  accepted_user_id: string | null;
+  expires_at: number;
+  /** When its email last went out (created or refreshed). */
+  sent_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface SsoConnectionsTable {
   environment_id: EnvironmentId;
   id: string;
@@ -277,11 +309,45 @@ export interface SsoSeenAssertionsTable {
   expires_at: number;
 }
 
+export type EnrollmentMode = 'manual_invitation' | 'automatic_invitation' | 'automatic_suggestion';
+
+export interface OrganizationDomainsTable {
+  environment_id: EnvironmentId;
+  id: string;
+  organization_id: string;
+  name: string;
+  enrollment_mode: EnrollmentMode;
+  verified: number;
+  verification_email: string | null;
+  /** HMAC of the emailed code, bound to the domain id. */
+  verification_hash: string | null;
+  verification_attempts: number;
+  verification_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type MembershipRequestStatus = 'suggested' | 'pending' | 'accepted' | 'rejected';
+
+export interface OrganizationMembershipRequestsTable {
+  environment_id: EnvironmentId;
+  id: string;
+  organization_id: string;
+  user_id: string;
+  domain_id: string | null;
+  status: MembershipRequestStatus;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   sso_connections: SsoConnectionsTable;
   sso_identities: SsoIdentitiesTable;
   sso_attempts: SsoAttemptsTable;
   sso_seen_assertions: SsoSeenAssertionsTable;
+  organization_invitations: OrganizationInvitationsTable;
+  organization_domains: OrganizationDomainsTable;
+  organization_membership_requests: OrganizationMembershipRequestsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -279,6 +279,7 @@ export class FlowService {
         throw apiError('invalid_credentials', 'This reset link is void because the password changed after it was sent. Request a new one.');
       }
       await this.options.identity.setPasswordHash(tx, environment, resetUserId, passwordHash, this.options.now());
+      if (user.email_key === row.email_key) await this.options.identity.markEmailVerified(tx, environment, resetUserId);
       return this.options.sessions.revokeAllForUser(environment, resetUserId, undefined, tx);
     });
     return { email: row.email, sessionsRevoked };
@@ -297,12 +298,17 @@ export class FlowService {
     password?: string,
   ): Promise<{ id: string; email: string; created: boolean }> {
     try {
-      const user = await this.options.identity.createUser(environment, { email, ...(password === undefined ? {} : { password }) });
+      const user = await this.options.identity.createUser(environment, {
+        email,
+        emailVerified: true,
+        ...(password === undefined ? {} : { password }),
+      });
       return { id: user.id, email: user.email, created: true };
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 'conflict') throw error;
       const existing = await this.options.identity.findUserByEmail(this.db, environment, email);
       if (!existing) throw error;
+      await this.options.identity.markEmailVerified(this.db, environment, existing.id);
       return { id: existing.id, email: existing.email, created: false };
     }
   }
@@ -312,6 +318,8 @@ export class FlowService {
     if (row.user_id !== null) {
       const found = await this.options.identity.findUser(this.db, environment, row.user_id);
       if (!found) throw apiError('invalid_credentials', INVALID_LINK);
+      // The message reached the address it was sent to; if the user has changed address since, that proves nothing about the new one.
+      if (found.email_key === row.email_key) await this.options.identity.markEmailVerified(this.db, environment, found.id);
       user = { id: found.id, email: found.email };
     } else {
       this.requireSignUp(environment);

@@ -152,6 +152,22 @@ export async function updateUser(
   });
 }
 
+/** Sets email_verified, once: a user already verified is left alone (no write, no event). */
+export async function markEmailVerified(db: Db, environmentId: EnvironmentId, userId: string, now: number): Promise<void> {
+  await atomically(db, async (db) => {
+    const result = await db
+      .updateTable('users')
+      .set({ email_verified: 1, updated_at: now })
+      .where('environment_id', '=', environmentId)
+      .where('id', '=', userId)
+      .where('email_verified', '=', 0)
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) return;
+    announce(db, { kind: 'user', environmentId, userId });
+    await recordEvent(db, environmentId, 'user.updated', await readUserData(db, environmentId, userId));
+  });
+}
+
 /** Deletes the user; their sessions go with them (foreign key, on delete cascade). */
 export async function deleteUser(db: Db, environmentId: EnvironmentId, userId: string): Promise<boolean> {
   return atomically(db, async (db) => {

@@ -10,7 +10,9 @@ import {
   SignedIn,
   SignInBody,
   SignUpBody,
+  SessionUser,
   UpdateUserBody,
+  UpdateUserMetadataBody,
   User,
   UserPage,
 } from '@gatehouse/contract';
@@ -114,10 +116,10 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
     {
       config: session,
       schema: {
-        summary: "Change the signed-in user's profile; omitted fields are unchanged, null clears",
+        summary: "Change the signed-in user's profile; omitted fields are unchanged, null clears; unsafeMetadata replaces the object",
         tags: ['me'],
         body: ProfileUpdateBody,
-        response: { 200: User },
+        response: { 200: SessionUser },
       },
     },
     async (request) => {
@@ -247,5 +249,48 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
       },
     },
     async (request) => ({ revoked: await identity.revokeSessions(environmentOf(request), request.params.userId) }),
+  );
+
+  app.patch(
+    '/v1/users/:userId/metadata',
+    {
+      config: secret,
+      schema: {
+        summary: "Merge into a user's metadata: objects merge key by key, a null removes its key",
+        tags: ['users'],
+        params: IdParams('userId'),
+        body: UpdateUserMetadataBody,
+        response: { 200: User },
+      },
+    },
+    async (request) => identity.mergeMetadata(environmentOf(request), request.params.userId, request.body),
+  );
+
+  app.post(
+    '/v1/users/:userId/ban',
+    {
+      config: secret,
+      schema: {
+        summary: 'Ban a user: every session is revoked at once and every sign-in answers 403 user_banned',
+        tags: ['users'],
+        params: IdParams('userId'),
+        response: { 200: User },
+      },
+    },
+    async (request) => identity.ban(environmentOf(request), request.params.userId),
+  );
+
+  app.post(
+    '/v1/users/:userId/unban',
+    {
+      config: secret,
+      schema: {
+        summary: 'Lift a ban: the user may sign in again (their old sessions stay revoked)',
+        tags: ['users'],
+        params: IdParams('userId'),
+        response: { 200: User },
+      },
+    },
+    async (request) => identity.unban(environmentOf(request), request.params.userId),
   );
 };

@@ -15,22 +15,11 @@ import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import * as q from './queries.js';
+import { userView } from './views.js';
+import { mergeMetadata, metadataText, parseMetadata } from './metadata.js';
 
 export type UserView = User;
-
-export function userView(row: Readonly<UsersTable>): UserView {
-  return {
-    id: row.id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    username: row.username,
-    imageUrl: row.image_url,
-    passwordEnabled: row.password_hash !== null,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
+export { userView };
 
 export interface ProfileInput {
   firstName?: string | null | undefined;
@@ -39,9 +28,25 @@ export interface ProfileInput {
   imageUrl?: string | null | undefined;
 }
 
-export interface AdminUserInput extends ProfileInput {
+export interface MetadataInput {
+  publicMetadata?: Record<string, unknown> | undefined;
+  privateMetadata?: Record<string, unknown> | undefined;
+  unsafeMetadata?: Record<string, unknown> | undefined;
+}
+
+export interface AdminUserInput extends ProfileInput, MetadataInput {
   email?: string | undefined;
   password?: string | undefined;
+  emailVerified?: boolean | undefined;
+}
+
+/** The stored text of each metadata object given (validated); omitted ones are left out. */
+function metadataColumns(input: MetadataInput) {
+  const columns: { public_metadata?: string; private_metadata?: string; unsafe_metadata?: string } = {};
+  if (input.publicMetadata !== undefined) columns.public_metadata = metadataText(input.publicMetadata, 'publicMetadata');
+  if (input.privateMetadata !== undefined) columns.private_metadata = metadataText(input.privateMetadata, 'privateMetadata');
+  if (input.unsafeMetadata !== undefined) columns.unsafe_metadata = metadataText(input.unsafeMetadata, 'unsafeMetadata');
+  return columns;
 }
 
 /**
@@ -143,10 +148,21 @@ export class IdentityService {
   }
 
   private async insert(environment: Environment, input: AdminUserInput & { email: string }): Promise<q.UserRow> {
-    const email = normalizeEmail(input.email);
-    const profile = await this.profileColumns(environment, input);
     if (input.password !== undefined) assertAcceptablePassword(input.password);
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+    return this.insertHashed(this.db, environment, input, passwordHash);
+  }
+
+  /** Inserts the user in `db` (a transaction of the caller's, or not), the password already hashed. */
+  private async insertHashed(
+    db: Kysely<Database> | Transaction<Database>,
+    environment: Environment,
+    input: ProfileInput & MetadataInput & { email: string; emailVerified?: boolean | undefined },
+    passwordHash: string | null,
+  ): Promise<q.UserRow> {
+    const email = normalizeEmail(input.email);
+    const profile = await this.profileColumns(environment, input);
+    const metadata = metadataColumns(input);
     const now = this.now();
     const row: q.UserRow = {
       environment_id: environment.id,
@@ -159,13 +175,18 @@ export class IdentityService {
       last_name: profile.last_name ?? null,
       image_url: profile.image_url ?? null,
       password_hash: passwordHash,
+      email_verified: input.emailVerified ? 1 : 0,
+      banned: 0,
+      public_metadata: metadata.public_metadata ?? '{}',
+      private_metadata: metadata.private_metadata ?? '{}',
+      unsafe_metadata: metadata.unsafe_metadata ?? '{}',
       created_at: now,
       updated_at: now,
     };
     try {
       // The unique index settles races; this also sees a collision group's marked users, which it leaves out.
-      if (await q.emailKeyTaken(this.db, environment.id, row.email_key)) throw emailTaken();
-      await q.insertUser(this.db, environment.id, row);
+      if (await q.emailKeyTaken(db, environment.id, row.email_key)) throw emailTaken();
+      await q.insertUser(db, environment.id, row);
     } catch (error) {
       throw conflictFrom(error) ?? error;
     }
@@ -234,13 +255,20 @@ export class IdentityService {
 
   /** Changes the given fields; omitted fields are unchanged and null clears one. */
   async updateUser(environment: Environment, userId: string, input: AdminUserInput): Promise<UserView> {
-    const columns: Parameters<typeof q.updateUser>[3] = { ...(await this.profileColumns(environment, input)), updated_at: this.now() };
+    const columns: Parameters<typeof q.updateUser>[3] = {
+      ...(await this.profileColumns(environment, input)),
+      ...metadataColumns(input),
+      updated_at: this.now(),
+    };
     if (input.email !== undefined) {
       columns.email = normalizeEmail(input.email);
       columns.email_key = emailKey(columns.email);
       // A new address is held like any other, so a user of a collision group leaves it by changing theirs.
       columns.email_collision = 0;
+      // Nobody has proven the new address yet, unless the operator says so in the same request.
+      columns.email_verified = 0;
     }
+    if (input.emailVerified !== undefined) columns.email_verified = input.emailVerified ? 1 : 0;
     if (input.password !== undefined) {
       assertAcceptablePassword(input.password);
       columns.password_hash = await hashPassword(input.password);
@@ -302,6 +330,39 @@ export class IdentityService {
     });
   }
 
+  /**
+   * PATCH /v1/users/{id}/metadata: each object given is deep-merged into the stored one (a null
+   * removes its key), read and written in one transaction so concurrent merges do not lose keys.
+   */
+  async mergeMetadata(environment: Environment, userId: string, patch: MetadataInput): Promise<UserView> {
+    await inTransaction(this.db, async (tx) => {
+      if (!(await q.lockUser(this.store, tx, environment.id, userId))) throw notFound(`User ${userId}`);
+      const row = (await q.findUser(tx, environment.id, userId))!;
+      const merged: MetadataInput = {};
+      if (patch.publicMetadata) merged.publicMetadata = mergeMetadata(parseMetadata(row.public_metadata), patch.publicMetadata);
+      if (patch.privateMetadata) merged.privateMetadata = mergeMetadata(parseMetadata(row.private_metadata), patch.privateMetadata);
+      if (patch.unsafeMetadata) merged.unsafeMetadata = mergeMetadata(parseMetadata(row.unsafe_metadata), patch.unsafeMetadata);
+      await q.updateUser(tx, environment.id, userId, { ...metadataColumns(merged), updated_at: this.now() });
+    });
+    return this.getUser(environment, userId);
+  }
+
+  /**
+   * Bans the user: every sign-in is refused from now on, and every session is revoked at once (on
+   * every node, like a sign-out). The flag commits before the revocation, so a sign-in racing the
+   * ban either sees the flag or has its session revoked (SessionService.create checks it again).
+   */
+  async ban(environment: Environment, userId: string): Promise<UserView> {
+    if (!(await q.updateUser(this.db, environment.id, userId, { banned: 1, updated_at: this.now() }))) throw notFound(`User ${userId}`);
+    await this.sessions.revokeAllForUser(environment, userId);
+    return this.getUser(environment, userId);
+  }
+
+  async unban(environment: Environment, userId: string): Promise<UserView> {
+    if (!(await q.updateUser(this.db, environment.id, userId, { banned: 0, updated_at: this.now() }))) throw notFound(`User ${userId}`);
+    return this.getUser(environment, userId);
+  }
+
   async revokeSessions(environment: Environment, userId: string): Promise<number> {
     await this.getUserRow(environment, userId);
     return this.sessions.revokeAllForUser(environment, userId);
@@ -331,6 +392,24 @@ export class IdentityService {
   /** The user with this (normalized) address, read in the caller's transaction (`db` may be one). */
   findUserByEmail(db: Kysely<Database> | Transaction<Database>, environment: Environment, email: string): Promise<q.UserRow | undefined> {
     return q.findUserByEmail(db, environment.id, email);
+  }
+
+  /**
+   * Creates a user whose address an emailed secret has just proven (an invitation), inside the
+   * caller's transaction, so that the account exists only if the rest of the change commits.
+   */
+  createVerifiedUserIn(
+    tx: Transaction<Database>,
+    environment: Environment,
+    input: { email: string; firstName?: string | undefined; lastName?: string | undefined },
+    passwordHash: string | null,
+  ): Promise<q.UserRow> {
+    return this.insertHashed(tx, environment, { ...input, emailVerified: true }, passwordHash);
+  }
+
+  /** Records that the user proved they receive mail at their address (an emailed link, code or invitation). */
+  async markEmailVerified(db: Kysely<Database> | Transaction<Database>, environment: Environment, userId: string): Promise<void> {
+    await q.markEmailVerified(db, environment.id, userId, this.now());
   }
 
   /** Sets a new password hash in the caller's transaction (password reset), without the checks of a change. */

@@ -30,6 +30,14 @@ export function apiError(code: ErrorCode, message: string, details?: unknown): A
   return new ApiError(code, message, details);
 }
 
+/** Every sign-in method refuses a banned user the same way, once it has proven who they are. */
+export function userBanned(): ApiError {
+  return new ApiError(
+    'user_banned',
+    'This account is banned, so it cannot sign in. Contact the application’s support if you think this is a mistake.',
+  );
+}
+
 export function notFound(what: string): ApiError {
   return new ApiError('not_found', `${what} was not found in this environment.`);
 }

@@ -105,9 +105,13 @@ export class MemberService {
           : await this.identity.findUser(tx, environment, input.userId!);
       const noSuchUser = () =>
         email !== undefined
-          ? apiError('user_not_found', `No account with email ${email} exists in this environment; they must sign up first.`, {
-              fields: ['email'],
-            })
+          ? apiError(
+              'user_not_found',
+              `No account with email ${email} exists in this environment. Invite them instead: POST /v1/organizations/{id}/invitations (or /v1/me/organization/invitations) emails a link that creates their account and joins them.`,
+              {
+                fields: ['email'],
+              },
+            )
           : apiError('user_not_found', `No user ${input.userId} exists in this environment; create the user first.`, {
               fields: ['userId'],
             });

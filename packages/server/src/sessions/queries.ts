@@ -103,6 +103,11 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
       'users.last_name as user_last_name',
       'users.image_url as user_image_url',
       'users.password_hash as user_password_hash',
+      'users.email_verified as user_email_verified',
+      'users.banned as user_banned',
+      'users.public_metadata as user_public_metadata',
+      'users.private_metadata as user_private_metadata',
+      'users.unsafe_metadata as user_unsafe_metadata',
       'users.created_at as user_created_at',
       'users.updated_at as user_updated_at',
       'sessions.user_id as session_user_id',
@@ -120,6 +125,17 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
  * The session with its environment and user, in one read: what verifying an access token needs, and
  * what GET /v1/me shows, on every request.
  */
+/** Whether the user is banned (a missing user is not: the session insert's foreign key refuses it). */
+export async function isUserBanned(db: Db, environmentId: EnvironmentId, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('banned')
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  return row?.banned === 1;
+}
+
 export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: EnvironmentId, sessionId: string) {
   return (await sessionWithEnvironment(db, { environmentId, sessionId }))[0];
 }

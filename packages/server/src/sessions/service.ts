@@ -6,7 +6,7 @@ import type { Store } from '../db/index.js';
 import { RowCache, type RowCacheOptions } from '../db/row-cache.js';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
-import { ApiError, notFound } from '../lib/errors.js';
+import { ApiError, notFound, userBanned } from '../lib/errors.js';
 import { constantTimeEqual, newId, sha256Hex } from '../lib/crypto.js';
 import { freezeEnvironment } from '../tenancy/cache.js';
 import { toEnvironment } from '../tenancy/settings.js';
@@ -111,6 +111,8 @@ export interface SessionServiceOptions {
   cache?: SessionCache | undefined;
   /** With several nodes (Redis), checked before the cache serves; without, the cache serves as is. */
   freshness?: CacheFreshness | undefined;
+  /** Runs in every sign-in and sign-up, once the session exists (organization domain enrolment). */
+  signedIn?: ((environment: Environment, userId: string) => Promise<void>) | undefined;
 }
 
 export class SessionService {
@@ -122,6 +124,7 @@ export class SessionService {
   private readonly extraClaims: ExtraClaimsProvider | undefined;
   private readonly cache: SessionCache | undefined;
   private readonly freshness: CacheFreshness | undefined;
+  private readonly signedIn: SessionServiceOptions['signedIn'];
   /** Requests (by their session) that found this node caught up, whose other cached reads may serve too. */
   private readonly caughtUpFor = new WeakSet<SessionIdentity>();
   private readonly usersReadWithSession = new WeakMap<SessionIdentity, Readonly<UsersTable>>();
@@ -135,6 +138,7 @@ export class SessionService {
     this.extraClaims = options.extraClaims;
     this.cache = options.cache;
     this.freshness = options.freshness;
+    this.signedIn = options.signedIn;
   }
 
   private get db() {
@@ -164,6 +168,7 @@ export class SessionService {
 
   /** Starts a session for a user who just proved who they are, and counts them as active. */
   async create(environment: Environment, userId: string, context: RequestContext): Promise<SessionTokens> {
+    if (await q.isUserBanned(this.db, environment.id, userId)) throw userBanned();
     const now = this.now();
     const id = newId('sess', environment.id);
     const refreshToken = this.refreshTokens.first(environment.id, id);
@@ -181,8 +186,15 @@ export class SessionService {
       active_organization_id: null,
       user_agent: context.userAgent?.slice(0, 300) ?? null,
     });
+    // A ban commits its flag before it revokes sessions: read after this insert, the flag either
+    // shows the ban, or the ban's revocation comes later and finds this session.
+    if (await q.isUserBanned(this.db, environment.id, userId)) {
+      await q.revokeSession(this.db, environment.id, id, this.now());
+      throw userBanned();
+    }
     const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null }, context);
     await this.usage.recordActivity(environment.id, userId);
+    if (this.signedIn) await this.signedIn(environment, userId);
     return { accessToken: token, refreshToken, expiresIn, tokenType: 'Bearer' };
   }
 
@@ -361,6 +373,11 @@ export class SessionService {
         last_name: row.user_last_name,
         image_url: row.user_image_url,
         password_hash: row.user_password_hash,
+        email_verified: row.user_email_verified,
+        banned: row.user_banned,
+        public_metadata: row.user_public_metadata,
+        private_metadata: row.user_private_metadata,
+        unsafe_metadata: row.user_unsafe_metadata,
         created_at: row.user_created_at,
         updated_at: row.user_updated_at,
       }),

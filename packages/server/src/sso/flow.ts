@@ -7,7 +7,7 @@
 import type { SignedIn } from '@gatehouse/contract';
 import type { Configuration } from 'openid-client';
 import type { Store } from '../db/index.js';
-import { normalizeEmail } from '../identity/email.js';
+import { emailKey, normalizeEmail } from '../identity/email.js';
 import type { IdentityService } from '../identity/service.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
@@ -264,6 +264,7 @@ export class SsoFlowService {
       const user = await this.options.identity.findUser(this.db, environment, known.user_id);
       if (user) {
         await q.touchIdentity(this.db, environment.id, connection.id, profile.subject, email, now);
+        if (email) await this.proveAddress(environment, user, email, profile.emailTrusted);
         return user.id;
       }
       // The user was deleted: the identity goes with them; this sign-in starts afresh.
@@ -281,6 +282,7 @@ export class SsoFlowService {
         );
       }
       await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject: profile.subject, user_id: existing.id, email, now });
+      await this.proveAddress(environment, existing, email, profile.emailTrusted);
       return existing.id;
     }
     if (!profile.emailTrusted) {
@@ -294,11 +296,20 @@ export class SsoFlowService {
     if (!environment.settings.signUp) throw new SignInRefused('method_disabled', 'Sign-up is disabled for this environment, so this sign-in cannot create an account.');
     const user = await this.options.identity.createUser(environment, {
       email,
+      emailVerified: true,
       ...(profile.firstName ? { firstName: profile.firstName } : {}),
       ...(profile.lastName ? { lastName: profile.lastName } : {}),
     });
     await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject: profile.subject, user_id: user.id, email, now });
     return user.id;
+  }
+
+  /**
+   * A verified email from the IdP (OIDC email_verified; SAML at a domain the operator listed) proves
+   * the address, as an emailed link does (DESIGN "Identity"), when it is still the user's address.
+   */
+  private async proveAddress(environment: Environment, user: { id: string; email_key: string; email_verified: number }, email: string, trusted: boolean) {
+    if (trusted && user.email_verified !== 1 && user.email_key === emailKey(email)) await this.options.identity.markEmailVerified(this.db, environment, user.id);
   }
 
   async verify(environment: Environment, token: string, context: RequestContext): Promise<SignedIn> {

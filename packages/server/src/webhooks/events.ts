@@ -4,7 +4,9 @@ import { PostgresAdapter, type InsertQueryBuilder, type InsertResult, type Kysel
 import { inTransaction } from '../db/changes.js';
 import type { Database, OrganizationsTable, SessionsTable, UsersTable } from '../db/schema.js';
 import { newId } from '../lib/crypto.js';
-import { insertEvent } from './queries.js';
+import { eventInsert, insertEvent, type EventRow } from './queries.js';
+import { sqliteBatch } from '../db/index.js';
+import { userView } from '../identity/views.js';
 
 /**
  * Webhook events are recorded by the writers of users, sessions, organizations and memberships, in
@@ -45,17 +47,42 @@ export async function insertWithEvent<Table extends keyof Database>(
 ): Promise<void> {
   const event = eventRow(environmentId, type, data);
   if (!db.isTransaction && db.getExecutor().adapter instanceof PostgresAdapter) {
-    await db
-      .with('changed', () => insert(db))
-      .insertInto('webhook_events')
-      .values({ environment_id: environmentId, id: event.id, type: event.type, body: event.body, created_at: event.createdAt })
-      .execute();
+    await eventInsert(
+      db.with('changed', () => insert(db)),
+      environmentId,
+      event,
+    ).execute();
+    return;
+  }
+  const batch = db.isTransaction ? undefined : sqliteBatch(db as Kysely<Database>);
+  if (batch) {
+    // SQLite: both inserts in one synchronous transaction. Through Kysely's transaction each of its
+    // four statements (BEGIN, two inserts, COMMIT) waits its turn for the one connection, which under
+    // concurrent writes cost more than the event row itself (docs/performance.md).
+    await batch((connection) => [insert(connection).compile(), sqliteEventInsert(connection, environmentId, event)]);
     return;
   }
   await atomically(db, async (tx) => {
     await insert(tx).execute();
     await insertEvent(tx, environmentId, event);
   });
+}
+
+/** The event insert's SQL on SQLite, compiled by Kysely once: only its values differ between events. */
+let sqliteEventSql: string | undefined;
+
+function sqliteEventInsert(
+  db: Kysely<Database>,
+  environmentId: EnvironmentId,
+  event: EventRow,
+): { sql: string; parameters: readonly unknown[] } {
+  const parameters = [environmentId, event.id, event.type, event.body, event.createdAt];
+  if (sqliteEventSql !== undefined) return { sql: sqliteEventSql, parameters };
+  const compiled = eventInsert(db, environmentId, event).compile();
+  // The values are bound in the order eventInsert() lists its columns; check that once.
+  if (JSON.stringify(compiled.parameters) !== JSON.stringify(parameters)) throw new Error('eventInsert binds its values in another order');
+  sqliteEventSql = compiled.sql;
+  return compiled;
 }
 
 function eventRow(environmentId: EnvironmentId, type: WebhookEventType, data: unknown) {
@@ -66,19 +93,8 @@ function eventRow(environmentId: EnvironmentId, type: WebhookEventType, data: un
 
 // ---- `data`: each resource as the secret-key API shows it
 
-export function userData(row: Readonly<UsersTable>): User {
-  return {
-    id: row.id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    username: row.username,
-    imageUrl: row.image_url,
-    passwordEnabled: row.password_hash !== null,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
+/** A user as the SK API shows it. */
+export const userData = userView;
 
 /** A session as the platform shows it: never its tokens or their hashes. */
 export function sessionData(row: Readonly<SessionsTable>) {

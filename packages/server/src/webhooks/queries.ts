@@ -63,11 +63,22 @@ export async function deleteEndpoint(db: Db, environmentId: EnvironmentId, endpo
 
 // ---- events (the outbox)
 
-export async function insertEvent(db: Db, environmentId: EnvironmentId, event: { id: string; type: string; body: string; createdAt: number }) {
-  await db
+export interface EventRow {
+  id: string;
+  type: string;
+  body: string;
+  createdAt: number;
+}
+
+/** The insert of one event row, to run alone or as part of a larger statement (a CTE's outer insert). */
+export function eventInsert(db: Pick<Db, 'insertInto'>, environmentId: EnvironmentId, event: EventRow) {
+  return db
     .insertInto('webhook_events')
-    .values({ environment_id: environmentId, id: event.id, type: event.type, body: event.body, created_at: event.createdAt })
-    .execute();
+    .values({ environment_id: environmentId, id: event.id, type: event.type, body: event.body, created_at: event.createdAt });
+}
+
+export async function insertEvent(db: Db, environmentId: EnvironmentId, event: EventRow) {
+  await eventInsert(db, environmentId, event).execute();
 }
 
 export async function findEvent(db: Db, environmentId: EnvironmentId, eventId: string) {

@@ -175,7 +175,7 @@ describe('/v1/me/organizations and /v1/me/organization (session)', { timeout: 30
     expect(missing.statusCode).toBe(422);
     expect(json(missing).error).toMatchObject({
       code: 'user_not_found',
-      message: 'No account with email ghost@example.test exists in this environment; they must sign up first.',
+      message: `No account with email ghost@example.test exists in this environment. Invite them instead: POST /v1/organizations/{id}/invitations (or /v1/me/organization/invitations) emails a link that creates their account and joins them.`,
     });
     expect((await as(admin, 'POST', '/v1/me/organization/members', { email: newcomer.email })).statusCode).toBe(409);
     expect((await as(admin, 'POST', '/v1/me/organization/members', { email: newcomer.email, role: 'wizard' })).statusCode).toBe(400);

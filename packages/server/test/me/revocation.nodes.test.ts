@@ -25,12 +25,17 @@ const ROUNDS = {
   userDeletion: OTHERS,
   passwordChange: OTHERS,
   passwordReset: OTHERS,
+  ban: OTHERS,
 };
 const AT_ONCE = 8;
 const NEW_PASSWORD = 'another horse battery staple';
 
 const enabled = REDIS_URL !== undefined && testDb() === 'postgres';
-const why = !REDIS_URL ? '(skipped: REDIS_URL unset)' : testDb() !== 'postgres' ? '(skipped: nodes share PostgreSQL; SQLite is one node)' : '(PostgreSQL + Redis)';
+const why = !REDIS_URL
+  ? '(skipped: REDIS_URL unset)'
+  : testDb() !== 'postgres'
+    ? '(skipped: nodes share PostgreSQL; SQLite is one node)'
+    : '(PostgreSQL + Redis)';
 
 /**
  * Runs `count` rounds, AT_ONCE at a time (`worker` says which of them runs a round, so each can use
@@ -174,7 +179,9 @@ describe.skipIf(!enabled)(`revocation is at once on every node ${why}`, () => {
   it('B still serves from its cache between changes (a write nobody announces goes unseen)', async () => {
     const user = await signUp(a);
     await cachedOnB(user.accessToken);
-    await sql`update users set first_name = 'Unannounced' where environment_id = ${a.project.development.id} and id = ${user.userId}`.execute(a.store.db);
+    await sql`update users set first_name = 'Unannounced' where environment_id = ${a.project.development.id} and id = ${user.userId}`.execute(
+      a.store.db,
+    );
     expect(json(await me(b, user.accessToken)).user.firstName).toBeNull();
   });
 
@@ -199,6 +206,22 @@ describe.skipIf(!enabled)(`revocation is at once on every node ${why}`, () => {
       const reset = await start(a, 'password-reset/complete', { token, newPassword: NEW_PASSWORD });
       expect(reset.statusCode, reset.body).toBe(200);
       return bStillAccepts(user.accessToken);
+    });
+    expect(stale).toBe(0);
+  });
+
+  it(`ban (revokes every session): ${ROUNDS.ban} rounds, none stale`, { timeout: 600_000 }, async () => {
+    const users = await Promise.all(Array.from({ length: AT_ONCE }, () => signUp(a)));
+    const admin = (url: string) => a.call({ method: 'POST', url, credential: a.project.development.secretKey });
+    const stale = await staleRounds(ROUNDS.ban, async (worker) => {
+      const user = users[worker]!;
+      const session = await signedInSession(user.email);
+      await cachedOnB(session.accessToken);
+      const banned = await admin(`/v1/users/${user.userId}/ban`);
+      expect(banned.statusCode, banned.body).toBe(200);
+      const accepted = await bStillAccepts(session.accessToken);
+      expect((await admin(`/v1/users/${user.userId}/unban`)).statusCode).toBe(200);
+      return accepted;
     });
     expect(stale).toBe(0);
   });

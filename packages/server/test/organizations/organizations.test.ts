@@ -157,7 +157,7 @@ describe('/v1/organizations (secret key)', { timeout: 30_000 }, () => {
     expect(nobody.statusCode).toBe(422);
     expect(json(nobody).error.code).toBe('user_not_found');
     expect(json(nobody).error.message).toBe(
-      'No account with email nobody@example.test exists in this environment; they must sign up first.',
+      `No account with email nobody@example.test exists in this environment. Invite them instead: POST /v1/organizations/{id}/invitations (or /v1/me/organization/invitations) emails a link that creates their account and joins them.`,
     );
     const twice = await call('POST', `/v1/organizations/${org.id}/members`, { userId: byId.id, role: 'member' });
     expect(twice.statusCode).toBe(409);

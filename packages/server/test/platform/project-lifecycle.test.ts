@@ -33,6 +33,33 @@ async function fill(t: TestApp, project: TestProject) {
     payload: { name: 'Doomed', ownerId: user.userId },
   });
   expect(organization.statusCode, organization.body).toBe(201);
+  const orgId = organization.json().id;
+  const domain = `doomed-${Date.now().toString(36)}.example`;
+  for (const [url, payload] of [
+    [`/v1/organizations/${orgId}/invitations`, { email: 'invitee@example.test', role: 'member' }],
+    [`/v1/organizations/${orgId}/domains`, { name: domain, enrollmentMode: 'automatic_suggestion' }],
+  ] as const) {
+    const res = await t.call({ method: 'POST', url, credential: env.secretKey, payload });
+    expect(res.statusCode, res.body).toBe(201);
+  }
+  // A user who proves an address at the domain gets a suggestion (a membership request row).
+  const user2 = await t.call({
+    method: 'POST',
+    url: '/v1/users',
+    credential: env.secretKey,
+    payload: { email: `x@${domain}`, emailVerified: true },
+  });
+  await t.call({ method: 'POST', url: '/v1/auth/email-code', credential: env.publishableKey, payload: { email: `x@${domain}` } });
+  const mail = await t.call({ method: 'GET', url: `/v1/dev/emails?to=${encodeURIComponent(`x@${domain}`)}`, credential: env.secretKey });
+  const domainCode = /^(\d{6})$/m.exec(mail.json().data[0].text)![1];
+  const signedIn = await t.call({
+    method: 'POST',
+    url: '/v1/auth/email-code/verify',
+    credential: env.publishableKey,
+    payload: { email: `x@${domain}`, code: domainCode },
+  });
+  expect(signedIn.statusCode, signedIn.body).toBe(200);
+  expect(user2.statusCode).toBe(201);
   const role = await t.call({
     method: 'POST',
     url: `/v1/platform/environments/${env.id}/roles`,
@@ -202,7 +229,7 @@ describe('renaming and deleting projects', () => {
     // The other project keeps everything.
     expect(await rowsPerTable(t, keptIds)).toEqual(keptBefore);
     expect(json(await me(t, keptUser.accessToken)).user.id).toBe(keptUser.userId);
-    expect((await t.call({ method: 'GET', url: '/v1/users', credential: kept.development.secretKey })).json().data).toHaveLength(1);
+    expect((await t.call({ method: 'GET', url: '/v1/users', credential: kept.development.secretKey })).json().data).toHaveLength(2);
     expect((await platform('GET', `/v1/platform/projects/${kept.id}`)).json().name).toBe('Kept');
     const signUpAgain = await signUp(t, { environment: kept.development, email: uniqueEmail('kept') });
     expect(signUpAgain.userId).toMatch(/^user_/);

@@ -94,6 +94,7 @@ describe(`OIDC single sign-on attacks (${testDb()})`, () => {
     await signUp(t, { email: person.email });
     const answer = await new TestBrowser(t).signIn(await startUrl(), person.id);
     expect(errorOf(answer.location)).toBe('account_exists');
+    expect(new URL(answer.location!).searchParams.get('token')).toBeNull();
     const fresh = account('unverified-new', { email_verified: false });
     const created = await new TestBrowser(t).signIn(await startUrl(), fresh.id);
     expect(errorOf(created.location)).toBe('email_not_verified');
@@ -128,5 +129,17 @@ describe(`OIDC single sign-on attacks (${testDb()})`, () => {
     expect((await ssoVerify(t, other.development, token)).statusCode).toBe(401);
     expect((await ssoVerify(t, t.project.development, token)).statusCode).toBe(200);
     expect((await ssoVerify(t, t.project.development, token)).statusCode).toBe(401);
+  });
+
+  it('a banned user who signs in with SSO gets no session (403 user_banned at verify)', async () => {
+    const person = account('banned');
+    const first = await new TestBrowser(t).signIn(await startUrl(), person.id);
+    const userId = json(await ssoVerify(t, t.project.development, new URL(first.location!).searchParams.get('token')!)).user.id;
+    const ban = await t.call({ method: 'POST', url: `/v1/users/${userId}/ban`, credential: t.project.development.secretKey });
+    expect(ban.statusCode, ban.body).toBe(200);
+    const again = await new TestBrowser(t).signIn(await startUrl(), person.id);
+    const refused = await ssoVerify(t, t.project.development, new URL(again.location!).searchParams.get('token')!);
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error.code).toBe('user_banned');
   });
 });

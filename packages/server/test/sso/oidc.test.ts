@@ -80,6 +80,7 @@ describe(`OIDC single sign-on against a real OpenID Provider (${testDb()})`, () 
     const { user, session } = json(signedIn);
     expect(user.email).toBe(person.email);
     expect(session.accessToken).toBeTruthy();
+    expect(json(await t.call({ method: 'GET', url: `/v1/users/${user.id}`, credential: t.project.development.secretKey }))).toMatchObject({ emailVerified: true, firstName: 'Ada', lastName: 'Lovelace' });
     const second = await signInThrough(person.id);
     expect(json(await ssoVerify(t, t.project.development, second.token!)).user.id).toBe(user.id);
   });
@@ -90,6 +91,9 @@ describe(`OIDC single sign-on against a real OpenID Provider (${testDb()})`, () 
     const back = await signInThrough(person.id);
     expect(back.error).toBeNull();
     expect(json(await ssoVerify(t, t.project.development, back.token!)).user.id).toBe(existing.userId);
+    // The IdP's verified email proves the address, as an emailed link would.
+    const user = await t.call({ method: 'GET', url: `/v1/users/${existing.userId}`, credential: t.project.development.secretKey });
+    expect(json(user).emailVerified).toBe(true);
   });
 
   it('GET /v1/environment lists the connection', async () => {

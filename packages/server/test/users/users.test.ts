@@ -26,6 +26,11 @@ describe('/v1/users (secret key)', () => {
       username: 'grace',
       imageUrl: null,
       passwordEnabled: true,
+      emailVerified: false,
+      banned: false,
+      publicMetadata: {},
+      privateMetadata: {},
+      unsafeMetadata: {},
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
     });

@@ -4,6 +4,7 @@ import { verifyWebhook } from '../../../backend/src/webhooks.js';
 import { claimDueAttempts } from '../../src/webhooks/queries.js';
 import { RETRY_SCHEDULE_MS } from '../../src/webhooks/worker.js';
 import { startTestApp, testClock, type TestApp, type TestEnvironment } from '../helpers/app.js';
+import { outbox, start, tokenFrom } from '../helpers/flows.js';
 import { uniqueEmail } from '../helpers/identity.js';
 import { addMember, createOrg, plainUser } from '../helpers/organizations.js';
 import { createEndpoint, platformCall, startReceiver, type Receiver } from './receiver.js';
@@ -70,6 +71,19 @@ describe('webhook delivery to a real HTTP receiver', () => {
       payload: { role: 'admin' },
     });
     await t.call({ method: 'DELETE', url: `/v1/organizations/${org.id}/members/${other.id}`, credential: env.secretKey });
+    const invite = (email: string) =>
+      t.call({
+        method: 'POST',
+        url: `/v1/organizations/${org.id}/invitations`,
+        credential: env.secretKey,
+        payload: { email, role: 'member' },
+      });
+    const revoked = (await invite(uniqueEmail('revoked'))).json();
+    await t.call({ method: 'POST', url: `/v1/organizations/${org.id}/invitations/${revoked.id}/revoke`, credential: env.secretKey });
+    const invitee = uniqueEmail('invitee');
+    await invite(invitee);
+    const accepted = await start(t, 'invitations/accept', { token: tokenFrom((await outbox(t, invitee, env))[0]!) }, env);
+    expect(accepted.statusCode, accepted.body).toBe(200);
     const signup = await t.call({
       method: 'POST',
       url: '/v1/auth/signup',
@@ -115,6 +129,9 @@ describe('webhook delivery to a real HTTP receiver', () => {
         'organizationMembership.created',
         'organizationMembership.updated',
         'organizationMembership.deleted',
+        'organizationInvitation.created',
+        'organizationInvitation.accepted',
+        'organizationInvitation.revoked',
       ]),
     );
     // A tampered body does not verify.

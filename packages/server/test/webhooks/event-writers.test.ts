@@ -6,14 +6,16 @@ import { writesTo } from '../helpers/source-writes.js';
  * them must record its event (webhooks/events.ts recordEvent) in the transaction of its change. A
  * writer that forgets leaves receivers silently out of date, so every writer is checked here.
  */
-const EVENT_TABLES = ['users', 'sessions', 'organizations', 'organization_members'];
+const EVENT_TABLES = ['users', 'sessions', 'organizations', 'organization_members', 'organization_invitations'];
 
-/** Session writes that change neither its existence nor its revocation: no event is defined for them. */
+/** Writes for which no event is defined: a session's rotation or organization switch, an invitation's renewal. */
 const NO_EVENT = new Set([
   'rotateRefreshToken',
   'rotateCurrentRefreshToken',
   'setActiveOrganization',
   'clearActiveOrganization',
+  // Inviting a pending address again renews its invitation (token, role, expiry): no event is defined for that.
+  'refreshInvitation',
 ]);
 
 /** Deleting a whole project removes its rows wholesale; there is no one left to tell. */
@@ -25,7 +27,16 @@ describe('writers of users, sessions, organizations and memberships', () => {
   it('are found (the scan works)', () => {
     expect(writes.length).toBeGreaterThanOrEqual(14);
     expect(writes.map((w) => w.functionName)).toEqual(
-      expect.arrayContaining(['insertUser', 'deleteUser', 'insertSession', 'revokeUserSessions', 'insertOrganization', 'deleteMembership']),
+      expect.arrayContaining([
+        'insertUser',
+        'deleteUser',
+        'insertSession',
+        'revokeUserSessions',
+        'insertOrganization',
+        'deleteMembership',
+        'insertInvitation',
+        'settleInvitation',
+      ]),
     );
   });
 

@@ -9,7 +9,12 @@ import { emailKeys } from './0007_email_keys.js';
 import { signingKeyActivation } from './0008_signing_key_activation.js';
 import { webhooks } from './0009_webhooks.js';
 import { userSearch } from './0010_user_search.js';
+import { emailVerified } from './0011_email_verified.js';
+import { invitations } from './0012_invitations.js';
+import { eventOutboxWithoutRowid } from './0013_event_outbox_without_rowid.js';
 import { sso } from './0013_sso.js';
+import { userBans } from './0014_user_bans.js';
+import { userMetadata } from './0015_user_metadata.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -26,5 +31,10 @@ export const migrations: Record<string, Migration> = {
   '0008_signing_key_activation': signingKeyActivation,
   '0009_webhooks': webhooks,
   '0010_user_search': userSearch,
+  '0011_email_verified': emailVerified,
+  '0012_invitations': invitations,
+  '0013_event_outbox_without_rowid': eventOutboxWithoutRowid,
   '0013_sso': sso,
+  '0014_user_bans': userBans,
+  '0015_user_metadata': userMetadata,
 };

@@ -1,0 +1,109 @@
+import type { MembershipRequest, OrganizationSuggestion } from '@gatehouse/contract';
+import type { Store } from '../db/index.js';
+import { isUniqueViolation } from '../db/index.js';
+import { apiError } from '../lib/errors.js';
+import { type Actor, type OrganizationAccess, requirePermission } from '../organizations/access.js';
+import { findMembership, insertMembership } from '../organizations/queries.js';
+import { PERMISSIONS } from '../organizations/roles.js';
+import type { Environment } from '../tenancy/settings.js';
+import * as dq from './domain-queries.js';
+
+function requestView(row: dq.RequestRow & { email: string }): MembershipRequest {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    email: row.email,
+    status: row.status as MembershipRequest['status'],
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface RequestServiceOptions {
+  store: Store;
+  access: OrganizationAccess;
+  now: () => number;
+}
+
+/**
+ * Suggestions (offered by an automatic_suggestion domain) and the membership requests a user files
+ * by accepting one; members with org:members:manage accept (the user joins as member) or reject.
+ */
+export class RequestService {
+  constructor(private readonly options: RequestServiceOptions) {}
+
+  private get db() {
+    return this.options.store.db;
+  }
+
+  async suggestionsFor(environment: Environment, userId: string): Promise<OrganizationSuggestion[]> {
+    const rows = await dq.listSuggestionsFor(this.db, environment.id, userId);
+    return rows.map((row) => ({
+      id: row.id,
+      status: row.status as OrganizationSuggestion['status'],
+      organization: {
+        id: row.organization_id,
+        name: row.organization_name,
+        slug: row.organization_slug,
+        imageUrl: row.organization_image_url,
+      },
+      createdAt: row.created_at,
+    }));
+  }
+
+  /** The user asks to join: the suggestion becomes a pending request. */
+  async acceptSuggestion(environment: Environment, userId: string, suggestionId: string): Promise<OrganizationSuggestion> {
+    const row = await dq.findRequest(this.db, environment.id, suggestionId);
+    if (!row || row.user_id !== userId || !['suggested', 'pending'].includes(row.status)) {
+      throw apiError('not_found', `Suggestion ${suggestionId} was not found among your organization suggestions.`);
+    }
+    if (row.status === 'suggested') await dq.moveRequest(this.db, environment.id, row.id, 'suggested', 'pending', this.options.now());
+    return (await this.suggestionsFor(environment, userId)).find((s) => s.id === row.id)!;
+  }
+
+  async listPending(environment: Environment, actor: Actor, organizationId: string): Promise<MembershipRequest[]> {
+    return this.options.access.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
+      if (membership) requirePermission(membership, PERMISSIONS.membersManage, 'Reading membership requests');
+      return (await dq.listRequests(tx, environment.id, organizationId, 'pending')).map(requestView);
+    });
+  }
+
+  async decide(
+    environment: Environment,
+    actor: Actor,
+    organizationId: string,
+    requestId: string,
+    accept: boolean,
+  ): Promise<MembershipRequest> {
+    return this.options.access.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
+      if (membership)
+        requirePermission(
+          membership,
+          PERMISSIONS.membersManage,
+          accept ? 'Accepting membership requests' : 'Rejecting membership requests',
+        );
+      const row = await dq.findRequest(tx, environment.id, requestId);
+      if (!row || row.organization_id !== organizationId || row.status === 'suggested') {
+        throw apiError('not_found', `Membership request ${requestId} was not found in this organization.`);
+      }
+      if (row.status !== 'pending') throw apiError('conflict', `This membership request was already ${row.status}.`);
+      const now = this.options.now();
+      if (accept && !(await findMembership(tx, environment.id, organizationId, row.user_id))) {
+        try {
+          await insertMembership(tx, environment.id, {
+            organization_id: organizationId,
+            user_id: row.user_id,
+            role: 'member',
+            created_at: now,
+            updated_at: now,
+          });
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
+        }
+      }
+      await dq.moveRequest(tx, environment.id, row.id, 'pending', accept ? 'accepted' : 'rejected', now);
+      return requestView((await dq.findRequestWithEmail(tx, environment.id, row.id))!);
+    });
+  }
+}
