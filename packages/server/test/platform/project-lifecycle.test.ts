@@ -16,6 +16,9 @@ function platformCall(t: TestApp, platformKey = t.platformKey) {
 }
 
 /** Puts a row in every table of the environment's data: users, sessions, keys, organizations, roles, flows, outbox, usage. */
+/** One SAML IdP for every fill: its key generation is slow on a busy machine. */
+let testIdp: ReturnType<typeof startTestIdp> | undefined;
+
 async function fill(t: TestApp, project: TestProject) {
   const env = project.development;
   const endpoint = await t.call({
@@ -75,7 +78,7 @@ async function fill(t: TestApp, project: TestProject) {
   });
   expect(code.statusCode, code.body).toBe(202);
   // An SSO connection, with an IdP-initiated sign-in linking the user: a connection, identity, attempt and seen assertion.
-  const idp = await startTestIdp();
+  const idp = await (testIdp ??= startTestIdp());
   const saml = await t.call({
     method: 'POST',
     url: `/v1/platform/environments/${env.id}/sso-connections`,
@@ -233,7 +236,7 @@ describe('renaming and deleting projects', () => {
     expect((await platform('GET', `/v1/platform/projects/${kept.id}`)).json().name).toBe('Kept');
     const signUpAgain = await signUp(t, { environment: kept.development, email: uniqueEmail('kept') });
     expect(signUpAgain.userId).toMatch(/^user_/);
-  });
+  }, 60_000); // two fills: sign-ups hash passwords and the SAML IdP makes a key; slow on a busy machine
 
   it('names every table that holds environment data, so none is left behind', async () => {
     const tables = Object.keys(await rowsPerTable(t, ['env_none']));
