@@ -9,6 +9,7 @@ import { inTransaction } from '../db/changes.js';
 import { newId } from '../lib/crypto.js';
 import { apiError, notFound } from '../lib/errors.js';
 import { validateRedirectUrl } from '../flows/redirect.js';
+import { endpointUrlProblem } from '../webhooks/addresses.js';
 import type { Environment } from '../tenancy/settings.js';
 import { connectionView, readConnection, SecretSealer, type Connection, type OidcConfig, type SamlConfig } from './connections.js';
 import { DEFAULT_SCOPES, discover, GITHUB_SCOPES, OidcError, PRESET_ISSUERS, GITHUB, type OidcPreset, type OidcSettings } from './oidc/client.js';
@@ -46,8 +47,13 @@ export function checkIdpUrl(environment: Environment, raw: string, field: string
   }
   if (url.username || url.password) throw invalid(field, `${field} must not carry credentials.`);
   const local = url.hostname === 'localhost' || url.hostname === '127.0.0.1';
-  if (url.protocol === 'https:' && (environment.type === 'development' || !local)) return raw;
-  if (url.protocol === 'http:' && local && environment.type === 'development') return raw;
+  if (environment.type === 'production') {
+    // The server fetches discovery itself: no loopback, private or link-local addresses (as for webhooks).
+    const problem = endpointUrlProblem(raw, 'production');
+    if (problem === undefined) return raw;
+    throw invalid(field, `${field}${problem.slice('url'.length)}`);
+  }
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && local)) return raw;
   throw invalid(
     field,
     environment.type === 'development'

@@ -113,5 +113,8 @@ describe(`OIDC single sign-on against a real OpenID Provider (${testDb()})`, () 
     const production = await createConnection(t, t.project.production, { type: 'oidc', name: 'X', domains: [], issuer: idp.issuer, clientId: 'c', clientSecret: 's' });
     expect(production.statusCode).toBe(400);
     expect(json(production).error.message).toContain('https');
+    const privateAddress = await createConnection(t, t.project.production, { type: 'oidc', name: 'X', domains: [], issuer: 'https://10.0.0.5/', clientId: 'c', clientSecret: 's' });
+    expect(privateAddress.statusCode).toBe(400);
+    expect(json(privateAddress).error.message).toContain('public host');
   });
 });
