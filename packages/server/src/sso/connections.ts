@@ -9,7 +9,7 @@ import type { Selectable } from 'kysely';
 import type { SsoConnectionsTable } from '../db/schema.js';
 import { deriveSubkey } from '../lib/cursor.js';
 import type { EnvironmentId } from '../lib/ids.js';
-import type { OidcPreset } from './oidc/client.js';
+import type { OidcPreset } from './oidc/presets.js';
 
 export interface OidcConfig {
   preset: OidcPreset | null;

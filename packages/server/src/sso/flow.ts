@@ -16,9 +16,13 @@ import type { RequestContext, SessionService } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { endpoints, type Connection } from './connections.js';
-import { authorizationUrl, completeAuthorization, discover, OidcError, type OidcProfile } from './oidc/client.js';
+import { OidcError, type OidcProfile } from './oidc/presets.js';
 import * as q from './queries.js';
-import { acceptSamlResponse, buildAuthnRequestUrl, newRequestId, SamlResponseError, type SamlReplayLedger } from './saml/index.js';
+import type { SamlReplayLedger } from './saml/index.js';
+
+/** The IdP libraries load on first use (npm start stays fast). */
+const oidcClient = () => import('./oidc/client.js');
+const samlCore = () => import('./saml/index.js');
 import type { SsoConnectionService } from './service.js';
 
 export const ATTEMPT_TTL_MS = 10 * 60_000;
@@ -80,7 +84,7 @@ export class SsoFlowService {
     const key = `${connection.id}@${connection.row.updated_at}`;
     const cached = this.configs.get(key);
     if (cached && cached.at + DISCOVERY_CACHE_MS > Date.now()) return cached.config;
-    const config = await discover(this.options.connections.oidcSettings(environment, connection));
+    const config = await (await oidcClient()).discover(this.options.connections.oidcSettings(environment, connection));
     this.configs.set(key, { config, at: Date.now() });
     return config;
   }
@@ -111,7 +115,7 @@ export class SsoFlowService {
         throw error;
       }
       const settings = this.options.connections.oidcSettings(environment, connection);
-      const started = await authorizationUrl(config, settings, urls.redirectUri);
+      const started = await (await oidcClient()).authorizationUrl(config, settings, urls.redirectUri);
       await q.insertAttempt(this.db, environment.id, {
         ...attempt,
         state_hash: sha256Hex(started.state),
@@ -120,6 +124,7 @@ export class SsoFlowService {
       });
       return { url: started.url };
     }
+    const { buildAuthnRequestUrl, newRequestId } = await samlCore();
     const state = newSecret('', 32);
     const requestId = newRequestId();
     const url = await buildAuthnRequestUrl({ idp: connection.config, sp: urls, requestId, relayState: state });
@@ -157,7 +162,7 @@ export class SsoFlowService {
       callbackUrl.search = query.toString();
       let profile: OidcProfile;
       try {
-        profile = await completeAuthorization(config, this.options.connections.oidcSettings(environment, connection), callbackUrl, {
+        profile = await (await oidcClient()).completeAuthorization(config, this.options.connections.oidcSettings(environment, connection), callbackUrl, {
           state,
           nonce: attempt.nonce,
           codeVerifier: attempt.code_verifier!,
@@ -194,6 +199,7 @@ export class SsoFlowService {
     const urls = endpoints(this.options.baseUrl, connection.id);
     // An IdP-initiated sign-in gets an attempt of its own to carry the handoff token.
     const target = attempt ?? { id: newId('ssoa', environment.id), redirect_url: redirectUrl, unsolicited: true };
+    const { acceptSamlResponse, SamlResponseError } = await samlCore();
     return this.finish(environment, target, async () => {
       let assertion;
       try {

@@ -7,7 +7,6 @@ import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
 import { endpoints } from './connections.js';
 import type { SsoFlowService } from './flow.js';
-import { buildSpMetadata } from './saml/index.js';
 import type { ConnectionInput, SsoConnectionService } from './service.js';
 
 const platform = { credentials: ['platform'] } as const;
@@ -149,6 +148,7 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ connections: SsoConnectionSe
     async (request, reply) => {
       await flows.samlConnection(request.params.connectionId);
       const urls = endpoints(baseUrl, request.params.connectionId);
+      const { buildSpMetadata } = await import('./saml/metadata.js');
       return reply.type('application/samlmetadata+xml; charset=utf-8').send(buildSpMetadata(urls));
     },
   );

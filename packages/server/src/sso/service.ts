@@ -12,9 +12,8 @@ import { validateRedirectUrl } from '../flows/redirect.js';
 import { endpointUrlProblem } from '../webhooks/addresses.js';
 import type { Environment } from '../tenancy/settings.js';
 import { connectionView, readConnection, SecretSealer, type Connection, type OidcConfig, type SamlConfig } from './connections.js';
-import { DEFAULT_SCOPES, discover, GITHUB_SCOPES, OidcError, PRESET_ISSUERS, GITHUB, type OidcPreset, type OidcSettings } from './oidc/client.js';
+import { DEFAULT_SCOPES, GITHUB_SCOPES, OidcError, PRESET_ISSUERS, GITHUB, type OidcPreset, type OidcSettings } from './oidc/presets.js';
 import * as q from './queries.js';
-import { CertificateError, MetadataError, normalizeCertificate, parseIdpMetadata } from './saml/index.js';
 
 export interface ConnectionInput {
   type?: 'oidc' | 'saml';
@@ -130,6 +129,8 @@ export class SsoConnectionService {
     const scopes = input.scopes?.length ? input.scopes : preset === 'github' ? GITHUB_SCOPES : DEFAULT_SCOPES;
     if (preset !== 'github' && !scopes.includes('openid')) throw invalid('scopes', 'scopes must include openid.');
     if (preset !== 'github') {
+      // The IdP libraries load on first use: a start that never sees SSO never pays for them.
+      const { discover } = await import('./oidc/client.js');
       try {
         await discover({ preset, issuer, clientId: input.clientId, clientSecret: secret, scopes });
       } catch (error) {
@@ -140,7 +141,8 @@ export class SsoConnectionService {
     return { preset, issuer, clientId: input.clientId, scopes };
   }
 
-  private samlConfig(environment: Environment, input: ConnectionInput): SamlConfig {
+  private async samlConfig(environment: Environment, input: ConnectionInput): Promise<SamlConfig> {
+    const { CertificateError, MetadataError, normalizeCertificate, parseIdpMetadata } = await import('./saml/index.js');
     let idp: { idpEntityId: string; idpSsoUrl: string; idpCertificate: string };
     if (input.idpMetadataXml !== undefined) {
       try {
@@ -188,7 +190,7 @@ export class SsoConnectionService {
     await this.assertDomainsFree(environment, domains);
     const id = newId('ssoc', environment.id);
     const now = this.now();
-    const config = input.type === 'oidc' ? await this.oidcConfig(environment, input, input.clientSecret ?? '') : this.samlConfig(environment, input);
+    const config = input.type === 'oidc' ? await this.oidcConfig(environment, input, input.clientSecret ?? '') : await this.samlConfig(environment, input);
     await inTransaction(this.db, async (tx) => {
       await q.insertConnection(tx, environment.id, {
         id,
@@ -222,7 +224,7 @@ export class SsoConnectionService {
     } else {
       // Fields left out keep their values; new metadata replaces the three IdP fields.
       const merged: ConnectionInput = { ...current.config, ...patch };
-      config = this.samlConfig(environment, merged);
+      config = await this.samlConfig(environment, merged);
     }
     await q.updateConnection(this.db, environment.id, id, {
       name,
