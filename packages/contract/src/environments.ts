@@ -8,6 +8,13 @@ export type EnvironmentType = Static<typeof EnvironmentType>;
 export const TokenAlgorithm = Type.Union([Type.Literal('RS256'), Type.Literal('ES256'), Type.Literal('EdDSA')]);
 export type TokenAlgorithm = Static<typeof TokenAlgorithm>;
 
+/**
+ * Whether a password sign-up must prove its address with an emailed code before the account
+ * exists. "required" for environments created since it exists; older ones keep "off".
+ */
+export const EmailVerification = Type.Union([Type.Literal('required'), Type.Literal('off')]);
+export type EmailVerification = Static<typeof EmailVerification>;
+
 /** Which sign-in methods an environment offers. */
 export const AuthMethods = define(
   'AuthMethods',
@@ -36,6 +43,7 @@ export const Environment = define(
       Type.Object({ id: Type.String(), name: Type.String(), type: Type.Union([Type.Literal('oidc'), Type.Literal('saml')]), domains: Type.Array(Type.String()) }),
       { description: 'SSO connections a sign-in page can draw buttons for (no secrets); empty while SSO is off' },
     ),
+    emailVerification: EmailVerification,
   }),
 );
 export type Environment = Static<typeof Environment>;
@@ -61,6 +69,7 @@ export const PlatformEnvironment = define(
     sessionLifetimeSeconds: Type.Integer(),
     sessionInactivitySeconds: Type.Integer(),
     usersCanCreateOrganizations: Type.Boolean({ description: 'Whether signed-in users may create organizations' }),
+    emailVerification: EmailVerification,
   }),
 );
 export type PlatformEnvironment = Static<typeof PlatformEnvironment>;

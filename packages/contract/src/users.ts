@@ -94,12 +94,32 @@ export const SignUpBody = Type.Object(
 );
 export type SignUpBody = Static<typeof SignUpBody>;
 
+/** POST /v1/auth/signup when the environment requires a verified email: the code is on its way. */
+export const SignUpPending = define(
+  'SignUpPending',
+  Type.Object({
+    status: Type.Literal('verification_required'),
+    signUpId: Type.String({ description: 'su_…: pass it with the emailed code to POST /v1/auth/signup/verify' }),
+  }),
+);
+export type SignUpPending = Static<typeof SignUpPending>;
+
+/** POST /v1/auth/signup/verify */
+export const SignUpVerifyBody = Type.Object(
+  { signUpId: Type.String({ minLength: 1, maxLength: 128 }), code: Type.String({ minLength: 1, maxLength: 32 }) },
+  { additionalProperties: false },
+);
+export type SignUpVerifyBody = Static<typeof SignUpVerifyBody>;
+
 /** POST /v1/auth/signin */
 export const SignInBody = Type.Object({ email: Type.String({ maxLength: 1024 }), password: Password }, { additionalProperties: false });
 export type SignInBody = Static<typeof SignInBody>;
 
 /** PATCH /v1/me: `unsafeMetadata` replaces the whole object. */
-export const ProfileUpdateBody = Type.Object({ ...ProfileFields, unsafeMetadata: Type.Optional(Metadata) }, { additionalProperties: false });
+export const ProfileUpdateBody = Type.Object(
+  { ...ProfileFields, unsafeMetadata: Type.Optional(Metadata) },
+  { additionalProperties: false },
+);
 export type ProfileUpdateBody = Static<typeof ProfileUpdateBody>;
 
 /** On POST and PATCH /v1/users each replaces the whole object; PATCH /v1/users/{id}/metadata merges. */
@@ -113,7 +133,9 @@ const MetadataFields = {
 export const UpdateUserMetadataBody = Type.Object(MetadataFields, { additionalProperties: false });
 export type UpdateUserMetadataBody = Static<typeof UpdateUserMetadataBody>;
 
-const EmailVerified = Type.Boolean({ description: 'Whether the address is known to be the user’s (default false; changing the email resets it)' });
+const EmailVerified = Type.Boolean({
+  description: 'Whether the address is known to be the user’s (default false; changing the email resets it)',
+});
 
 /** POST /v1/users: without a password, the user signs in by another method. */
 export const CreateUserBody = Type.Object(
@@ -124,7 +146,13 @@ export type CreateUserBody = Static<typeof CreateUserBody>;
 
 /** PATCH /v1/users/{userId} */
 export const UpdateUserBody = Type.Object(
-  { email: Type.Optional(Email), password: Type.Optional(Password), emailVerified: Type.Optional(EmailVerified), ...ProfileFields, ...MetadataFields },
+  {
+    email: Type.Optional(Email),
+    password: Type.Optional(Password),
+    emailVerified: Type.Optional(EmailVerified),
+    ...ProfileFields,
+    ...MetadataFields,
+  },
   { additionalProperties: false },
 );
 export type UpdateUserBody = Static<typeof UpdateUserBody>;

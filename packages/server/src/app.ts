@@ -113,6 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessions,
     throttle,
     identity,
+    signUpVerification,
     organizations,
     organizationAccess,
     members,
@@ -148,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(sessionRoutes, { sessions, keys, tokens, tenancy });
   await app.register(identityRoutes, {
     identity,
+    signUpVerification,
     cursors,
     meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
   });

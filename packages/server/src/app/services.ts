@@ -5,6 +5,7 @@ import type { AccessTokenVerifier } from '../http/credentials.js';
 import { warmUpPasswordHashing } from '../identity/passwords.js';
 import { IdentityService } from '../identity/service.js';
 import { DomainService } from '../invitations/domain-service.js';
+import { SignUpVerification } from '../flows/sign-up-verification.js';
 import { RequestService } from '../invitations/request-service.js';
 import { CursorCodec, deriveSubkey } from '../lib/cursor.js';
 import type { RedisLink } from '../lib/redis.js';
@@ -87,6 +88,16 @@ export function buildServices(options: AppOptions, redis: RedisLink | undefined,
     now,
     deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
   });
+  const signUpVerification = new SignUpVerification({
+    store: options.store,
+    identity,
+    sessions,
+    tenancy,
+    now,
+    throttle,
+    codeKey: deriveSubkey(options.instanceSecret, 'email-codes'),
+    wake: () => wakeOutbox(),
+  });
   const organizationAccess = new OrganizationAccess(options.store);
   const organizations: OrganizationService = new OrganizationService({
     store: options.store,
@@ -126,6 +137,7 @@ export function buildServices(options: AppOptions, redis: RedisLink | undefined,
     sessions,
     throttle,
     identity,
+    signUpVerification,
     organizations,
     organizationAccess,
     members,

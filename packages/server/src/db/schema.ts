@@ -340,11 +340,28 @@ export interface OrganizationMembershipRequestsTable {
   updated_at: number;
 }
 
+export interface SignUpAttemptsTable {
+  environment_id: EnvironmentId;
+  id: string;
+  email: string;
+  /** argon2id, computed at the start so both answers of the start cost the same. */
+  password_hash: string;
+  first_name: string | null;
+  last_name: string | null;
+  username: string | null;
+  code_hash: string;
+  attempts: Generated<number>;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
 export interface Database {
   sso_connections: SsoConnectionsTable;
   sso_identities: SsoIdentitiesTable;
   sso_attempts: SsoAttemptsTable;
   sso_seen_assertions: SsoSeenAssertionsTable;
+  sign_up_attempts: SignUpAttemptsTable;
   organization_invitations: OrganizationInvitationsTable;
   organization_domains: OrganizationDomainsTable;
   organization_membership_requests: OrganizationMembershipRequestsTable;

@@ -122,7 +122,7 @@ export async function claimDue(db: Db, options: ClaimOptions) {
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', options.now)]))
     .orderBy('next_attempt_at')
     .limit(options.batchSize)
-    .modifyEnd(crossTenant('one worker delivers every environment\'s mail'));
+    .modifyEnd(crossTenant("one worker delivers every environment's mail"));
   if (options.dialect === 'postgres') due = due.forUpdate().skipLocked();
 
   return db
@@ -130,7 +130,7 @@ export async function claimDue(db: Db, options: ClaimOptions) {
     .set({ locked_until: options.now + options.lockMs, attempts: sql<number>`attempts + 1` })
     .where((eb) => eb(eb.refTuple('environment_id', 'id'), 'in', due.$asTuple('environment_id', 'id')))
     .returningAll()
-    .modifyEnd(crossTenant('one worker delivers every environment\'s mail'))
+    .modifyEnd(crossTenant("one worker delivers every environment's mail"))
     .execute();
 }
 

@@ -1,6 +1,6 @@
 import type { EnvironmentId } from '../lib/ids.js';
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { Database, FlowPurpose, FlowTokensTable } from '../db/schema.js';
+import type { Database, FlowPurpose, FlowTokensTable, SignUpAttemptsTable } from '../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -80,6 +80,53 @@ export async function consumeCode(db: Db, environmentId: EnvironmentId, id: stri
     .where('environment_id', '=', environmentId)
     .where('id', '=', id)
     .where('attempts', '<', maxAttempts)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+// ---- sign-up attempts (emailVerification "required")
+
+export async function insertSignUpAttempt(
+  db: Db,
+  environmentId: EnvironmentId,
+  row: Omit<Insertable<SignUpAttemptsTable>, 'environment_id'>,
+) {
+  await db
+    .insertInto('sign_up_attempts')
+    .values({ ...row, environment_id: environmentId })
+    .execute();
+}
+
+/** The attempt, while its code may still be tried: not used, not expired, tries left. */
+export async function findLiveSignUpAttempt(db: Db, environmentId: EnvironmentId, id: string, now: number, maxAttempts: number) {
+  return db
+    .selectFrom('sign_up_attempts')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', id)
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where('attempts', '<', maxAttempts)
+    .executeTakeFirst();
+}
+
+export async function recordWrongSignUpCode(db: Db, environmentId: EnvironmentId, id: string) {
+  await db
+    .updateTable('sign_up_attempts')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Uses the attempt, once (compare-and-set); whether this call did. */
+export async function consumeSignUpAttempt(db: Db, environmentId: EnvironmentId, id: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('sign_up_attempts')
+    .set({ consumed_at: now })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', id)
     .where('consumed_at', 'is', null)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;

@@ -278,8 +278,9 @@ export class FlowService {
       if (row.password_fingerprint !== null && !constantTimeEqual(passwordFingerprint(user.password_hash), row.password_fingerprint)) {
         throw apiError('invalid_credentials', 'This reset link is void because the password changed after it was sent. Request a new one.');
       }
-      await this.options.identity.setPasswordHash(tx, environment, resetUserId, passwordHash, this.options.now());
+      // Verified first: the first proof of an address removes any password set before it.
       if (user.email_key === row.email_key) await this.options.identity.markEmailVerified(tx, environment, resetUserId);
+      await this.options.identity.setPasswordHash(tx, environment, resetUserId, passwordHash, this.options.now());
       return this.options.sessions.revokeAllForUser(environment, resetUserId, undefined, tx);
     });
     return { email: row.email, sessionsRevoked };

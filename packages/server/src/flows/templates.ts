@@ -1,5 +1,12 @@
 export type EmailKind =
-  'magic_link' | 'email_code' | 'password_reset' | 'sign_up_link' | 'sign_up_code' | 'organization_invitation' | 'domain_verification';
+  | 'magic_link'
+  | 'email_code'
+  | 'password_reset'
+  | 'sign_up_link'
+  | 'sign_up_code'
+  | 'sign_up_verification'
+  | 'organization_invitation'
+  | 'domain_verification';
 
 export interface EmailContent {
   kind: EmailKind;
@@ -33,6 +40,11 @@ const COPY: Record<EmailKind, Copy> = {
     subject: (p) => `Reset your ${p} password`,
     lead: 'Use this link to choose a new password.',
     action: 'Reset password',
+  },
+  sign_up_verification: {
+    subject: (p) => `Your ${p} sign-up code`,
+    lead: 'Enter this code to finish creating your account.',
+    action: '',
   },
   organization_invitation: {
     subject: (p, c) => `You are invited to join ${c.organizationName} on ${p}`,

@@ -152,19 +152,34 @@ export async function updateUser(
   });
 }
 
-/** Sets email_verified, once: a user already verified is left alone (no write, no event). */
-export async function markEmailVerified(db: Db, environmentId: EnvironmentId, userId: string, now: number): Promise<void> {
-  await atomically(db, async (db) => {
-    const result = await db
-      .updateTable('users')
-      .set({ email_verified: 1, updated_at: now })
+/**
+ * Sets email_verified, once (a verified user is left alone: no write, no event), and removes a
+ * password set before the address was proven: whoever set it never showed they own the address.
+ * Returns whether such a password was removed.
+ */
+export async function markEmailVerified(
+  db: Db,
+  environmentId: EnvironmentId,
+  userId: string,
+  now: number,
+): Promise<{ passwordRemoved: boolean }> {
+  return atomically(db, async (db) => {
+    const before = await db
+      .selectFrom('users')
+      .select(['email_verified', 'password_hash'])
       .where('environment_id', '=', environmentId)
       .where('id', '=', userId)
-      .where('email_verified', '=', 0)
       .executeTakeFirst();
-    if (result.numUpdatedRows === 0n) return;
+    if (!before || before.email_verified === 1) return { passwordRemoved: false };
+    await db
+      .updateTable('users')
+      .set({ email_verified: 1, password_hash: null, updated_at: now })
+      .where('environment_id', '=', environmentId)
+      .where('id', '=', userId)
+      .execute();
     announce(db, { kind: 'user', environmentId, userId });
     await recordEvent(db, environmentId, 'user.updated', await readUserData(db, environmentId, userId));
+    return { passwordRemoved: before.password_hash !== null };
   });
 }
 

@@ -10,6 +10,8 @@ import {
   SignedIn,
   SignInBody,
   SignUpBody,
+  SignUpPending,
+  SignUpVerifyBody,
   SessionUser,
   UpdateUserBody,
   UpdateUserMetadataBody,
@@ -25,6 +27,7 @@ import { requestContext } from '../http/request-context.js';
 import type { Environment } from '../tenancy/settings.js';
 import { Password } from './fields.js';
 import type { IdentityService } from './service.js';
+import type { SignUpVerification } from '../flows/sign-up-verification.js';
 
 /**
  * What GET /v1/me shows of organizations. The Organizations feature supplies it; until then the
@@ -39,6 +42,8 @@ const noOrganizations: MeOrganizationsProvider = async () => ({ organizations: [
 
 export interface IdentityRouteOptions {
   identity: IdentityService;
+  /** Sign-up when the environment requires a verified email. */
+  signUpVerification: SignUpVerification;
   cursors: CursorCodec;
   meOrganizations?: MeOrganizationsProvider | undefined;
 }
@@ -48,7 +53,7 @@ const secret = { credentials: ['secret'] } as const;
 const session = { credentials: ['session'] } as const;
 
 export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = async (app, options) => {
-  const { identity, cursors } = options;
+  const { identity, cursors, signUpVerification } = options;
   const meOrganizations = options.meOrganizations ?? noOrganizations;
 
   // ---- /v1/auth (publishable key)
@@ -58,15 +63,41 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
     {
       config: publishable,
       schema: {
-        summary: 'Create an account with email and password, and sign it in',
+        summary:
+          'Create an account with email and password, and sign it in; or, when the environment requires a verified email, email a code first',
+        description:
+          'With emailVerification "required" the answer is 202 {status:"verification_required", signUpId} and a 6-digit code is emailed, identically whether or not the address has an account; POST /v1/auth/signup/verify creates the account.',
         tags: ['auth'],
         body: SignUpBody,
+        response: { 201: SignedIn, 202: SignUpPending },
+      },
+    },
+    async (request, reply) => {
+      const environment = environmentOf(request);
+      if (environment.settings.emailVerification === 'required') {
+        identity.assertSignUpOpen(environment);
+        return reply.code(202).send(await signUpVerification.start(environment, request.body));
+      }
+      const { user, session } = await identity.signUp(environment, request.body, requestContext(request));
+      return reply.code(201).send({ user: { id: user.id, email: user.email }, session });
+    },
+  );
+
+  app.post(
+    '/v1/auth/signup/verify',
+    {
+      config: publishable,
+      schema: {
+        summary: 'Finish a verified sign-up with the emailed code: creates the account and signs it in',
+        tags: ['auth'],
+        body: SignUpVerifyBody,
         response: { 201: SignedIn },
       },
     },
     async (request, reply) => {
-      const { user, session } = await identity.signUp(environmentOf(request), request.body, requestContext(request));
-      return reply.code(201).send({ user: { id: user.id, email: user.email }, session });
+      const environment = environmentOf(request);
+      identity.assertSignUpOpen(environment);
+      return reply.code(201).send(await signUpVerification.verify(environment, request.body, requestContext(request), request.ip));
     },
   );
 

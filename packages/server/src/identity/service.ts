@@ -193,14 +193,19 @@ export class IdentityService {
     return row;
   }
 
+  /** Sign-up needs password authentication and sign-up on (403 method_disabled otherwise). */
+  assertSignUpOpen(environment: Environment): void {
+    if (!environment.settings.authMethods.password) throw methodDisabled('Password authentication');
+    if (!environment.settings.signUp) throw methodDisabled('Sign-up');
+  }
+
   /** POST /v1/auth/signup: creates a user with a password and signs them in. */
   async signUp(
     environment: Environment,
     input: AdminUserInput & { email: string; password: string },
     context: RequestContext,
   ): Promise<{ user: UserView; session: SessionTokens }> {
-    if (!environment.settings.authMethods.password) throw methodDisabled('Password authentication');
-    if (!environment.settings.signUp) throw methodDisabled('Sign-up');
+    this.assertSignUpOpen(environment);
     const row = await this.insert(environment, input);
     const session = await this.sessions.create(environment, row.id, context);
     return { user: userView(row), session };
@@ -399,17 +404,30 @@ export class IdentityService {
    * caller's transaction, so that the account exists only if the rest of the change commits.
    */
   createVerifiedUserIn(
-    tx: Transaction<Database>,
+    db: Kysely<Database> | Transaction<Database>,
     environment: Environment,
-    input: { email: string; firstName?: string | undefined; lastName?: string | undefined },
+    input: { email: string; firstName?: string | undefined; lastName?: string | undefined; username?: string | undefined },
     passwordHash: string | null,
   ): Promise<q.UserRow> {
-    return this.insertHashed(tx, environment, { ...input, emailVerified: true }, passwordHash);
+    return this.insertHashed(db, environment, { ...input, emailVerified: true }, passwordHash);
+  }
+
+  /** Checks the profile fields of a sign-up before anything is stored (400 naming the field). */
+  async assertProfile(environment: Environment, input: ProfileInput): Promise<void> {
+    await this.profileColumns(environment, input);
   }
 
   /** Records that the user proved they receive mail at their address (an emailed link, code or invitation). */
   async markEmailVerified(db: Kysely<Database> | Transaction<Database>, environment: Environment, userId: string): Promise<void> {
-    await q.markEmailVerified(db, environment.id, userId, this.now());
+    // Pre-registration takeover: someone signs up with another person's address and a password of
+    // their own, and waits. When the owner first proves the address (an emailed link or code, an
+    // invitation), that password and every session made with it go, so the account is the owner's.
+    const claim = async (tx: Transaction<Database>) => {
+      const { passwordRemoved } = await q.markEmailVerified(tx, environment.id, userId, this.now());
+      if (passwordRemoved) await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
+    };
+    if (db.isTransaction) await claim(db as Transaction<Database>);
+    else await inTransaction(this.db, claim);
   }
 
   /** Sets a new password hash in the caller's transaction (password reset), without the checks of a change. */

@@ -155,3 +155,12 @@ export async function findRequestWithEmail(db: Db, environmentId: EnvironmentId,
     .where('r.id', '=', requestId)
     .executeTakeFirst();
 }
+
+export async function deleteSuggestionsOfDomain(db: Db, environmentId: EnvironmentId, domainId: string) {
+  await db
+    .deleteFrom('organization_membership_requests')
+    .where('environment_id', '=', environmentId)
+    .where('domain_id', '=', domainId)
+    .where('status', '=', 'suggested')
+    .execute();
+}

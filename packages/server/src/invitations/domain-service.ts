@@ -19,6 +19,7 @@ import * as q from './queries.js';
 
 export const DOMAIN_CODE_TTL_MS = 10 * 60_000;
 export const DOMAIN_CODE_ATTEMPTS = 5;
+const HOUR_MS = 3_600_000;
 
 /**
  * Free mailbox providers: anyone can hold an address there, so proving one proves nothing about an
@@ -171,13 +172,24 @@ export class DomainService {
         row = { ...this.newRow(environment, organizationId, name, input.enrollmentMode, now), environment_id: environment.id };
         await this.insert(tx, environment, row);
       }
-      // Creating it again sends a fresh code (the old one stops working).
+      // Creating it again sends a fresh code (the old one stops working), but wrong tries keep
+      // counting until an hour passes without a new code: re-adding is no way to guess more codes.
+      const lastIssued = row.verification_expires_at === null ? undefined : row.verification_expires_at - DOMAIN_CODE_TTL_MS;
+      const attempts = lastIssued !== undefined && now - lastIssued < HOUR_MS ? row.verification_attempts : 0;
+      if (await isThrottled(tx, environment.id, email, now)) {
+        throw new ApiError(
+          'rate_limited',
+          `${email} has had its share of email for now (5 in 10 minutes). Use the code already sent, or try again in a few minutes.`,
+          undefined,
+          { 'retry-after': '600' },
+        );
+      }
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
       const patch = {
         enrollment_mode: input.enrollmentMode,
         verification_email: email,
         verification_hash: this.codeHash(row.id, code),
-        verification_attempts: 0,
+        verification_attempts: attempts,
         verification_expires_at: now + DOMAIN_CODE_TTL_MS,
         updated_at: now,
       };
@@ -191,8 +203,7 @@ export class DomainService {
         code,
         expiresInMinutes: DOMAIN_CODE_TTL_MS / 60_000,
       });
-      const throttled = await isThrottled(tx, environment.id, email, now);
-      await enqueueEmail(tx, { environment, kind: 'domain_verification', to: email, rendered, deliver: true, throttled }, now);
+      await enqueueEmail(tx, { environment, kind: 'domain_verification', to: email, rendered, deliver: true, throttled: false }, now);
       return domainView({ ...row, ...patch });
     });
     this.options.wake();
@@ -206,11 +217,12 @@ export class DomainService {
     domainId: string,
     code: string,
   ): Promise<OrganizationDomain> {
-    return this.options.access.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
+    // A wrong code is recorded in a transaction that commits: thrown inside, its count would roll back.
+    const outcome = await this.options.access.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
       if (membership) requirePermission(membership, PERMISSIONS.manage, 'Verifying a domain');
       const row = await dq.findDomain(tx, environment.id, organizationId, domainId);
       if (!row) throw domainNotFound(domainId);
-      if (row.verified === 1) return domainView(row);
+      if (row.verified === 1) return { domain: domainView(row) };
       const now = this.options.now();
       const live =
         row.verification_hash !== null && (row.verification_expires_at ?? 0) > now && row.verification_attempts < DOMAIN_CODE_ATTEMPTS;
@@ -226,19 +238,21 @@ export class DomainService {
       if (!constantTimeEqual(row.verification_hash!, this.codeHash(row.id, code))) {
         const attempts = row.verification_attempts + 1;
         await dq.updateDomain(tx, environment.id, row.id, { verification_attempts: attempts, updated_at: now });
-        const left = DOMAIN_CODE_ATTEMPTS - attempts;
-        throw apiError(
-          'invalid_credentials',
-          left > 0
-            ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
-            : 'The code is incorrect and is now void. Add the domain again to get a new code.',
-          { fields: ['code'] },
-        );
+        return { triesLeft: DOMAIN_CODE_ATTEMPTS - attempts };
       }
       const patch = { verified: 1, verification_hash: null, verification_expires_at: null, updated_at: now };
       await dq.updateDomain(tx, environment.id, row.id, patch);
-      return domainView({ ...row, ...patch });
+      return { domain: domainView({ ...row, ...patch }) };
     });
+    if ('domain' in outcome) return outcome.domain;
+    const left = outcome.triesLeft;
+    throw apiError(
+      'invalid_credentials',
+      left > 0
+        ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
+        : 'The code is incorrect and is now void. Add the domain again to get a new code.',
+      { fields: ['code'] },
+    );
   }
 
   async list(environment: Environment, actor: Actor, organizationId: string): Promise<OrganizationDomain[]> {
@@ -267,6 +281,8 @@ export class DomainService {
       if (membership) requirePermission(membership, PERMISSIONS.manage, 'Removing a domain');
       if (!(await dq.findDomain(tx, environment.id, organizationId, domainId))) throw domainNotFound(domainId);
       await dq.deleteDomain(tx, environment.id, domainId);
+      // Suggestions it made and nobody acted on go with it; requests already filed stay for a decision.
+      await dq.deleteSuggestionsOfDomain(tx, environment.id, domainId);
       return { id: domainId, deleted: true as const };
     });
   }
@@ -309,19 +325,16 @@ export class DomainService {
             now,
           );
         } else if (!(await dq.findRequestOf(tx, environment.id, domain.organization_id, user.id))) {
-          try {
-            await dq.insertRequest(tx, environment.id, {
-              id: newId('orgreq', environment.id),
-              organization_id: domain.organization_id,
-              user_id: user.id,
-              domain_id: domain.id,
-              status: 'suggested',
-              created_at: now,
-              updated_at: now,
-            });
-          } catch (error) {
-            if (!isUniqueViolation(error)) throw error;
-          }
+          // Checked under the organization's lock, so no concurrent enrolment inserts it meanwhile.
+          await dq.insertRequest(tx, environment.id, {
+            id: newId('orgreq', environment.id),
+            organization_id: domain.organization_id,
+            user_id: user.id,
+            domain_id: domain.id,
+            status: 'suggested',
+            created_at: now,
+            updated_at: now,
+          });
         }
       });
     }

@@ -1,9 +1,8 @@
 import type { MembershipRequest, OrganizationSuggestion } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
-import { isUniqueViolation } from '../db/index.js';
 import { apiError } from '../lib/errors.js';
 import { type Actor, type OrganizationAccess, requirePermission } from '../organizations/access.js';
-import { findMembership, insertMembership } from '../organizations/queries.js';
+import { findMembership, findOrganization, insertMembership } from '../organizations/queries.js';
 import { PERMISSIONS } from '../organizations/roles.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as dq from './domain-queries.js';
@@ -59,7 +58,14 @@ export class RequestService {
       throw apiError('not_found', `Suggestion ${suggestionId} was not found among your organization suggestions.`);
     }
     if (row.status === 'suggested') await dq.moveRequest(this.db, environment.id, row.id, 'suggested', 'pending', this.options.now());
-    return (await this.suggestionsFor(environment, userId)).find((s) => s.id === row.id)!;
+    const organization = await findOrganization(this.db, environment.id, row.organization_id);
+    if (!organization) throw apiError('not_found', `Suggestion ${suggestionId} was not found among your organization suggestions.`);
+    return {
+      id: row.id,
+      status: 'pending',
+      organization: { id: organization.id, name: organization.name, slug: organization.slug, imageUrl: organization.image_url },
+      createdAt: row.created_at,
+    };
   }
 
   async listPending(environment: Environment, actor: Actor, organizationId: string): Promise<MembershipRequest[]> {
@@ -89,18 +95,15 @@ export class RequestService {
       }
       if (row.status !== 'pending') throw apiError('conflict', `This membership request was already ${row.status}.`);
       const now = this.options.now();
+      // Checked under the organization's lock: no concurrent change adds the member meanwhile.
       if (accept && !(await findMembership(tx, environment.id, organizationId, row.user_id))) {
-        try {
-          await insertMembership(tx, environment.id, {
-            organization_id: organizationId,
-            user_id: row.user_id,
-            role: 'member',
-            created_at: now,
-            updated_at: now,
-          });
-        } catch (error) {
-          if (!isUniqueViolation(error)) throw error;
-        }
+        await insertMembership(tx, environment.id, {
+          organization_id: organizationId,
+          user_id: row.user_id,
+          role: 'member',
+          created_at: now,
+          updated_at: now,
+        });
       }
       await dq.moveRequest(tx, environment.id, row.id, 'pending', accept ? 'accepted' : 'rejected', now);
       return requestView((await dq.findRequestWithEmail(tx, environment.id, row.id))!);

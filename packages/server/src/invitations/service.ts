@@ -109,6 +109,15 @@ export class InvitationService {
           { 'retry-after': '3600' },
         );
       }
+      // A refused email must not rotate the token: the link the invitee already has stays the newest.
+      if (await isThrottled(tx, environment.id, email, now)) {
+        throw new ApiError(
+          'rate_limited',
+          `${email} has had its share of email for now (5 in 10 minutes). The invitation link already sent still works; invite again in a few minutes.`,
+          undefined,
+          { 'retry-after': '600' },
+        );
+      }
       const fields = {
         token_hash: sha256Hex(token),
         role,
@@ -156,7 +165,6 @@ export class InvitationService {
       now: number;
     },
   ): Promise<void> {
-    const throttled = await isThrottled(tx, environment.id, input.email, input.now);
     const rendered = renderEmail({
       kind: 'organization_invitation',
       projectName: input.project.name,
@@ -167,7 +175,7 @@ export class InvitationService {
     });
     await enqueueEmail(
       tx,
-      { environment, kind: 'organization_invitation', to: input.email, rendered, deliver: true, throttled },
+      { environment, kind: 'organization_invitation', to: input.email, rendered, deliver: true, throttled: false },
       input.now,
     );
   }
@@ -270,7 +278,7 @@ export class InvitationService {
         const profile = { email: invitation.email, firstName: input.firstName, lastName: input.lastName };
         user = await this.options.identity.createVerifiedUserIn(tx, environment, profile, passwordHash);
       }
-      await this.join(tx, environment, invitation.id, user);
+      await this.join(tx, environment, invitation.id, user, invitation.token_hash);
       return user;
     });
     const session = await this.options.sessions.create(environment, user.id, context);
@@ -283,9 +291,12 @@ export class InvitationService {
     environment: Environment,
     invitationId: string,
     user: { id: string; email: string; first_name: string | null; last_name: string | null; image_url: string | null },
+    /** For an acceptance by token: its hash, which a renewal since the look-up has replaced. */
+    tokenHash?: string,
   ): Promise<Member> {
     const now = this.options.now();
     const row = await q.findInvitationById(tx, environment.id, invitationId);
+    if (row && tokenHash !== undefined && row.token_hash !== tokenHash) throw apiError('invalid_credentials', INVALID_TOKEN);
     const status = row ? invitationStatus(row, now) : 'revoked';
     if (!row || status !== 'pending') throw unusable(status);
     if (await findMembership(tx, environment.id, row.organization_id, user.id)) {

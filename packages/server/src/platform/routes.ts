@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
+  EmailVerification,
   CreatedProject,
   CreatedSecretKey,
   PlatformEnvironment,
@@ -34,6 +35,7 @@ const SettingsPatch = Type.Object(
     usersCanCreateOrganizations: Type.Optional(
       Type.Boolean({ description: 'Whether signed-in users may create organizations with POST /v1/me/organizations (default true)' }),
     ),
+    emailVerification: Type.Optional(EmailVerification),
   },
   { additionalProperties: false },
 );
@@ -56,6 +58,7 @@ export function environmentView(environment: Environment) {
     sessionLifetimeSeconds: s.sessionLifetimeSeconds,
     sessionInactivitySeconds: s.sessionInactivitySeconds,
     usersCanCreateOrganizations: s.usersCanCreateOrganizations,
+    emailVerification: s.emailVerification,
   };
 }
 

@@ -155,6 +155,7 @@ export const ENVIRONMENT_DATA_TABLES = [
   'organizations',
   'sessions',
   'flow_tokens',
+  'sign_up_attempts',
   'monthly_active_users',
   'email_outbox',
   'signing_keys',

@@ -28,6 +28,7 @@ export const tenancyRoutes: FastifyPluginAsyncTypebox<{ ssoConnections?: (enviro
         authMethods: environment.settings.authMethods,
         signUp: environment.settings.signUp,
         ssoConnections: ssoConnections ? await ssoConnections(environment) : [],
+        emailVerification: environment.settings.emailVerification,
       };
     },
   );

@@ -7,7 +7,7 @@ import { normalizeDomain, normalizeOrigin } from './origin.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import type { TenancyCache } from './cache.js';
 import * as q from './queries.js';
-import { defaultSettings, toEnvironment, type Environment, type EnvironmentSettings, type EnvironmentType, type TokenAlgorithm } from './settings.js';
+import { newEnvironmentSettings, toEnvironment, type Environment, type EnvironmentSettings, type EnvironmentType, type TokenAlgorithm } from './settings.js';
 
 const ENVIRONMENT_TYPES: EnvironmentType[] = ['development', 'production'];
 const KEY_ENV_TAG: Record<EnvironmentType, string> = { development: 'test', production: 'live' };
@@ -25,6 +25,7 @@ export interface SettingsPatch {
   sessionLifetimeSeconds?: number;
   sessionInactivitySeconds?: number;
   usersCanCreateOrganizations?: boolean;
+  emailVerification?: EnvironmentSettings['emailVerification'];
 }
 
 export function secretKeyHint(secretKey: string): string {
@@ -116,7 +117,7 @@ export class TenancyService {
         projectId: project.id,
         type,
         publishableKey,
-        settings: { ...defaultSettings(), domain },
+        settings: { ...newEnvironmentSettings(), domain },
       };
       return { environment, secretKey, secretKeyId: newId('sk', environment.id) };
     });
@@ -280,5 +281,6 @@ function applySettingsPatch(current: EnvironmentSettings, patch: SettingsPatch):
   if (patch.sessionLifetimeSeconds !== undefined) next.sessionLifetimeSeconds = patch.sessionLifetimeSeconds;
   if (patch.sessionInactivitySeconds !== undefined) next.sessionInactivitySeconds = patch.sessionInactivitySeconds;
   if (patch.usersCanCreateOrganizations !== undefined) next.usersCanCreateOrganizations = patch.usersCanCreateOrganizations;
+  if (patch.emailVerification !== undefined) next.emailVerification = patch.emailVerification;
   return next;
 }

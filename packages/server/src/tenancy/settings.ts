@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { EnvironmentsTable } from '../db/schema.js';
 import type { EnvironmentId } from '../lib/ids.js';
-import { AuthMethods } from '@gatehouse/contract';
+import { AuthMethods, type EmailVerification } from '@gatehouse/contract';
 import type { Static } from 'typebox';
 
 export const TOKEN_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
@@ -26,6 +26,8 @@ export interface EnvironmentSettings {
   sessionInactivitySeconds: number;
   /** Whether signed-in users may create organizations (POST /v1/me/organizations). */
   usersCanCreateOrganizations: boolean;
+  /** "required": a password sign-up is verified by an emailed code before the account exists. */
+  emailVerification: EmailVerification;
 }
 
 export const DEFAULT_RATE_LIMIT: Record<EnvironmentType, number> = { development: 1000, production: 6000 };
@@ -47,7 +49,14 @@ export function defaultSettings(): EnvironmentSettings {
     sessionLifetimeSeconds: 30 * DAY,
     sessionInactivitySeconds: 7 * DAY,
     usersCanCreateOrganizations: true,
+    // What settings stored before the field read as: existing environments keep their behaviour.
+    emailVerification: 'off',
   };
+}
+
+/** The settings of an environment created now: sign-up verification on. */
+export function newEnvironmentSettings(): EnvironmentSettings {
+  return { ...defaultSettings(), emailVerification: 'required' };
 }
 
 /** Stored settings omit defaults that were never changed; fill them in on read. */

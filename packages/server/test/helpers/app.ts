@@ -141,6 +141,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
 
   async function createProject(name = 'Test project', domain = 'example.test'): Promise<TestProject> {
     const { project, environments } = await tenancy.createProject({ name, domain });
+    // Most suites sign up with a password and use the session at once; the verified sign-up suites
+    // (test/auth/signup-verification*.test.ts) turn verification back on.
+    for (const e of environments) await tenancy.updateSettings(e.environment.id, { emailVerification: 'off' });
     const pick = (type: 'development' | 'production'): TestEnvironment => {
       const e = environments.find((x) => x.environment.type === type)!;
       return { id: e.environment.id, publishableKey: e.environment.publishableKey, secretKey: e.secretKey };

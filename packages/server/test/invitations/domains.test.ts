@@ -206,6 +206,43 @@ describe('verified domains and membership requests', () => {
       expect(json(refused).error.message).toContain('org:manage');
     });
 
+    it('adding the domain again sends a new code but keeps counting wrong tries: no way to guess more codes', async () => {
+      const owner = await person(t, undefined, 'owner');
+      const org = await createOrg(t, owner.userId);
+      await actAs(t, owner, org.id);
+      const name = uniqueDomain();
+      const add = () =>
+        as(owner, 'POST', '/v1/me/organization/domains', { name, enrollmentMode: 'automatic_invitation', email: `it@${name}` });
+      const id = json(await add()).id;
+      const wrongCode = (real: string) => (real === '000000' ? '111111' : '000000');
+      for (let i = 0; i < 4; i++)
+        await as(owner, 'POST', `/v1/me/organization/domains/${id}/verify`, {
+          code: wrongCode(codeFrom((await outbox(t, `it@${name}`))[0]!)),
+        });
+      await add();
+      const real = codeFrom((await outbox(t, `it@${name}`))[0]!);
+      expect(json(await as(owner, 'POST', `/v1/me/organization/domains/${id}/verify`, { code: wrongCode(real) })).error.message).toContain(
+        'void',
+      );
+      const late = await as(owner, 'POST', `/v1/me/organization/domains/${id}/verify`, { code: real });
+      expect(late.statusCode).toBe(401);
+      // An hour later the count starts again.
+      clock.advance(3_600_001);
+      await actAs(t, owner, org.id); // a fresh access token: the old one expired meanwhile
+      await add();
+      const fresh = codeFrom((await outbox(t, `it@${name}`))[0]!);
+      const ok = await as(owner, 'POST', `/v1/me/organization/domains/${id}/verify`, { code: fresh });
+      expect(ok.statusCode, ok.body).toBe(200);
+    });
+
+    it('removing a domain withdraws the suggestions it made', async () => {
+      const { org, name, domain } = await orgWithDomain('automatic_suggestion');
+      const user = await verifiedSignUp(`sam@${name}`);
+      expect(json(await as(user, 'GET', '/v1/me/organization-suggestions')).data).toHaveLength(1);
+      await sk('DELETE', `/v1/organizations/${org.id}/domains/${domain.id}`);
+      expect(json(await as(user, 'GET', '/v1/me/organization-suggestions')).data).toEqual([]);
+    });
+
     it('changes the enrolment mode and removes a domain', async () => {
       const { org, domain } = await orgWithDomain('manual_invitation');
       const changed = await sk('PATCH', `/v1/organizations/${org.id}/domains/${domain.id}`, { enrollmentMode: 'automatic_suggestion' });

@@ -60,6 +60,60 @@ describe('invitation attacks', () => {
     }
   });
 
+  it("pre-registration takeover: a squatter who registered the invitee's address with a password loses it when the owner accepts", async () => {
+    const owner = await plainUser(t, undefined, 'owner');
+    const org = await createOrg(t, owner.id);
+    const address = uniqueEmail('victim');
+    const squat = await t.call({
+      method: 'POST',
+      url: '/v1/auth/signup',
+      credential: t.project.development.publishableKey,
+      payload: { email: address, password: 'squatter password 123' },
+    });
+    expect(squat.statusCode).toBe(201);
+    await sk('POST', `/v1/organizations/${org.id}/invitations`, { email: address, role: 'admin' });
+    // The real owner of the mailbox opens the link.
+    const accepted = await accept(tokenFrom((await outbox(t, address))[0]!));
+    expect(accepted.statusCode, accepted.body).toBe(200);
+    // The squatter's password and session no longer work; the admin membership is the owner's session's.
+    expect((await me(t, json(squat).session.accessToken)).statusCode).toBe(401);
+    const signIn = await t.call({
+      method: 'POST',
+      url: '/v1/auth/signin',
+      credential: t.project.development.publishableKey,
+      payload: { email: address, password: 'squatter password 123' },
+    });
+    expect(signIn.statusCode).toBe(401);
+    expect(json(await me(t, json(accepted).session.accessToken)).organizations).toEqual([
+      expect.objectContaining({ id: org.id, role: 'admin' }),
+    ]);
+  });
+
+  it("renewing past the address's email allowance is refused with 429, and the link already sent keeps working", async () => {
+    const owner = await plainUser(t, undefined, 'owner');
+    const org = await createOrg(t, owner.id);
+    const address = uniqueEmail('renewed');
+    const invite = () => sk('POST', `/v1/organizations/${org.id}/invitations`, { email: address, role: 'member' });
+    for (let i = 0; i < 5; i++) expect((await invite()).statusCode).toBe(201);
+    const refused = await invite();
+    expect(refused.statusCode).toBe(429);
+    expect(json(refused).error.message).toContain('already sent still works');
+    const newest = (await outbox(t, address))[0]!;
+    expect((await accept(tokenFrom(newest))).statusCode).toBe(200);
+  });
+
+  it('a link replaced by a renewal is dead, even when it was looked up just before the renewal', async () => {
+    const { org, token, address } = await invited();
+    const [accepted] = await Promise.all([
+      accept(token),
+      sk('POST', `/v1/organizations/${org.id}/invitations`, { email: address, role: 'admin' }),
+    ]);
+    const members = json(await sk('GET', `/v1/organizations/${org.id}/members`)).data;
+    // Either the old link won before the renewal (member), or it lost and joined nobody.
+    if (accepted.statusCode === 200) expect(members.map((m: { role: string }) => m.role).sort()).toEqual(['member', 'owner']);
+    else expect(members).toHaveLength(1);
+  });
+
   it('a token is single-use', async () => {
     const { token } = await invited();
     expect((await accept(token)).statusCode).toBe(200);

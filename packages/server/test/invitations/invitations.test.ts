@@ -114,8 +114,11 @@ describe('organization invitations', () => {
     const accepted = await acceptWithToken({ token });
     expect(accepted.statusCode, accepted.body).toBe(200);
     expect(json(accepted).user.id).toBe(invitee.userId);
-    expect(json(await me(t, invitee.accessToken)).user.emailVerified).toBe(true);
-    expect(json(await me(t, invitee.accessToken)).organizations.map((o: { id: string }) => o.id)).toEqual([org.id]);
+    const session = json(accepted).session.accessToken;
+    expect(json(await me(t, session)).user.emailVerified).toBe(true);
+    expect(json(await me(t, session)).organizations.map((o: { id: string }) => o.id)).toEqual([org.id]);
+    // The password was set before anyone proved the address: it and its sessions are gone.
+    expect((await me(t, invitee.accessToken)).statusCode).toBe(401);
   });
 
   it('refreshes a pending invitation when the same address is invited again: one invitation, the old link dead', async () => {
@@ -241,10 +244,12 @@ describe('organization invitations', () => {
       expect(early.statusCode).toBe(403);
       expect(json(early).error.message).toContain('Verify your email address');
 
-      // An email code proves it.
+      // An email code proves it (and, the password having been set unproven, this session replaces the old ones).
       await start(t, 'email-code', { email: invitee.email });
       const code = /^(\d{6})$/m.exec((await outbox(t, invitee.email)).find((m) => m.kind === 'email_code')!.text)![1];
-      expect((await start(t, 'email-code/verify', { email: invitee.email, code })).statusCode).toBe(200);
+      const proven = await start(t, 'email-code/verify', { email: invitee.email, code });
+      expect(proven.statusCode).toBe(200);
+      invitee.accessToken = json(proven).session.accessToken;
 
       const mine = json(await as(invitee, 'GET', '/v1/me/invitations')).data;
       expect(mine).toEqual([{ ...invitation, organization: { id: org.id, name: 'Initech', slug: org.slug, imageUrl: null } }]);

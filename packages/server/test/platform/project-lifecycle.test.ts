@@ -63,6 +63,26 @@ async function fill(t: TestApp, project: TestProject) {
   });
   expect(signedIn.statusCode, signedIn.body).toBe(200);
   expect(user2.statusCode).toBe(201);
+  // A verified sign-up waiting for its code (a sign_up_attempts row).
+  await t.call({
+    method: 'PATCH',
+    url: `/v1/platform/environments/${env.id}`,
+    credential: t.platformKey,
+    payload: { emailVerification: 'required' },
+  });
+  const pending = await t.call({
+    method: 'POST',
+    url: '/v1/auth/signup',
+    credential: env.publishableKey,
+    payload: { email: 'pending@example.test', password: 'correct horse battery staple' },
+  });
+  expect(pending.statusCode, pending.body).toBe(202);
+  await t.call({
+    method: 'PATCH',
+    url: `/v1/platform/environments/${env.id}`,
+    credential: t.platformKey,
+    payload: { emailVerification: 'off' },
+  });
   const role = await t.call({
     method: 'POST',
     url: `/v1/platform/environments/${env.id}/roles`,
@@ -194,7 +214,8 @@ describe('renaming and deleting projects', () => {
     for (let i = 0; i < 2; i++) {
       expect((await t.call({ method: 'GET', url: '/v1/environment', credential: doomed.development.publishableKey })).statusCode).toBe(200);
       expect((await t.call({ method: 'GET', url: '/v1/users', credential: doomed.development.secretKey })).statusCode).toBe(200);
-      expect((await me(t, doomedUser.accessToken)).statusCode).toBe(200);
+      const meAnswer = await me(t, doomedUser.accessToken);
+      expect(meAnswer.statusCode, meAnswer.body).toBe(200);
     }
     const keptIds = [kept.development.id, kept.production.id];
     const keptBefore = await rowsPerTable(t, keptIds);

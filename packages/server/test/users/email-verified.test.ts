@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { codeFrom, outbox, REDIRECT, start, tokenFrom } from '../helpers/flows.js';
-import { GOOD_PASSWORD, me, signUp, uniqueEmail } from '../helpers/identity.js';
+import { GOOD_PASSWORD, me, signIn, signUp, uniqueEmail } from '../helpers/identity.js';
 
 describe('emailVerified', () => {
   const clock = testClock();
@@ -28,12 +28,25 @@ describe('emailVerified', () => {
     expect(await verifiedOf(res.json().session.accessToken)).toBe(true);
   });
 
-  it('turns true when a password user signs in with an email code', async () => {
+  it('turns true when a password user proves the address with an email code', async () => {
     const user = await signUp(t);
     await start(t, 'email-code', { email: user.email });
     const res = await start(t, 'email-code/verify', { email: user.email, code: codeFrom((await outbox(t, user.email))[0]!) });
     expect(res.statusCode).toBe(200);
-    expect(await verifiedOf(user.accessToken)).toBe(true);
+    expect(await verifiedOf(res.json().session.accessToken)).toBe(true);
+  });
+
+  it('the first proof of an address removes a password set before it, and signs out the sessions made with it (pre-registration takeover)', async () => {
+    // Someone registers another person's address with a password of their own, and keeps the session.
+    const squatter = await signUp(t, { email: uniqueEmail('victim') });
+    // The owner signs in with an emailed code: the account becomes theirs alone.
+    await start(t, 'email-code', { email: squatter.email });
+    const owner = await start(t, 'email-code/verify', { email: squatter.email, code: codeFrom((await outbox(t, squatter.email))[0]!) });
+    expect(owner.statusCode).toBe(200);
+    expect((await me(t, squatter.accessToken)).statusCode).toBe(401);
+    expect((await signIn(t, squatter.email, GOOD_PASSWORD)).statusCode).toBe(401);
+    const profile = (await me(t, owner.json().session.accessToken)).json().user;
+    expect(profile).toMatchObject({ emailVerified: true, passwordEnabled: false });
   });
 
   it('turns true when a password reset link is used', async () => {

@@ -15,6 +15,7 @@ import { eventOutboxWithoutRowid } from './0013_event_outbox_without_rowid.js';
 import { sso } from './0013_sso.js';
 import { userBans } from './0014_user_bans.js';
 import { userMetadata } from './0015_user_metadata.js';
+import { signUpAttempts } from './0016_sign_up_attempts.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '0013_sso': sso,
   '0014_user_bans': userBans,
   '0015_user_metadata': userMetadata,
+  '0016_sign_up_attempts': signUpAttempts,
 };
