@@ -97,13 +97,13 @@ async function fill(t: TestApp, project: TestProject) {
     payload: { email: user.email },
   });
   expect(code.statusCode, code.body).toBe(202);
-  // An SSO connection, with an IdP-initiated sign-in linking the user: a connection, identity, attempt and seen assertion.
+  // An SSO connection, with an IdP-initiated sign-in linking the already verified x@domain (a first proof of an address would revoke the unverified user's sessions): a connection, identity, attempt and seen assertion.
   const idp = await (testIdp ??= startTestIdp());
   const saml = await t.call({
     method: 'POST',
     url: `/v1/platform/environments/${env.id}/sso-connections`,
     credential: t.platformKey,
-    payload: { type: 'saml', name: 'Doomed IdP', domains: [user.email.split('@')[1]!], idpMetadataXml: idp.metadataXml, allowIdpInitiated: true, idpInitiatedRedirectUrl: 'http://localhost:3000/done' },
+    payload: { type: 'saml', name: 'Doomed IdP', domains: [domain], idpMetadataXml: idp.metadataXml, allowIdpInitiated: true, idpInitiatedRedirectUrl: 'http://localhost:3000/done' },
   });
   expect(saml.statusCode, saml.body).toBe(201);
   const { acsUrl, spEntityId } = JSON.parse(saml.body) as { acsUrl: string; spEntityId: string };
@@ -111,7 +111,7 @@ async function fill(t: TestApp, project: TestProject) {
     method: 'POST',
     url: new URL(acsUrl).pathname,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ SAMLResponse: await idp.issue({ spEntityId, acsUrl }, { nameId: user.email }) }).toString(),
+    payload: new URLSearchParams({ SAMLResponse: await idp.issue({ spEntityId, acsUrl }, { nameId: `x@${domain}` }) }).toString(),
   });
   expect(new URL(String(acs.headers.location)).searchParams.get('token'), acs.body).toBeTruthy();
   // Webhook events fanned out into delivery attempts (to a closed port: they fail and wait to retry).
