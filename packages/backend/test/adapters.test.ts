@@ -77,7 +77,11 @@ const frameworks: Record<string, (options: AuthenticateRequestOptions) => Promis
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
       const response = await app.fetch(new Request(`http://localhost${req.url}`, { method: req.method ?? 'GET', headers }));
-      res.writeHead(response.status, Object.fromEntries(response.headers));
+      const out: Record<string, string> = {};
+      response.headers.forEach((value, name) => {
+        out[name] = value;
+      });
+      res.writeHead(response.status, out);
       res.end(Buffer.from(await response.arrayBuffer()));
     });
     const url = await listen(server);

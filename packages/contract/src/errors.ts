@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   unsupported_image_type: 422,
   image_too_large: 422,
   weak_password: 422,
+  sso_not_configured: 422,
   rate_limited: 429,
   headers_too_large: 431,
   internal: 500,

@@ -11,3 +11,4 @@ export * from './emails.js';
 export * from './health.js';
 export * from './invitations.js';
 export * from './webhooks.js';
+export * from './sso.js';

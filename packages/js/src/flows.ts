@@ -43,6 +43,9 @@ function query(params: { limit?: number; cursor?: string } = {}): string {
   return text ? `?${text}` : '';
 }
 
+/** Marks a redirectUrl as an SSO return, so handleRedirect() knows which exchange its token is for. */
+const SSO_MARK = '__gh_sso';
+
 function currentUrl(): URL | undefined {
   return typeof location === 'undefined' ? undefined : new URL(location.href);
 }
@@ -109,6 +112,21 @@ export function createFlows(core: Core) {
           return signedIn('/v1/auth/email-code/verify', { email, code: params.code });
         },
       },
+      sso: {
+        /**
+         * Starts single sign-on, routed by the email's domain or to `connectionId`, and sends the
+         * browser to the identity provider (unless `navigate: false`). It comes back to
+         * `redirectUrl`; on that page call handleRedirect().
+         */
+        async start(params: { email?: string; connectionId?: string; redirectUrl: string; navigate?: boolean }): Promise<{ url: string }> {
+          const { navigate = true, redirectUrl, ...routing } = params;
+          const back = new URL(redirectUrl);
+          back.searchParams.set(SSO_MARK, '1');
+          const started = await core.call<{ url: string }>('POST', '/v1/auth/sso/start', { ...routing, redirectUrl: back.href });
+          if (navigate && typeof location !== 'undefined') location.assign(started.url);
+          return started;
+        },
+      },
       magicLink: {
         /** Emails a link to `redirectUrl` with a `token`; on that page call handleRedirect(). */
         async start(params: { email: string; redirectUrl: string }): Promise<GatehouseState> {
@@ -122,9 +140,9 @@ export function createFlows(core: Core) {
     signUp: (params: SignUpParams) => signedIn('/v1/auth/signup', params),
 
     /**
-     * On the page an emailed link or a hosted page leads to: exchanges its `token` (or the
-     * `#__gh_handoff=` fragment) for a session, or throws the `error` it carries. Removes them from
-     * the address bar. Without any, returns the state.
+     * On the page an emailed link, an SSO sign-in or a hosted page leads to: exchanges its `token`
+     * (or the `#__gh_handoff=` fragment) for a session, or throws the `error` it carries (SSO: e.g.
+     * `account_exists`). Removes them from the address bar. Without any, returns the state.
      */
     async handleRedirect(url: string | URL | undefined = currentUrl()): Promise<GatehouseState> {
       const target = url === undefined ? undefined : new URL(url);
@@ -138,14 +156,15 @@ export function createFlows(core: Core) {
       }
       const error = target?.searchParams.get('error');
       const token = target?.searchParams.get('token');
+      const sso = target?.searchParams.has(SSO_MARK) ?? false;
       if (target && error) {
-        forget(target, ['error', 'error_description']);
+        forget(target, ['error', 'error_description', SSO_MARK]);
         const message = target.searchParams.get('error_description') ?? `Sign-in failed: ${error}.`;
         throw new GatehouseError({ status: 0, code: error as GatehouseError['code'], message });
       }
       if (!target || !token) return core.state();
-      forget(target, ['token']);
-      return signedIn('/v1/auth/magic-link/verify', { token });
+      forget(target, sso ? ['token', SSO_MARK] : ['token']);
+      return signedIn(sso ? '/v1/auth/sso/verify' : '/v1/auth/magic-link/verify', { token });
     },
 
     signOut: () => core.signOut(),

@@ -273,6 +273,53 @@ export interface OrganizationInvitationsTable {
   updated_at: number;
 }
 
+export interface SsoConnectionsTable {
+  environment_id: EnvironmentId;
+  id: string;
+  type: 'oidc' | 'saml';
+  name: string;
+  domains: string;
+  config: string;
+  client_secret: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SsoIdentitiesTable {
+  environment_id: EnvironmentId;
+  connection_id: string;
+  subject: string;
+  user_id: string;
+  email: string | null;
+  created_at: number;
+  last_sign_in_at: number;
+}
+
+export interface SsoAttemptsTable {
+  environment_id: EnvironmentId;
+  id: string;
+  connection_id: string;
+  state_hash: string;
+  nonce: string | null;
+  code_verifier: string | null;
+  saml_request_id: string | null;
+  redirect_url: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+  user_id: string | null;
+  token_hash: string | null;
+  token_expires_at: number | null;
+  token_consumed_at: number | null;
+}
+
+export interface SsoSeenAssertionsTable {
+  environment_id: EnvironmentId;
+  connection_id: string;
+  assertion_id: string;
+  expires_at: number;
+}
+
 export type EnrollmentMode = 'manual_invitation' | 'automatic_invitation' | 'automatic_suggestion';
 
 export interface OrganizationDomainsTable {
@@ -321,6 +368,10 @@ export interface SignUpAttemptsTable {
 }
 
 export interface Database {
+  sso_connections: SsoConnectionsTable;
+  sso_identities: SsoIdentitiesTable;
+  sso_attempts: SsoAttemptsTable;
+  sso_seen_assertions: SsoSeenAssertionsTable;
   sign_up_attempts: SignUpAttemptsTable;
   organization_invitations: OrganizationInvitationsTable;
   organization_domains: OrganizationDomainsTable;

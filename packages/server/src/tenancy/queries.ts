@@ -140,6 +140,10 @@ export function selectEnvironmentsOfProjectForChange(db: Db, projectId: string) 
  * tenant table must be added here, or deleting a project would fail or leave its rows behind.
  */
 export const ENVIRONMENT_DATA_TABLES = [
+  'sso_seen_assertions',
+  'sso_attempts',
+  'sso_identities',
+  'sso_connections',
   'webhook_deliveries',
   'webhook_events',
   'webhook_endpoints',

@@ -1,9 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Environment } from '@gatehouse/contract';
 import { environmentOf } from '../http/credentials.js';
-import { effectiveRateLimit } from './settings.js';
+import { effectiveRateLimit, type Environment as EnvironmentRecord } from './settings.js';
 
-export const tenancyRoutes: FastifyPluginAsyncTypebox = async (app) => {
+type SsoConnectionSummary = { id: string; name: string; type: 'oidc' | 'saml'; domains: string[] };
+
+export const tenancyRoutes: FastifyPluginAsyncTypebox<{ ssoConnections?: (environment: EnvironmentRecord) => Promise<SsoConnectionSummary[]> }> = async (
+  app,
+  { ssoConnections },
+) => {
   app.get(
     '/v1/environment',
     {
@@ -22,6 +27,7 @@ export const tenancyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         rateLimit: { requestsPerMinute: effectiveRateLimit(environment) },
         authMethods: environment.settings.authMethods,
         signUp: environment.settings.signUp,
+        ssoConnections: ssoConnections ? await ssoConnections(environment) : [],
         emailVerification: environment.settings.emailVerification,
       };
     },

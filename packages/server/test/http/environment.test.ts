@@ -17,6 +17,7 @@ describe('GET /v1/environment', () => {
       rateLimit: { requestsPerMinute: 1000 },
       authMethods: { password: true, magicLink: true, emailCode: true, sso: false },
       signUp: true,
+      ssoConnections: [],
       emailVerification: 'off',
     });
   });
@@ -35,7 +36,7 @@ describe('GET /v1/environment', () => {
 
   it('leaks nothing beyond the documented fields', async () => {
     const res = await t.call({ method: 'GET', url: '/v1/environment', credential: t.project.development.publishableKey });
-    expect(Object.keys(res.json()).sort()).toEqual(['authMethods', 'emailVerification', 'id', 'rateLimit', 'signUp', 'type']);
+    expect(Object.keys(res.json()).sort()).toEqual(['authMethods', 'emailVerification', 'id', 'rateLimit', 'signUp', 'ssoConnections', 'type']);
   });
 });
 

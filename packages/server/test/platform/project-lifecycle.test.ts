@@ -1,3 +1,4 @@
+import { startTestIdp } from '../helpers/saml-idp.js';
 import { testEnvironmentId } from '../helpers/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
@@ -15,6 +16,9 @@ function platformCall(t: TestApp, platformKey = t.platformKey) {
 }
 
 /** Puts a row in every table of the environment's data: users, sessions, keys, organizations, roles, flows, outbox, usage. */
+/** One SAML IdP for every fill: its key generation is slow on a busy machine. */
+let testIdp: ReturnType<typeof startTestIdp> | undefined;
+
 async function fill(t: TestApp, project: TestProject) {
   const env = project.development;
   const endpoint = await t.call({
@@ -100,6 +104,23 @@ async function fill(t: TestApp, project: TestProject) {
     payload: { redirectUrl: 'http://localhost:5173/' },
   });
   expect(handoff.statusCode, handoff.body).toBe(200);
+  // An SSO connection, with an IdP-initiated sign-in linking the already verified x@domain (a first proof of an address would revoke the unverified user's sessions): a connection, identity, attempt and seen assertion.
+  const idp = await (testIdp ??= startTestIdp());
+  const saml = await t.call({
+    method: 'POST',
+    url: `/v1/platform/environments/${env.id}/sso-connections`,
+    credential: t.platformKey,
+    payload: { type: 'saml', name: 'Doomed IdP', domains: [domain], idpMetadataXml: idp.metadataXml, allowIdpInitiated: true, idpInitiatedRedirectUrl: 'http://localhost:3000/done' },
+  });
+  expect(saml.statusCode, saml.body).toBe(201);
+  const { acsUrl, spEntityId } = JSON.parse(saml.body) as { acsUrl: string; spEntityId: string };
+  const acs = await t.call({
+    method: 'POST',
+    url: new URL(acsUrl).pathname,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ SAMLResponse: await idp.issue({ spEntityId, acsUrl }, { nameId: `x@${domain}` }) }).toString(),
+  });
+  expect(new URL(String(acs.headers.location)).searchParams.get('token'), acs.body).toBeTruthy();
   // Webhook events fanned out into delivery attempts (to a closed port: they fail and wait to retry).
   await t.app.webhooks.drain();
   return user;
@@ -200,7 +221,8 @@ describe('renaming and deleting projects', () => {
     for (let i = 0; i < 2; i++) {
       expect((await t.call({ method: 'GET', url: '/v1/environment', credential: doomed.development.publishableKey })).statusCode).toBe(200);
       expect((await t.call({ method: 'GET', url: '/v1/users', credential: doomed.development.secretKey })).statusCode).toBe(200);
-      expect((await me(t, doomedUser.accessToken)).statusCode).toBe(200);
+      const meAnswer = await me(t, doomedUser.accessToken);
+      expect(meAnswer.statusCode, meAnswer.body).toBe(200);
     }
     const keptIds = [kept.development.id, kept.production.id];
     const keptBefore = await rowsPerTable(t, keptIds);
@@ -242,7 +264,7 @@ describe('renaming and deleting projects', () => {
     expect((await platform('GET', `/v1/platform/projects/${kept.id}`)).json().name).toBe('Kept');
     const signUpAgain = await signUp(t, { environment: kept.development, email: uniqueEmail('kept') });
     expect(signUpAgain.userId).toMatch(/^user_/);
-  });
+  }, 60_000); // two fills: sign-ups hash passwords and the SAML IdP makes a key; slow on a busy machine
 
   it('names every table that holds environment data, so none is left behind', async () => {
     const tables = Object.keys(await rowsPerTable(t, ['env_none']));

@@ -16,6 +16,7 @@ import { userBans } from './0014_user_bans.js';
 import { userMetadata } from './0015_user_metadata.js';
 import { signUpAttempts } from './0016_sign_up_attempts.js';
 import { handoff } from './0017_handoff.js';
+import { sso } from './0018_sso.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '0015_user_metadata': userMetadata,
   '0016_sign_up_attempts': signUpAttempts,
   '0017_handoff': handoff,
+  '0018_sso': sso,
 };

@@ -1,0 +1,340 @@
+/**
+ * The sign-in flow: sso/start records an attempt (hashed state, nonce, PKCE verifier or SAML
+ * request id, the checked redirect URL); the IdP's answer consumes it once; the account is found
+ * or created by the linking rule; the browser goes back to redirectUrl with a one-time token that
+ * sso/verify exchanges for a session, as a magic link's is.
+ */
+import type { SignedIn } from '@gatehouse/contract';
+import type { Configuration } from 'openid-client';
+import type { Store } from '../db/index.js';
+import { emailKey, normalizeEmail } from '../identity/email.js';
+import type { IdentityService } from '../identity/service.js';
+import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
+import { ApiError, apiError } from '../lib/errors.js';
+import { linkWithToken, validateRedirectUrl } from '../flows/redirect.js';
+import type { RequestContext, SessionService } from '../sessions/service.js';
+import type { TenancyService } from '../tenancy/service.js';
+import type { Environment } from '../tenancy/settings.js';
+import { endpoints, type Connection } from './connections.js';
+import { OidcError, type OidcProfile } from './oidc/presets.js';
+import * as q from './queries.js';
+import type { SamlReplayLedger } from './saml/index.js';
+
+/** The IdP libraries load on first use (npm start stays fast). */
+const oidcClient = () => import('./oidc/client.js');
+const samlCore = () => import('./saml/index.js');
+import type { SsoConnectionService } from './service.js';
+
+export const ATTEMPT_TTL_MS = 10 * 60_000;
+/** The handoff token only crosses one redirect: a short life is enough. */
+export const HANDOFF_TTL_MS = 5 * 60_000;
+const DISCOVERY_CACHE_MS = 10 * 60_000;
+
+/** Where the browser goes next: back to the application, with a token or an error. */
+export interface Redirect {
+  location: string;
+}
+
+/** A failure that is reported to the application through redirectUrl (DESIGN "SSO"). */
+class SignInRefused extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const INVALID_STATE =
+  'This sign-in link is unknown, expired, already used or altered, so Gatehouse cannot tell where to return; start the sign-in again from the application.';
+
+function requireSso(environment: Environment): void {
+  if (!environment.settings.authMethods.sso) {
+    throw apiError('method_disabled', 'Single sign-on is disabled for this environment. Enable authMethods.sso in the environment settings, or use another method.');
+  }
+}
+
+function withError(redirectUrl: string, code: string, description: string): string {
+  const url = new URL(redirectUrl);
+  url.searchParams.set('error', code);
+  url.searchParams.set('error_description', description);
+  return url.href;
+}
+
+export class SsoFlowService {
+  private readonly configs = new Map<string, { config: Configuration; at: number }>();
+
+  constructor(
+    private readonly options: {
+      store: Store;
+      connections: SsoConnectionService;
+      identity: IdentityService;
+      sessions: SessionService;
+      tenancy: TenancyService;
+      baseUrl: string;
+      now: () => number;
+    },
+  ) {}
+
+  private get db() {
+    return this.options.store.db;
+  }
+
+  private async oidcConfiguration(environment: Environment, connection: Connection & { type: 'oidc' }): Promise<Configuration> {
+    const key = `${connection.id}@${connection.row.updated_at}`;
+    const cached = this.configs.get(key);
+    if (cached && cached.at + DISCOVERY_CACHE_MS > Date.now()) return cached.config;
+    const config = await (await oidcClient()).discover(this.options.connections.oidcSettings(environment, connection));
+    this.configs.set(key, { config, at: Date.now() });
+    return config;
+  }
+
+  async start(environment: Environment, input: { email?: string; connectionId?: string; redirectUrl: string }): Promise<{ url: string }> {
+    requireSso(environment);
+    const redirect = validateRedirectUrl(environment, input.redirectUrl);
+    let connection: Connection | undefined;
+    if (input.connectionId !== undefined) {
+      connection = await this.options.connections.get(environment, input.connectionId);
+    } else if (input.email !== undefined) {
+      connection = await this.options.connections.forEmail(environment, normalizeEmail(input.email));
+      if (!connection) {
+        throw apiError('sso_not_configured', 'No SSO connection serves this email domain. Sign in with another method, or ask the operator to add the domain to a connection.');
+      }
+    } else {
+      throw apiError('invalid_request', 'Send email (routed by its domain) or connectionId.', { fields: ['email', 'connectionId'] });
+    }
+    const now = this.options.now();
+    const urls = endpoints(this.options.baseUrl, connection.id);
+    const attempt = { id: newId('ssoa', environment.id), connection_id: connection.id, redirect_url: redirect.href, created_at: now, expires_at: now + ATTEMPT_TTL_MS };
+    if (connection.type === 'oidc') {
+      let config: Configuration;
+      try {
+        config = await this.oidcConfiguration(environment, connection);
+      } catch (error) {
+        if (error instanceof OidcError) throw apiError('unavailable', `The identity provider of ${connection.name} cannot be reached now; try again later. (${error.message})`);
+        throw error;
+      }
+      const settings = this.options.connections.oidcSettings(environment, connection);
+      const started = await (await oidcClient()).authorizationUrl(config, settings, urls.redirectUri);
+      await q.insertAttempt(this.db, environment.id, {
+        ...attempt,
+        state_hash: sha256Hex(started.state),
+        nonce: started.nonce,
+        code_verifier: started.codeVerifier,
+      });
+      return { url: started.url };
+    }
+    const { buildAuthnRequestUrl, newRequestId } = await samlCore();
+    const state = newSecret('', 32);
+    const requestId = newRequestId();
+    const url = await buildAuthnRequestUrl({ idp: connection.config, sp: urls, requestId, relayState: state });
+    await q.insertAttempt(this.db, environment.id, { ...attempt, state_hash: sha256Hex(state), saml_request_id: requestId });
+    return { url };
+  }
+
+  /** The environment and connection named in a callback path; unknown ones are a 404. */
+  private async callbackConnection(connectionId: string, type: 'oidc' | 'saml'): Promise<{ environment: Environment; connection: Connection }> {
+    const environmentId = await q.connectionEnvironment(this.db, connectionId);
+    if (!environmentId) throw apiError('not_found', `SSO connection ${connectionId} does not exist.`);
+    const environment = await this.options.tenancy.getEnvironment(environmentId);
+    const connection = await this.options.connections.get(environment, connectionId);
+    if (connection.type !== type) throw apiError('not_found', `SSO connection ${connectionId} is not a ${type.toUpperCase()} connection.`);
+    return { environment, connection };
+  }
+
+  /** Only that the connection exists and is SAML: its SP metadata holds nothing secret. */
+  async samlConnection(connectionId: string): Promise<void> {
+    await this.callbackConnection(connectionId, 'saml');
+  }
+
+  async oidcCallback(connectionId: string, query: URLSearchParams): Promise<Redirect> {
+    const { environment, connection } = await this.callbackConnection(connectionId, 'oidc');
+    if (connection.type !== 'oidc') throw new Error('unreachable');
+    const state = query.get('state');
+    if (!state) throw apiError('invalid_request', INVALID_STATE, { fields: ['state'] });
+    const attempt = await q.consumeAttemptByState(this.db, environment.id, connection.id, sha256Hex(state), this.options.now());
+    if (!attempt || attempt.code_verifier === null) throw apiError('invalid_request', INVALID_STATE, { fields: ['state'] });
+    return this.finish(environment, attempt, async () => {
+      const config = await this.oidcConfiguration(environment, connection).catch((error: unknown) => {
+        throw error instanceof OidcError ? new SignInRefused('idp_unavailable', error.message) : error;
+      });
+      const callbackUrl = new URL(endpoints(this.options.baseUrl, connection.id).redirectUri);
+      callbackUrl.search = query.toString();
+      let profile: OidcProfile;
+      try {
+        profile = await (await oidcClient()).completeAuthorization(config, this.options.connections.oidcSettings(environment, connection), callbackUrl, {
+          state,
+          nonce: attempt.nonce,
+          codeVerifier: attempt.code_verifier!,
+        });
+      } catch (error) {
+        if (error instanceof OidcError) throw new SignInRefused(error.reason === 'idp_error' ? 'access_denied' : error.reason, error.message);
+        throw error;
+      }
+      return this.account(environment, connection, { ...profile, emailTrusted: profile.emailVerified });
+    });
+  }
+
+  async samlAcs(connectionId: string, body: { SAMLResponse?: string; RelayState?: string }): Promise<Redirect> {
+    const { environment, connection } = await this.callbackConnection(connectionId, 'saml');
+    if (connection.type !== 'saml') throw new Error('unreachable');
+    if (!body.SAMLResponse) throw apiError('invalid_request', 'The POST carries no SAMLResponse.', { fields: ['SAMLResponse'] });
+    const now = this.options.now();
+    let attempt: q.AttemptRow | undefined;
+    let redirectUrl: string;
+    if (body.RelayState) {
+      attempt = await q.findAttemptByState(this.db, environment.id, connection.id, sha256Hex(body.RelayState));
+      if (!attempt || attempt.saml_request_id === null) throw apiError('invalid_request', INVALID_STATE, { fields: ['RelayState'] });
+      redirectUrl = attempt.redirect_url;
+    } else {
+      if (!connection.config.allowIdpInitiated || !connection.config.idpInitiatedRedirectUrl) {
+        throw apiError('invalid_request', 'This connection does not accept sign-ins started at the identity provider; start the sign-in from the application.');
+      }
+      redirectUrl = connection.config.idpInitiatedRedirectUrl;
+    }
+    const ledger: SamlReplayLedger = {
+      consumeRequest: (requestId) => q.consumeSamlRequest(this.db, environment.id, connection.id, requestId, this.options.now()),
+      rememberAssertion: (assertionId, expiresAt) => q.rememberAssertion(this.db, environment.id, connection.id, assertionId, expiresAt, this.options.now()),
+    };
+    const urls = endpoints(this.options.baseUrl, connection.id);
+    // An IdP-initiated sign-in gets an attempt of its own to carry the handoff token.
+    const target = attempt ?? { id: newId('ssoa', environment.id), redirect_url: redirectUrl, unsolicited: true };
+    const { acceptSamlResponse, SamlResponseError } = await samlCore();
+    return this.finish(environment, target, async () => {
+      let assertion;
+      try {
+        assertion = await acceptSamlResponse({
+          samlResponse: body.SAMLResponse!,
+          idp: connection.config,
+          sp: urls,
+          allowIdpInitiated: connection.config.allowIdpInitiated,
+          expectedRequestId: attempt?.saml_request_id ?? null,
+          ledger,
+        });
+      } catch (error) {
+        if (error instanceof SamlResponseError) throw new SignInRefused(error.reason === 'idp_error' ? 'access_denied' : error.reason, error.message);
+        throw error;
+      }
+      if ('unsolicited' in target) {
+        await q.insertAttempt(this.db, environment.id, {
+          id: target.id,
+          connection_id: connection.id,
+          state_hash: sha256Hex(newSecret('', 32)),
+          redirect_url: redirectUrl,
+          created_at: now,
+          expires_at: now,
+          consumed_at: now,
+        });
+      }
+      const domainOk = assertion.email !== null && connection.domains.includes(emailDomain(assertion.email));
+      return this.account(environment, connection, {
+        subject: assertion.subject,
+        email: assertion.email,
+        emailVerified: false,
+        emailTrusted: domainOk,
+        firstName: assertion.attributes.givenName?.[0] ?? assertion.attributes.firstName?.[0] ?? null,
+        lastName: assertion.attributes.surname?.[0] ?? assertion.attributes.lastName?.[0] ?? null,
+      });
+    });
+  }
+
+  /** Runs the protocol step; success issues the handoff token, a refusal goes back as error=…. */
+  private async finish(environment: Environment, attempt: { id: string; redirect_url: string }, step: () => Promise<string>): Promise<Redirect> {
+    try {
+      const userId = await step();
+      const token = newSecret('', 32);
+      await q.setHandoff(this.db, environment.id, attempt.id, userId, sha256Hex(token), this.options.now() + HANDOFF_TTL_MS);
+      return { location: linkWithToken(new URL(attempt.redirect_url), token) };
+    } catch (error) {
+      if (error instanceof SignInRefused) return { location: withError(attempt.redirect_url, error.code, error.message) };
+      if (error instanceof ApiError && error.statusCode < 500) return { location: withError(attempt.redirect_url, error.code, error.message) };
+      throw error;
+    }
+  }
+
+  /**
+   * The linking rule (DESIGN "SSO", docs/sso.md): a known (connection, subject) is its user; a first
+   * sign-in whose email belongs to an existing user links only when the email's domain is one the
+   * operator listed on the connection and (OIDC) the IdP says the email is verified; a new person
+   * becomes a user only with a trusted email, under the sign-up rules.
+   */
+  private async account(
+    environment: Environment,
+    connection: Connection,
+    profile: OidcProfile & { emailTrusted: boolean },
+  ): Promise<string> {
+    const now = this.options.now();
+    const email = profile.email ? normalizeEmail(profile.email) : null;
+    const known = await q.findIdentity(this.db, environment.id, connection.id, profile.subject);
+    if (known) {
+      const user = await this.options.identity.findUser(this.db, environment, known.user_id);
+      if (user) {
+        await q.touchIdentity(this.db, environment.id, connection.id, profile.subject, email, now);
+        if (email) await this.proveAddress(environment, user, email, profile.emailTrusted);
+        return user.id;
+      }
+      // The user was deleted: the identity goes with them; this sign-in starts afresh.
+      await q.deleteIdentity(this.db, environment.id, connection.id, profile.subject);
+    }
+    if (!email) throw new SignInRefused('email_missing', 'The identity provider sent no email address for this account; configure it to release the email claim or attribute.');
+    const domainListed = connection.domains.includes(emailDomain(email));
+    const verified = connection.type === 'saml' || profile.emailVerified;
+    const existing = await this.options.identity.findUserByEmail(this.db, environment, email);
+    if (existing) {
+      if (!domainListed || !verified) {
+        throw new SignInRefused(
+          'account_exists',
+          'An account with this email already exists and this sign-in cannot prove it owns it. Sign in with your usual method.',
+        );
+      }
+      await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject: profile.subject, user_id: existing.id, email, now });
+      await this.proveAddress(environment, existing, email, profile.emailTrusted);
+      return existing.id;
+    }
+    if (!profile.emailTrusted) {
+      throw new SignInRefused(
+        'email_not_verified',
+        connection.type === 'oidc'
+          ? 'The identity provider has not verified this email address, so no account can be created with it. Verify it at the provider and try again.'
+          : `The email domain is not one of this connection's domains (${connection.domains.join(', ') || 'none'}), so no account can be created with it.`,
+      );
+    }
+    if (!environment.settings.signUp) throw new SignInRefused('method_disabled', 'Sign-up is disabled for this environment, so this sign-in cannot create an account.');
+    const user = await this.options.identity.createUser(environment, {
+      email,
+      emailVerified: true,
+      ...(profile.firstName ? { firstName: profile.firstName } : {}),
+      ...(profile.lastName ? { lastName: profile.lastName } : {}),
+    });
+    await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject: profile.subject, user_id: user.id, email, now });
+    return user.id;
+  }
+
+  /**
+   * A verified email from the IdP (OIDC email_verified; SAML at a domain the operator listed) proves
+   * the address, as an emailed link does (DESIGN "Identity"), when it is still the user's address.
+   */
+  private async proveAddress(environment: Environment, user: { id: string; email_key: string; email_verified: number }, email: string, trusted: boolean) {
+    if (trusted && user.email_verified !== 1 && user.email_key === emailKey(email)) await this.options.identity.markEmailVerified(this.db, environment, user.id);
+  }
+
+  async verify(environment: Environment, token: string, context: RequestContext): Promise<SignedIn> {
+    requireSso(environment);
+    const row = await q.consumeHandoff(this.db, environment.id, sha256Hex(token), this.options.now());
+    const user = row?.user_id ? await this.options.identity.findUser(this.db, environment, row.user_id) : undefined;
+    if (!user) throw apiError('invalid_credentials', 'This sign-in token is invalid, expired or already used. Start the sign-in again.');
+    const session = await this.options.sessions.create(environment, user.id, context);
+    return { user: { id: user.id, email: user.email }, session };
+  }
+
+  /** For GET /v1/environment: names, ids and domains, nothing secret. */
+  async publicList(environment: Environment): Promise<{ id: string; name: string; type: 'oidc' | 'saml'; domains: string[] }[]> {
+    if (!environment.settings.authMethods.sso) return [];
+    return (await this.options.connections.list(environment)).map((c) => ({ id: c.id, name: c.name, type: c.type, domains: c.domains }));
+  }
+}
+
+function emailDomain(email: string): string {
+  return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+}
+

@@ -1,0 +1,155 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Deleted, SignedIn, SsoConnection, SsoConnectionList, SsoStarted } from '@gatehouse/contract';
+import { Type } from 'typebox';
+import { environmentOf } from '../http/credentials.js';
+import { requestContext } from '../http/request-context.js';
+import { IdParams } from '../http/schemas.js';
+import type { TenancyService } from '../tenancy/service.js';
+import { endpoints } from './connections.js';
+import type { SsoFlowService } from './flow.js';
+import type { ConnectionInput, SsoConnectionService } from './service.js';
+
+const platform = { credentials: ['platform'] } as const;
+const tags = ['sso'];
+const BASE = '/v1/platform/environments/:environmentId/sso-connections';
+const Str = (max: number) => Type.String({ minLength: 1, maxLength: max });
+
+const connectionFields = {
+  name: Str(100),
+  domains: Type.Array(Str(253), { maxItems: 50 }),
+  preset: Type.Union([Type.Literal('google'), Type.Literal('github'), Type.Literal('microsoft'), Type.Null()]),
+  issuer: Str(2048),
+  clientId: Str(512),
+  clientSecret: Str(2048),
+  scopes: Type.Array(Str(200), { maxItems: 30 }),
+  idpMetadataXml: Type.String({ minLength: 1, maxLength: 512 * 1024 }),
+  idpEntityId: Str(1024),
+  idpSsoUrl: Str(2048),
+  idpCertificate: Str(16 * 1024),
+  allowIdpInitiated: Type.Boolean(),
+  idpInitiatedRedirectUrl: Type.Union([Str(2048), Type.Null()]),
+};
+const optional = Object.fromEntries(Object.entries(connectionFields).map(([k, v]) => [k, Type.Optional(v)])) as {
+  [K in keyof typeof connectionFields]: ReturnType<typeof Type.Optional<(typeof connectionFields)[K]>>;
+};
+const CreateBody = Type.Object(
+  { type: Type.Union([Type.Literal('oidc'), Type.Literal('saml')]), ...optional },
+  {
+    additionalProperties: false,
+    description:
+      'OIDC: {type:"oidc", name, domains, issuer, clientId, clientSecret, scopes?} or {type:"oidc", preset, name, domains, clientId, clientSecret}. SAML: {type:"saml", name, domains, idpMetadataXml} or the three idp* fields.',
+  },
+);
+const PatchBody = Type.Object(optional, { additionalProperties: false });
+
+/** SAML's HTTP-POST binding posts a form; read it only on these routes. */
+function formBody(body: string): Record<string, string> {
+  return Object.fromEntries(new URLSearchParams(body));
+}
+
+export const ssoRoutes: FastifyPluginAsyncTypebox<{ connections: SsoConnectionService; flows: SsoFlowService; tenancy: TenancyService; baseUrl: string }> = async (
+  app,
+  { connections, flows, tenancy, baseUrl },
+) => {
+  const environment = (id: string) => tenancy.getEnvironment(id);
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 512 * 1024 }, (_request, body, done) =>
+    done(null, formBody(body as string)),
+  );
+
+  app.post(
+    BASE,
+    { config: platform, schema: { summary: 'Create an SSO connection (OIDC or SAML)', tags, params: IdParams('environmentId'), body: CreateBody, response: { 201: SsoConnection } } },
+    async (request, reply) => {
+      const created = await connections.create(await environment(request.params.environmentId), request.body as ConnectionInput);
+      return reply.code(201).send(connections.view(created));
+    },
+  );
+
+  app.get(
+    BASE,
+    { config: platform, schema: { summary: 'List the SSO connections of an environment', tags, params: IdParams('environmentId'), response: { 200: SsoConnectionList } } },
+    async (request) => ({ data: (await connections.list(await environment(request.params.environmentId))).map((c) => connections.view(c)) }),
+  );
+
+  app.get(
+    `${BASE}/:connectionId`,
+    { config: platform, schema: { summary: 'Read an SSO connection (never its secret)', tags, params: IdParams('environmentId', 'connectionId'), response: { 200: SsoConnection } } },
+    async (request) => connections.view(await connections.get(await environment(request.params.environmentId), request.params.connectionId)),
+  );
+
+  app.patch(
+    `${BASE}/:connectionId`,
+    {
+      config: platform,
+      schema: { summary: 'Change an SSO connection; omitted fields keep their values', tags, params: IdParams('environmentId', 'connectionId'), body: PatchBody, response: { 200: SsoConnection } },
+    },
+    async (request) =>
+      connections.view(await connections.update(await environment(request.params.environmentId), request.params.connectionId, request.body as ConnectionInput)),
+  );
+
+  app.delete(
+    `${BASE}/:connectionId`,
+    { config: platform, schema: { summary: 'Delete an SSO connection and its linked identities', tags, params: IdParams('environmentId', 'connectionId'), response: { 200: Deleted } } },
+    async (request) => {
+      await connections.remove(await environment(request.params.environmentId), request.params.connectionId);
+      return { id: request.params.connectionId, deleted: true as const };
+    },
+  );
+
+  app.post(
+    '/v1/auth/sso/start',
+    {
+      config: { credentials: ['publishable'] },
+      schema: {
+        summary: 'Start single sign-on: routed by the email domain, or a connection id; answers the URL to send the browser to',
+        tags: ['auth'],
+        body: Type.Object(
+          { email: Type.Optional(Type.String({ maxLength: 1024 })), connectionId: Type.Optional(Str(128)), redirectUrl: Str(2048) },
+          { additionalProperties: false },
+        ),
+        response: { 200: SsoStarted },
+      },
+    },
+    async (request) => flows.start(environmentOf(request), request.body),
+  );
+
+  app.post(
+    '/v1/auth/sso/verify',
+    {
+      config: { credentials: ['publishable'] },
+      schema: { summary: 'Exchange the token SSO returned to redirectUrl for a session', tags: ['auth'], body: Type.Object({ token: Str(512) }, { additionalProperties: false }), response: { 200: SignedIn } },
+    },
+    async (request) => flows.verify(environmentOf(request), request.body.token, requestContext(request)),
+  );
+
+  app.get(
+    '/v1/sso/oidc/:connectionId/callback',
+    { schema: { summary: 'OIDC redirect URI (the browser arrives from the IdP)', tags, params: IdParams('connectionId') } },
+    async (request, reply) => {
+      const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
+      const { location } = await flows.oidcCallback(request.params.connectionId, query);
+      return reply.code(303).header('cache-control', 'no-store').redirect(location, 303);
+    },
+  );
+
+  app.post(
+    '/v1/sso/saml/:connectionId/acs',
+    { schema: { summary: 'SAML assertion consumer service (HTTP-POST binding)', tags, params: IdParams('connectionId') } },
+    async (request, reply) => {
+      const body = (request.body ?? {}) as { SAMLResponse?: string; RelayState?: string };
+      const { location } = await flows.samlAcs(request.params.connectionId, body);
+      return reply.header('cache-control', 'no-store').redirect(location, 303);
+    },
+  );
+
+  app.get(
+    '/v1/sso/saml/:connectionId/metadata',
+    { schema: { summary: 'SAML SP metadata for this connection (import it at the IdP)', tags, params: IdParams('connectionId') } },
+    async (request, reply) => {
+      await flows.samlConnection(request.params.connectionId);
+      const urls = endpoints(baseUrl, request.params.connectionId);
+      const { buildSpMetadata } = await import('./saml/metadata.js');
+      return reply.type('application/samlmetadata+xml; charset=utf-8').send(buildSpMetadata(urls));
+    },
+  );
+};

@@ -1,0 +1,249 @@
+/**
+ * SSO connections, managed through the platform API. Every save is checked the way a sign-in would
+ * use it (discovery fetched, metadata parsed, certificate decoded), so a mistake is a 400 now
+ * rather than a failed sign-in later.
+ */
+import type { SsoConnection } from '@gatehouse/contract';
+import type { Store } from '../db/index.js';
+import { inTransaction } from '../db/changes.js';
+import { newId } from '../lib/crypto.js';
+import { apiError, notFound } from '../lib/errors.js';
+import { validateRedirectUrl } from '../flows/redirect.js';
+import { endpointUrlProblem } from '../webhooks/addresses.js';
+import type { Environment } from '../tenancy/settings.js';
+import { connectionView, readConnection, SecretSealer, type Connection, type OidcConfig, type SamlConfig } from './connections.js';
+import { DEFAULT_SCOPES, GITHUB_SCOPES, OidcError, PRESET_ISSUERS, GITHUB, type OidcPreset, type OidcSettings } from './oidc/presets.js';
+import * as q from './queries.js';
+
+export interface ConnectionInput {
+  type?: 'oidc' | 'saml';
+  name?: string;
+  domains?: string[];
+  preset?: OidcPreset | null;
+  issuer?: string;
+  clientId?: string;
+  clientSecret?: string;
+  scopes?: string[];
+  idpMetadataXml?: string;
+  idpEntityId?: string;
+  idpSsoUrl?: string;
+  idpCertificate?: string;
+  allowIdpInitiated?: boolean;
+  idpInitiatedRedirectUrl?: string | null;
+}
+
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+const invalid = (field: string, message: string) => apiError('invalid_request', message, { fields: [field] });
+
+/** https, or http://localhost|127.0.0.1 in development (DESIGN "Development addresses"). */
+export function checkIdpUrl(environment: Environment, raw: string, field: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid(field, `${field} must be an absolute URL, e.g. https://idp.example.com.`);
+  }
+  if (url.username || url.password) throw invalid(field, `${field} must not carry credentials.`);
+  const local = url.hostname === 'localhost' || url.hostname === '127.0.0.1';
+  if (environment.type === 'production') {
+    // The server fetches discovery itself: no loopback, private or link-local addresses (as for webhooks).
+    const problem = endpointUrlProblem(raw, 'production');
+    if (problem === undefined) return raw;
+    throw invalid(field, `${field}${problem.slice('url'.length)}`);
+  }
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && local)) return raw;
+  throw invalid(
+    field,
+    environment.type === 'development'
+      ? `${field} must be https, or http://localhost:<port> or http://127.0.0.1:<port> in a development environment.`
+      : `${field} must be an https URL on a public host in a production environment.`,
+  );
+}
+
+export function normalizeDomains(domains: string[]): string[] {
+  const out = [...new Set(domains.map((d) => d.trim().toLowerCase().replace(/\.$/, '')))];
+  for (const domain of out) {
+    if (!DOMAIN.test(domain)) throw invalid('domains', `domains: ${JSON.stringify(domain.slice(0, 100))} is not a domain name; list bare domains such as example.com.`);
+  }
+  return out;
+}
+
+export class SsoConnectionService {
+  private readonly sealer: SecretSealer;
+
+  constructor(
+    private readonly store: Store,
+    instanceSecret: string,
+    private readonly baseUrl: string,
+    private readonly now: () => number,
+    /** Where presets live; tests point them at a local IdP. */
+    private readonly presetIssuers: Partial<Record<OidcPreset, string>> = {},
+  ) {
+    this.sealer = new SecretSealer(instanceSecret);
+  }
+
+  private get db() {
+    return this.store.db;
+  }
+
+  view(connection: Connection): SsoConnection {
+    return connectionView(connection, this.baseUrl);
+  }
+
+  async list(environment: Environment): Promise<Connection[]> {
+    return (await q.listConnections(this.db, environment.id)).map(readConnection);
+  }
+
+  async get(environment: Environment, id: string): Promise<Connection> {
+    const row = await q.findConnection(this.db, environment.id, id);
+    if (!row) throw notFound(`SSO connection ${id}`);
+    return readConnection(row);
+  }
+
+  /** The OIDC settings to talk to the IdP with, secret opened. */
+  oidcSettings(environment: Environment, connection: Connection & { type: 'oidc' }): OidcSettings {
+    const secret = connection.row.client_secret ? this.sealer.open(environment.id, connection.id, connection.row.client_secret) : '';
+    const { preset, issuer, clientId, scopes } = connection.config;
+    const settings: OidcSettings = { preset, issuer, clientId, clientSecret: secret, scopes };
+    if (preset === 'github' && this.presetIssuers.github) settings.apiBase = this.presetIssuers.github;
+    return settings;
+  }
+
+  private presetIssuer(preset: OidcPreset): string {
+    if (preset === 'github') return this.presetIssuers.github ?? GITHUB.issuer;
+    return this.presetIssuers[preset] ?? PRESET_ISSUERS[preset];
+  }
+
+  private async oidcConfig(environment: Environment, input: ConnectionInput, secret: string): Promise<OidcConfig> {
+    const preset = input.preset ?? null;
+    if (!input.clientId) throw invalid('clientId', 'clientId is required: the client (application) id the IdP gave you.');
+    if (!secret) throw invalid('clientSecret', 'clientSecret is required: the client secret the IdP gave you.');
+    let issuer: string;
+    if (preset) {
+      issuer = this.presetIssuer(preset);
+    } else {
+      if (!input.issuer) throw invalid('issuer', 'issuer is required for a generic OIDC connection (or name a preset: google, github, microsoft).');
+      issuer = checkIdpUrl(environment, input.issuer, 'issuer');
+    }
+    const scopes = input.scopes?.length ? input.scopes : preset === 'github' ? GITHUB_SCOPES : DEFAULT_SCOPES;
+    if (preset !== 'github' && !scopes.includes('openid')) throw invalid('scopes', 'scopes must include openid.');
+    if (preset !== 'github') {
+      // The IdP libraries load on first use: a start that never sees SSO never pays for them.
+      const { discover } = await import('./oidc/client.js');
+      try {
+        await discover({ preset, issuer, clientId: input.clientId, clientSecret: secret, scopes });
+      } catch (error) {
+        if (error instanceof OidcError) throw invalid('issuer', error.message);
+        throw error;
+      }
+    }
+    return { preset, issuer, clientId: input.clientId, scopes };
+  }
+
+  private async samlConfig(environment: Environment, input: ConnectionInput): Promise<SamlConfig> {
+    const { CertificateError, MetadataError, normalizeCertificate, parseIdpMetadata } = await import('./saml/index.js');
+    let idp: { idpEntityId: string; idpSsoUrl: string; idpCertificate: string };
+    if (input.idpMetadataXml !== undefined) {
+      try {
+        idp = parseIdpMetadata(input.idpMetadataXml);
+      } catch (error) {
+        if (error instanceof MetadataError) throw invalid('idpMetadataXml', error.message);
+        throw error;
+      }
+    } else {
+      if (!input.idpEntityId || !input.idpSsoUrl || !input.idpCertificate) {
+        throw invalid('idpMetadataXml', 'Send idpMetadataXml, or all three of idpEntityId, idpSsoUrl and idpCertificate.');
+      }
+      let idpCertificate: string;
+      try {
+        idpCertificate = normalizeCertificate(input.idpCertificate);
+      } catch (error) {
+        if (error instanceof CertificateError) throw invalid('idpCertificate', error.message);
+        throw error;
+      }
+      idp = { idpEntityId: input.idpEntityId, idpSsoUrl: input.idpSsoUrl, idpCertificate };
+    }
+    checkIdpUrl(environment, idp.idpSsoUrl, 'idpSsoUrl');
+    const allowIdpInitiated = input.allowIdpInitiated ?? false;
+    const redirect = input.idpInitiatedRedirectUrl ?? null;
+    if (allowIdpInitiated && !redirect) {
+      throw invalid('idpInitiatedRedirectUrl', 'allowIdpInitiated needs idpInitiatedRedirectUrl: where a sign-in started at the IdP lands.');
+    }
+    if (redirect) validateRedirectUrl(environment, redirect);
+    return { ...idp, allowIdpInitiated, idpInitiatedRedirectUrl: redirect };
+  }
+
+  /** A domain routes to one connection only, or sso/start could not choose. */
+  private async assertDomainsFree(environment: Environment, domains: string[], except?: string): Promise<void> {
+    for (const other of await this.list(environment)) {
+      if (other.id === except) continue;
+      const taken = other.domains.find((d) => domains.includes(d));
+      if (taken) throw apiError('conflict', `The domain ${taken} already routes to SSO connection ${other.id} (${other.name}); remove it there first.`);
+    }
+  }
+
+  async create(environment: Environment, input: ConnectionInput): Promise<Connection> {
+    if (input.type !== 'oidc' && input.type !== 'saml') throw invalid('type', 'type must be "oidc" or "saml".');
+    if (!input.name?.trim()) throw invalid('name', 'name is required: it labels the sign-in button.');
+    const domains = normalizeDomains(input.domains ?? []);
+    await this.assertDomainsFree(environment, domains);
+    const id = newId('ssoc', environment.id);
+    const now = this.now();
+    const config = input.type === 'oidc' ? await this.oidcConfig(environment, input, input.clientSecret ?? '') : await this.samlConfig(environment, input);
+    await inTransaction(this.db, async (tx) => {
+      await q.insertConnection(tx, environment.id, {
+        id,
+        type: input.type!,
+        name: input.name!.trim(),
+        domains: JSON.stringify(domains),
+        config: JSON.stringify(config),
+        client_secret: input.type === 'oidc' ? this.sealer.seal(environment.id, id, input.clientSecret!) : null,
+        created_at: now,
+        updated_at: now,
+      });
+    });
+    return this.get(environment, id);
+  }
+
+  async update(environment: Environment, id: string, patch: ConnectionInput): Promise<Connection> {
+    const current = await this.get(environment, id);
+    if (patch.type !== undefined && patch.type !== current.type) throw invalid('type', 'A connection cannot change type; create a new one.');
+    const name = patch.name !== undefined ? patch.name.trim() : current.name;
+    if (!name) throw invalid('name', 'name cannot be empty.');
+    const domains = patch.domains !== undefined ? normalizeDomains(patch.domains) : current.domains;
+    await this.assertDomainsFree(environment, domains, id);
+    let config: OidcConfig | SamlConfig;
+    let clientSecret = current.row.client_secret;
+    if (current.type === 'oidc') {
+      const secret = patch.clientSecret ?? this.oidcSettings(environment, current).clientSecret;
+      const merged: ConnectionInput = { ...current.config, ...patch };
+      if (merged.preset) delete merged.issuer;
+      config = await this.oidcConfig(environment, merged, secret);
+      if (patch.clientSecret !== undefined) clientSecret = this.sealer.seal(environment.id, id, patch.clientSecret);
+    } else {
+      // Fields left out keep their values; new metadata replaces the three IdP fields.
+      const merged: ConnectionInput = { ...current.config, ...patch };
+      config = await this.samlConfig(environment, merged);
+    }
+    await q.updateConnection(this.db, environment.id, id, {
+      name,
+      domains: JSON.stringify(domains),
+      config: JSON.stringify(config),
+      client_secret: clientSecret,
+      updated_at: this.now(),
+    });
+    return this.get(environment, id);
+  }
+
+  async remove(environment: Environment, id: string): Promise<void> {
+    const removed = await inTransaction(this.db, (tx) => q.deleteConnection(tx, environment.id, id));
+    if (!removed) throw notFound(`SSO connection ${id}`);
+  }
+
+  /** The connection whose domains include the email's. */
+  async forEmail(environment: Environment, email: string): Promise<Connection | undefined> {
+    const domain = email.slice(email.lastIndexOf('@') + 1).trim().toLowerCase();
+    return (await this.list(environment)).find((c) => c.domains.includes(domain));
+  }
+}
