@@ -42,6 +42,10 @@ function userRow(environmentId: string) {
     image_url: null,
     password_hash: null,
     email_verified: 0,
+    banned: 0,
+    public_metadata: '{}',
+    private_metadata: '{}',
+    unsafe_metadata: '{}',
     created_at: now,
     updated_at: now,
   };

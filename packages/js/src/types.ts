@@ -3,7 +3,7 @@
  * (@gatehouse/contract), which the server's route schemas are made of. Nothing here is written by
  * hand, so a change of a server schema is a type error in this SDK until it follows.
  */
-import type { Environment, MemberPage } from '@gatehouse/contract';
+import type { Environment, MemberPage, SessionUser } from '@gatehouse/contract';
 
 export type {
   AcceptInvitationBody,
@@ -31,8 +31,7 @@ export type {
   UpdateCurrentOrganizationBody,
   UploadPurpose,
   UploadTicket,
-  // The signed-in user sees themselves without privateMetadata.
-  SessionUser as User,
+  SessionUser,
   UserOrganization,
 } from '@gatehouse/contract';
 
@@ -44,3 +43,6 @@ export type EnvironmentInfo = Environment;
 
 /** One page of a list. `nextCursor` is null on the last page. */
 export type Page<T> = { data: T[]; nextCursor: MemberPage['nextCursor'] };
+
+/** The signed-in user, as they see themselves (GET /v1/me): the contract's SessionUser, without privateMetadata. */
+export type User = SessionUser;

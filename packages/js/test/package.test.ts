@@ -87,7 +87,7 @@ describe('the built @gatehouse/js', () => {
   });
 
   test('the types written into dist/contract.d.ts are the contract types', () => {
-    expect(readFileSync(join(app.dir, 'same.ts'), 'utf8')).toContain('export const sameUser: Equal<Written.User, Contract.User> = true;');
+    expect(readFileSync(join(app.dir, 'same.ts'), 'utf8')).toContain('export const sameSessionUser: Equal<Written.SessionUser, Contract.SessionUser> = true;');
     expect(checked.output).toBe('');
   });
 });
