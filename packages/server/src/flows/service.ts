@@ -278,10 +278,12 @@ export class FlowService {
       if (row.password_fingerprint !== null && !constantTimeEqual(passwordFingerprint(user.password_hash), row.password_fingerprint)) {
         throw apiError('invalid_credentials', 'This reset link is void because the password changed after it was sent. Request a new one.');
       }
-      // Verified first: the first proof of an address removes any password set before it.
+      // Every session goes (and is counted) first; then the proof of the address, which removes a
+      // password set before it; then the new password, which that removal must not take.
+      const revoked = await this.options.sessions.revokeAllForUser(environment, resetUserId, undefined, tx);
       if (user.email_key === row.email_key) await this.options.identity.markEmailVerified(tx, environment, resetUserId);
       await this.options.identity.setPasswordHash(tx, environment, resetUserId, passwordHash, this.options.now());
-      return this.options.sessions.revokeAllForUser(environment, resetUserId, undefined, tx);
+      return revoked;
     });
     return { email: row.email, sessionsRevoked };
   }
