@@ -40,7 +40,12 @@ export const Environment = define(
     authMethods: AuthMethods,
     signUp: Type.Boolean(),
     ssoConnections: Type.Array(
-      Type.Object({ id: Type.String(), name: Type.String(), type: Type.Union([Type.Literal('oidc'), Type.Literal('saml')]), domains: Type.Array(Type.String()) }),
+      Type.Object({
+        id: Type.String(),
+        name: Type.String(),
+        type: Type.Union([Type.Literal('oidc'), Type.Literal('saml')]),
+        domains: Type.Array(Type.String()),
+      }),
       { description: 'SSO connections a sign-in page can draw buttons for (no secrets); empty while SSO is off' },
     ),
     emailVerification: EmailVerification,

@@ -52,6 +52,9 @@ export type InvitationListQuery = Static<typeof InvitationListQuery>;
 /** POST /v1/me/organization/invitations: the same as the secret-key body. */
 export const CreateCurrentInvitationBody = CreateInvitationBody;
 
+/** The organization an invitation or a suggestion leads to, as much as its invitee may see. */
+const OrganizationBrief = Type.Object({ id: Type.String(), name: Type.String(), slug: Type.String(), imageUrl: Nullable(Type.String()) });
+
 /** An invitation addressed to the signed-in user, with the organization it leads to. */
 export const UserInvitation = define(
   'UserInvitation',
@@ -63,7 +66,7 @@ export const UserInvitation = define(
     status: InvitationStatus,
     expiresAt: Type.Integer(),
     createdAt: Type.Integer(),
-    organization: Type.Object({ id: Type.String(), name: Type.String(), slug: Type.String(), imageUrl: Nullable(Type.String()) }),
+    organization: OrganizationBrief,
   }),
 );
 export type UserInvitation = Static<typeof UserInvitation>;
@@ -135,7 +138,7 @@ export const OrganizationSuggestion = define(
   Type.Object({
     id: Type.String({ description: 'orgreq_…: the same id becomes the membership request when accepted' }),
     status: Type.Union([Type.Literal('suggested'), Type.Literal('pending')]),
-    organization: Type.Object({ id: Type.String(), name: Type.String(), slug: Type.String(), imageUrl: Nullable(Type.String()) }),
+    organization: OrganizationBrief,
     createdAt: Type.Integer(),
   }),
 );

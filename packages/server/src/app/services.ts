@@ -73,7 +73,7 @@ export function buildServices(options: AppOptions, redis: RedisLink | undefined,
     extraClaims: (context) => organizations.claimsFor(context),
     cache: sessionCache,
     freshness,
-    signedIn: (environment, userId) => domains.enrol(environment, userId),
+    signedIn: (environment, user) => domains.enrol(environment, user),
   });
   const throttle = new SignInThrottle({
     clock: options.throttle?.clock ?? Date.now,
@@ -113,7 +113,6 @@ export function buildServices(options: AppOptions, redis: RedisLink | undefined,
   const domains: DomainService = new DomainService({
     store: options.store,
     access: organizationAccess,
-    identity,
     tenancy,
     now,
     codeKey: deriveSubkey(options.instanceSecret, 'domain-codes'),

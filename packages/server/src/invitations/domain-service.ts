@@ -6,7 +6,6 @@ import { isUniqueViolation } from '../db/index.js';
 import { enqueueEmail, isThrottled } from '../flows/outbox.js';
 import { renderEmail } from '../flows/templates.js';
 import { emailKey, normalizeEmail } from '../identity/email.js';
-import type { IdentityService } from '../identity/service.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
 import { type Actor, type OrganizationAccess, requirePermission } from '../organizations/access.js';
@@ -95,7 +94,6 @@ function domainNotFound(domainId: string): ApiError {
 export interface DomainServiceOptions {
   store: Store;
   access: OrganizationAccess;
-  identity: Pick<IdentityService, 'findUser'>;
   tenancy: Pick<TenancyService, 'getProject'>;
   now: () => number;
   /** HMAC key for stored domain codes. */
@@ -292,9 +290,8 @@ export class DomainService {
    * at an enrolling domain gets an invitation or a suggestion, once per organization. An
    * invitation that was revoked or accepted, or a suggestion already decided, is not made again.
    */
-  async enrol(environment: Environment, userId: string): Promise<void> {
-    const user = await this.options.identity.findUser(this.db, environment, userId);
-    if (!user || user.email_verified !== 1) return;
+  async enrol(environment: Environment, user: { id: string; email: string; email_key: string; email_verified: number }): Promise<void> {
+    if (user.email_verified !== 1) return;
     const domains = await dq.enrollingDomains(this.db, environment.id, domainOf(user.email));
     for (const domain of domains) {
       await this.options.access.withOrganization(environment, { kind: 'backend' }, domain.organization_id, async (tx) => {

@@ -6,18 +6,7 @@ import { findMembership, findOrganization, insertMembership } from '../organizat
 import { PERMISSIONS } from '../organizations/roles.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as dq from './domain-queries.js';
-
-function requestView(row: dq.RequestRow & { email: string }): MembershipRequest {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    userId: row.user_id,
-    email: row.email,
-    status: row.status as MembershipRequest['status'],
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
+import { organizationBrief, requestView } from './views.js';
 
 export interface RequestServiceOptions {
   store: Store;
@@ -41,12 +30,12 @@ export class RequestService {
     return rows.map((row) => ({
       id: row.id,
       status: row.status as OrganizationSuggestion['status'],
-      organization: {
+      organization: organizationBrief({
         id: row.organization_id,
         name: row.organization_name,
         slug: row.organization_slug,
-        imageUrl: row.organization_image_url,
-      },
+        image_url: row.organization_image_url,
+      }),
       createdAt: row.created_at,
     }));
   }
@@ -63,7 +52,7 @@ export class RequestService {
     return {
       id: row.id,
       status: 'pending',
-      organization: { id: organization.id, name: organization.name, slug: organization.slug, imageUrl: organization.image_url },
+      organization: organizationBrief(organization),
       createdAt: row.created_at,
     };
   }

@@ -125,16 +125,17 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
  * The session with its environment and user, in one read: what verifying an access token needs, and
  * what GET /v1/me shows, on every request.
  */
-/** Whether the user is banned (a missing user is not: the session insert's foreign key refuses it). */
-export async function isUserBanned(db: Db, environmentId: EnvironmentId, userId: string): Promise<boolean> {
-  const row = await db
+/** What a new session checks and passes on of its user: the ban, and the address enrolment reads. */
+export async function findSignInUser(db: Db, environmentId: EnvironmentId, userId: string) {
+  return db
     .selectFrom('users')
-    .select('banned')
+    .select(['id', 'banned', 'email', 'email_key', 'email_verified'])
     .where('environment_id', '=', environmentId)
     .where('id', '=', userId)
     .executeTakeFirst();
-  return row?.banned === 1;
 }
+
+export type SignInUser = NonNullable<Awaited<ReturnType<typeof findSignInUser>>>;
 
 export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: EnvironmentId, sessionId: string) {
   return (await sessionWithEnvironment(db, { environmentId, sessionId }))[0];

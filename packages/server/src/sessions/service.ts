@@ -112,7 +112,7 @@ export interface SessionServiceOptions {
   /** With several nodes (Redis), checked before the cache serves; without, the cache serves as is. */
   freshness?: CacheFreshness | undefined;
   /** Runs in every sign-in and sign-up, once the session exists (organization domain enrolment). */
-  signedIn?: ((environment: Environment, userId: string) => Promise<void>) | undefined;
+  signedIn?: ((environment: Environment, user: q.SignInUser) => Promise<void>) | undefined;
 }
 
 export class SessionService {
@@ -168,7 +168,8 @@ export class SessionService {
 
   /** Starts a session for a user who just proved who they are, and counts them as active. */
   async create(environment: Environment, userId: string, context: RequestContext): Promise<SessionTokens> {
-    if (await q.isUserBanned(this.db, environment.id, userId)) throw userBanned();
+    // A missing user is not refused here: the session insert's foreign key refuses it.
+    if ((await q.findSignInUser(this.db, environment.id, userId))?.banned === 1) throw userBanned();
     const now = this.now();
     const id = newId('sess', environment.id);
     const refreshToken = this.refreshTokens.first(environment.id, id);
@@ -188,13 +189,14 @@ export class SessionService {
     });
     // A ban commits its flag before it revokes sessions: read after this insert, the flag either
     // shows the ban, or the ban's revocation comes later and finds this session.
-    if (await q.isUserBanned(this.db, environment.id, userId)) {
+    const user = await q.findSignInUser(this.db, environment.id, userId);
+    if (user?.banned === 1) {
       await q.revokeSession(this.db, environment.id, id, this.now());
       throw userBanned();
     }
     const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null }, context);
     await this.usage.recordActivity(environment.id, userId);
-    if (this.signedIn) await this.signedIn(environment, userId);
+    if (this.signedIn && user) await this.signedIn(environment, user);
     return { accessToken: token, refreshToken, expiresIn, tokenType: 'Bearer' };
   }
 
