@@ -18,6 +18,7 @@ import {
   type AppServer,
   type LiveGatehouse,
 } from '../helpers.js';
+import { startOidcIdp, type TestOidcIdp } from '../../../server/test/helpers/oidc-idp.js';
 
 /** Screenshots of every component in both themes; docs/react-components.md shows them. */
 const SCREENSHOTS = fileURLToPath(new URL('../../../../docs/screenshots/react/', import.meta.url));
@@ -26,15 +27,17 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
   let live: LiveGatehouse;
   let app: AppServer;
   let browser: Browser;
+  let idp: TestOidcIdp;
 
   beforeAll(async () => {
     const { chromium } = await import('playwright-core');
     mkdirSync(SCREENSHOTS, { recursive: true });
-    [live, app, browser] = await Promise.all([startLiveGatehouse(), startAppServer(), chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })]);
+    [live, app, browser, idp] = await Promise.all([startLiveGatehouse(), startAppServer(), chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }), startOidcIdp()]);
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
+    await idp?.close();
     await app?.close();
     await live?.close();
   });
@@ -44,8 +47,8 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     return project.development;
   }
 
-  async function createUser(env: { secretKey: string }, email = uniqueEmail('react')) {
-    const created = await live.t.call({ method: 'POST', url: '/v1/users', credential: env.secretKey, payload: { email, password: GOOD_PASSWORD, firstName: 'Ada', lastName: 'Lovelace' } });
+  async function createUser(env: { secretKey: string }, email = uniqueEmail('react'), extra: Record<string, unknown> = {}) {
+    const created = await live.t.call({ method: 'POST', url: '/v1/users', credential: env.secretKey, payload: { email, password: GOOD_PASSWORD, firstName: 'Ada', lastName: 'Lovelace', ...extra } });
     expect(created.statusCode).toBe(201);
     return { email, id: (created.json() as { id: string }).id };
   }
@@ -257,9 +260,188 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     await page.close();
   });
 
-  it('writes a screenshot of each component in both themes', async () => {
+  it('verified sign-up: SignUp and the hosted sign-up page ask for the emailed code, then sign in', async () => {
+    // A fresh environment's default (the test helper turns it off for the others).
+    const env = await environment();
+    await live.t.setSettings(env.id, { emailVerification: 'required' });
+    const page = await open(env, 'sign-up');
+    const email = uniqueEmail('verify');
+    await page.getByLabel('First name').fill('Vera');
+    await page.getByLabel('Email address').fill(email);
+    await page.getByLabel('Password').fill(GOOD_PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByLabel('Verification code').waitFor();
+    expect(await page.locator('#status').getAttribute('data-signed-in')).toBe('false');
+    await shot(page, 'sign-up-verify-light');
+    const dark = await open(env, 'sign-up', 'dark');
+    await dark.getByLabel('Email address').fill(uniqueEmail('verify-dark'));
+    await dark.getByLabel('Password').fill(GOOD_PASSWORD);
+    await dark.getByRole('button', { name: 'Create account' }).click();
+    await dark.getByLabel('Verification code').waitFor();
+    await shot(dark, 'sign-up-verify-dark');
+    await dark.close();
+    const code = codeFrom((await outbox(live.t, email, env)).find((m) => m.kind === 'sign_up_verification')!);
+    // A wrong code is shown next to the code field, and the right one still works.
+    await page.getByLabel('Verification code').fill(code === '000000' ? '111111' : '000000');
+    await page.getByRole('button', { name: 'Verify and create account' }).click();
+    const codeError = page.locator('[data-gh-component=sign-up] input[name=code] ~ .gh-field-error');
+    await expect.poll(() => codeError.textContent()).toMatch(/\S/);
+    await page.getByLabel('Verification code').fill(code);
+    await page.getByRole('button', { name: 'Verify and create account' }).click();
+    await page.waitForSelector('#status[data-signed-in=true]');
+    expect(await page.evaluate(() => (window as unknown as { gh: { state: { user: { emailVerified: boolean } } } }).gh.state.user.emailVerified)).toBe(true);
+    await page.close();
+
+    // The hosted sign-up page on the same environment: the code step, then the handoff back.
+    const hosted = await browser.newPage({ viewport: { width: 960, height: 720 } });
+    hosted.on('pageerror', (error) => console.error('[page error]', error));
+    const back = app.url({ pk: env.publishableKey, base: live.url, view: 'app' });
+    await hosted.goto(`${live.url}/hosted/${env.id}/sign-up?redirect_url=${encodeURIComponent(back)}`);
+    const second = uniqueEmail('hosted-verify');
+    await hosted.getByLabel('Email address').fill(second);
+    await hosted.getByLabel('Password').fill(GOOD_PASSWORD);
+    await hosted.getByRole('button', { name: 'Create account' }).click();
+    await hosted.getByLabel('Verification code').waitFor();
+    await shot(hosted, 'hosted-sign-up-verify');
+    await hosted.getByLabel('Verification code').fill(codeFrom((await outbox(live.t, second, env)).find((m) => m.kind === 'sign_up_verification')!));
+    await hosted.getByRole('button', { name: 'Verify and create account' }).click();
+    await hosted.waitForURL((url) => url.href.startsWith(back.split('?')[0]!));
+    await hosted.waitForSelector('#status[data-signed-in=true]');
+    await hosted.close();
+  });
+
+  it('SSO: SignIn draws a button per connection, routes an email at its domain to it, and the OIDC round trip signs in', async () => {
+    const env = await environment();
+    await live.t.setSettings(env.id, { authMethods: { password: true, magicLink: true, emailCode: true, sso: true } });
+    const created = await live.t.call({
+      method: 'POST',
+      url: `/v1/platform/environments/${env.id}/sso-connections`,
+      credential: live.t.platformKey,
+      payload: { type: 'oidc', name: 'Corp ID', domains: ['corp.test'], issuer: idp.issuer, clientId: 'react-test', clientSecret: 'react-test-secret' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const connection = created.json() as { id: string; redirectUri: string };
+    idp.setClient({ clientId: 'react-test', clientSecret: 'react-test-secret', redirectUri: connection.redirectUri });
+    const account = `acct-${Math.random().toString(36).slice(2)}`;
+    const email = uniqueEmail('sso').replace(/@.*/, '@corp.test');
+    idp.accounts.set(account, { email, email_verified: true, given_name: 'Sid', family_name: 'Sso' });
+
+    const page = await open(env);
+    const button = page.getByRole('button', { name: 'Continue with Corp ID' });
+    await button.waitFor();
+    // An email at the connection's domain goes to SSO: no password field, the button names the IdP.
+    await page.getByLabel('Email address').fill(email);
+    expect(await page.getByLabel('Password').count()).toBe(0);
+    await page.getByRole('button', { name: 'Continue with Corp ID' }).nth(1).waitFor();
+    await shot(page, 'sign-in-sso-light');
+    const dark = await open(env, 'app', 'dark');
+    await dark.getByLabel('Email address').fill(email);
+    await dark.getByRole('button', { name: 'Continue with Corp ID' }).nth(1).waitFor();
+    await shot(dark, 'sign-in-sso-dark');
+    await dark.close();
+    await page.getByLabel('Email address').fill('someone@elsewhere.test');
+    await page.getByLabel('Password').waitFor();
+
+    // The round trip through the IdP's login and consent pages, and back to the application.
+    await button.click();
+    await page.waitForURL((url) => url.href.startsWith(idp.issuer));
+    await page.locator('input[name=login]').fill(account);
+    await page.locator('input[name=password]').fill('any');
+    const login = page.url();
+    await page.locator('button[type=submit]').first().click();
+    await page.waitForURL((url) => url.href !== login);
+    // The IdP's consent page (a new interaction), unless it went straight back.
+    if (page.url().startsWith(idp.issuer)) await page.locator('button[type=submit]').first().click();
+    await page.waitForSelector('#status[data-signed-in=true]');
+    expect(await page.evaluate(() => (window as unknown as { gh: { state: { user: { email: string } } } }).gh.state.user.email)).toBe(email);
+    // The one-time token and the SSO mark left the address bar.
+    expect(new URL(page.url()).searchParams.has('token')).toBe(false);
+    await page.close();
+  });
+
+  it('invitations: invite from OrganizationProfile, revoke, accept from the emailed link on the hosted page, join from the switcher', async () => {
     const env = await environment();
     const { email } = await createUser(env);
+    const page = await open(env);
+    await signInWithPassword(page, email);
+    await page.waitForSelector('#status[data-signed-in=true]');
+    await page.evaluate(() => (window as unknown as { gh: { organizations: { create(p: object): Promise<{ id: string }> }; setActiveOrganization(id: string): Promise<unknown> } }).gh.organizations.create({ name: 'Difference Engines' }).then((o) => (window as unknown as { gh: { setActiveOrganization(id: string): Promise<unknown> } }).gh.setActiveOrganization(o.id)));
+    await page.waitForSelector('#status[data-org-role=owner]');
+    await page.getByRole('button', { name: /Switch organization/ }).click();
+    await page.getByRole('menuitem', { name: 'Manage' }).click();
+    const manage = page.getByRole('dialog', { name: 'Manage organization' });
+    await manage.getByRole('tab', { name: 'Invitations' }).click();
+    const newcomer = uniqueEmail('newcomer');
+    const gone = uniqueEmail('gone');
+    for (const address of [newcomer, gone]) {
+      await manage.getByLabel('Email address to invite').fill(address);
+      await manage.getByLabel('Role', { exact: true }).selectOption(address === newcomer ? 'admin' : 'member');
+      await manage.getByRole('button', { name: 'Send invitation' }).click();
+      await manage.getByText(`Invitation sent to ${address}.`).waitFor();
+    }
+    const pending = manage.getByRole('list', { name: 'Pending invitations' });
+    await expect.poll(() => pending.locator('li').count()).toBe(2);
+    await shot(page, 'organization-invitations-pending-light');
+    await manage.getByRole('button', { name: `Revoke the invitation to ${gone}` }).click();
+    await expect.poll(() => pending.locator('li').count()).toBe(1);
+    expect(await pending.textContent()).toContain(newcomer);
+    await page.keyboard.press('Escape');
+    const invite = (to: string, redirectUrl?: string) =>
+      page.evaluate(([address, url]) => (window as unknown as { gh: { organization: { invitations: { create(p: object): Promise<unknown> } } } }).gh.organization.invitations.create({ email: address, role: 'member', ...(url ? { redirectUrl: url } : {}) }), [to, redirectUrl] as const);
+
+    // The newcomer opens the emailed link: the hosted accept page, then the organization joined.
+    const mail = (await outbox(live.t, newcomer, env)).find((m) => m.kind === 'organization_invitation')!;
+    const link = /(https?:\/\/\S+)/.exec(mail.text)![1]!;
+    expect(link.startsWith(`${live.url}/hosted/${env.id}/accept-invitation?token=`)).toBe(true);
+    const invitee = await browser.newPage({ viewport: { width: 960, height: 720 } });
+    invitee.on('pageerror', (error) => console.error('[page error]', error));
+    await invitee.goto(link);
+    await invitee.getByRole('button', { name: 'Accept invitation' }).waitFor();
+    await shot(invitee, 'hosted-accept-invitation');
+    await invitee.getByLabel('First name').fill('Nia');
+    await invitee.getByRole('button', { name: 'Accept invitation' }).click();
+    await invitee.waitForURL((url) => url.pathname === `/hosted/${env.id}/organization`);
+    await invitee.getByRole('button', { name: /Active organization: Difference Engines/ }).waitFor();
+    await invitee.close();
+
+    // A signed-in user with a verified address sees the invitation in the switcher and joins.
+    const member = await createUser(env, uniqueEmail('switcher'), { emailVerified: true });
+    await invite(member.email);
+    const joiner = await open(env);
+    await signInWithPassword(joiner, member.email);
+    await joiner.waitForSelector('#status[data-signed-in=true]');
+    await joiner.getByRole('button', { name: /Switch organization/ }).click();
+    const join = joiner.getByRole('menuitem', { name: 'Join Difference Engines' });
+    await join.waitFor();
+    
+    await join.click();
+    await joiner.waitForSelector('#status[data-org-role=member]');
+    await joiner.getByRole('button', { name: /Active organization: Difference Engines/ }).waitFor();
+
+    // An invitation whose link leads to the application's own sign-in page: SignIn accepts it.
+    const third = uniqueEmail('third');
+    await joiner.close();
+    await invite(third, app.url({ pk: env.publishableKey, base: live.url, view: 'sign-in' }));
+    await page.close();
+    const thirdLink = /(https?:\/\/\S+)/.exec((await outbox(live.t, third, env))[0]!.text)![1]!;
+    const thirdPage = await browser.newPage({ viewport: { width: 960, height: 720 } });
+    await thirdPage.goto(thirdLink);
+    await thirdPage.getByRole('button', { name: 'Accept invitation' }).click();
+    await thirdPage.waitForSelector('#status[data-signed-in=true]');
+    expect(new URL(thirdPage.url()).searchParams.has('token')).toBe(false);
+    expect(await thirdPage.evaluate(() => (window as unknown as { gh: { state: { organizations: { name: string }[] } } }).gh.state.organizations.map((o) => o.name))).toEqual(['Difference Engines']);
+    await thirdPage.close();
+  });
+
+  it('writes a screenshot of each component in both themes', async () => {
+    const env = await environment();
+    const { email } = await createUser(env, uniqueEmail('react'), { emailVerified: true });
+    // Another organization invites the user: the switcher lists it with "Join".
+    const other = await createUser(env, uniqueEmail('inviter'));
+    const org = await live.t.call({ method: 'POST', url: '/v1/organizations', credential: env.secretKey, payload: { name: 'Contoso', ownerId: other.id } });
+    expect(org.statusCode, org.body).toBe(201);
+    const invited = await live.t.call({ method: 'POST', url: `/v1/organizations/${(org.json() as { id: string }).id}/invitations`, credential: env.secretKey, payload: { email, role: 'member' } });
+    expect(invited.statusCode, invited.body).toBe(201);
     for (const theme of ['light', 'dark']) {
       for (const view of ['sign-in', 'sign-up']) {
         const page = await open(env, view, theme);
@@ -278,12 +460,18 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
         await page.waitForSelector(`[data-gh-component=${view}]`);
         await page.waitForTimeout(300);
         await shot(page, `${view}-${theme}`);
+        if (view === 'organization-profile') {
+          await page.getByRole('tab', { name: 'Invitations' }).click();
+          await page.getByText('No pending invitations.').waitFor();
+          await shot(page, `organization-invitations-${theme}`);
+        }
       }
       await page.goto(app.url({ pk: env.publishableKey, base: live.url, view: 'app', theme }));
       await page.getByRole('button', { name: /Account menu/ }).click();
       await shot(page, `user-button-${theme}`);
       await page.keyboard.press('Escape');
       await page.getByRole('button', { name: /Switch organization/ }).click();
+      await page.getByRole('menuitem', { name: 'Join Contoso' }).waitFor();
       await shot(page, `organization-switcher-${theme}`);
     }
     await page.close();
