@@ -3,6 +3,7 @@ import type { Member } from '@gatehouse/js';
 import { useGatehouse, useGatehouseState, type Appearance } from '../context.js';
 import { useOrganization, useOrganizationList } from '../hooks.js';
 import { useMenu } from './menu.js';
+import { DomainsTab } from './organization-domains.js';
 import { InvitationsTab, PendingOrganizations, usePendingOrganizations } from './organization-invitations.js';
 import { Avatar, displayName, Field, FORM, FormError, go, Header, Root, Submit, useForm } from './primitives.js';
 import { Tabs, type TabDef } from './tabs.js';
@@ -148,6 +149,7 @@ export function OrganizationProfile(props: OrganizationProfileProps) {
           tabs={[
             { id: 'members', label: 'Members', render: () => <MembersTab canManage={canManageMembers} /> },
             ...(canManageMembers ? [{ id: 'invitations', label: 'Invitations', render: () => <InvitationsTab invitationUrl={props.invitationUrl} /> }] : []),
+            ...(canManage ? [{ id: 'domains', label: 'Domains', render: () => <DomainsTab /> }] : []),
             { id: 'general', label: 'General', render: () => <GeneralTab canManage={canManage} /> },
             ...(props.extraTabs ?? []),
           ]}

@@ -357,6 +357,18 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     // The one-time token and the SSO mark left the address bar.
     expect(new URL(page.url()).searchParams.has('token')).toBe(false);
     await page.close();
+
+    // The connection goes away while a page still shows it: 422 sso_not_configured, and the
+    // password comes back for that email.
+    const stale = await open(env);
+    await stale.getByRole('button', { name: 'Continue with Corp ID' }).waitFor();
+    const removed = await live.t.call({ method: 'DELETE', url: `/v1/platform/environments/${env.id}/sso-connections/${connection.id}`, credential: live.t.platformKey });
+    expect(removed.statusCode, removed.body).toBe(200);
+    await stale.getByLabel('Email address').fill(email);
+    await stale.getByRole('button', { name: 'Continue with Corp ID' }).nth(1).click();
+    await stale.getByLabel('Password').waitFor();
+    expect(await stale.getByText('corp.test signs in with Corp ID.').count()).toBe(0);
+    await stale.close();
   });
 
   it('invitations: invite from OrganizationProfile, revoke, accept from the emailed link on the hosted page, join from the switcher', async () => {
@@ -433,6 +445,58 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     await thirdPage.close();
   });
 
+  it('domains: verified by an emailed code in OrganizationProfile; a colleague at it asks to join from the switcher; an admin accepts', async () => {
+    const env = await environment();
+    const { email } = await createUser(env);
+    const page = await open(env);
+    await signInWithPassword(page, email);
+    await page.waitForSelector('#status[data-signed-in=true]');
+    await page.evaluate(() => (window as unknown as { gh: { organizations: { create(p: object): Promise<{ id: string }> }; setActiveOrganization(id: string): Promise<unknown> } }).gh.organizations.create({ name: 'Babbage & Co' }).then((o) => (window as unknown as { gh: { setActiveOrganization(id: string): Promise<unknown> } }).gh.setActiveOrganization(o.id)));
+    await page.waitForSelector('#status[data-org-role=owner]');
+    await page.getByRole('button', { name: /Switch organization/ }).click();
+    await page.getByRole('menuitem', { name: 'Manage' }).click();
+    const manage = page.getByRole('dialog', { name: 'Manage organization' });
+    await manage.getByRole('tab', { name: 'Domains' }).click();
+    const domain = `ui-${Math.random().toString(36).slice(2, 8)}.example`;
+    await manage.getByLabel('Domain', { exact: true }).fill(domain);
+    await manage.getByLabel('Enrollment', { exact: true }).selectOption('automatic_suggestion');
+    // An address elsewhere is refused with the server's message.
+    await manage.getByLabel(/Your address at that domain/).fill('it@elsewhere.example');
+    await manage.getByRole('button', { name: 'Add domain' }).click();
+    await expect.poll(() => manage.locator('input[name=email] ~ .gh-field-error, .gh-form-error').allTextContents().then((t) => t.join(''))).toMatch(/\S/);
+    await manage.getByLabel(/Your address at that domain/).fill(`it@${domain}`);
+    await manage.getByRole('button', { name: 'Add domain' }).click();
+    const codeField = manage.getByLabel(`Code emailed for ${domain}`);
+    await codeField.waitFor();
+    await codeField.fill(codeFrom((await outbox(live.t, `it@${domain}`, env)).find((m) => m.kind === 'domain_verification')!));
+    await manage.getByRole('button', { name: 'Verify' }).click();
+    await manage.getByText('Verified', { exact: true }).waitFor();
+    await shot(page, 'organization-domains-verified-light');
+
+    // A colleague proves an address at the domain (email code): the switcher suggests the organization.
+    const colleague = `bob.${Math.random().toString(36).slice(2, 8)}@${domain}`;
+    const other = await browser.newPage({ viewport: { width: 960, height: 720 } });
+    await other.goto(app.url({ pk: env.publishableKey, base: live.url, view: 'app' }));
+    await other.getByLabel('Email address').fill(colleague);
+    await other.getByRole('button', { name: 'Email me a code' }).click();
+    await other.getByLabel('Verification code').waitFor();
+    await other.getByLabel('Verification code').fill(codeFrom((await outbox(live.t, colleague, env)).find((m) => m.kind === 'sign_up_code')!));
+    await other.getByRole('button', { name: 'Verify' }).click();
+    await other.waitForSelector('#status[data-signed-in=true]');
+    await other.getByRole('button', { name: /Switch organization/ }).click();
+    await other.getByRole('menuitem', { name: 'Ask to join Babbage & Co' }).click();
+    await other.getByText('Requested').waitFor();
+
+    // The owner sees the request and accepts it; the colleague is then a member.
+    await manage.getByRole('tab', { name: 'Invitations' }).click();
+    await manage.getByRole('button', { name: `Accept the request of ${colleague}` }).click();
+    await expect.poll(() => manage.getByRole('button', { name: `Accept the request of ${colleague}` }).count()).toBe(0);
+    await manage.getByRole('tab', { name: 'Members' }).click();
+    await manage.getByText(colleague).first().waitFor();
+    await other.close();
+    await page.close();
+  });
+
   it('writes a screenshot of each component in both themes', async () => {
     const env = await environment();
     const { email } = await createUser(env, uniqueEmail('react'), { emailVerified: true });
@@ -464,6 +528,9 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
           await page.getByRole('tab', { name: 'Invitations' }).click();
           await page.getByText('No pending invitations.').waitFor();
           await shot(page, `organization-invitations-${theme}`);
+          await page.getByRole('tab', { name: 'Domains' }).click();
+          await page.getByText('No domains yet.').waitFor();
+          await shot(page, `organization-domains-${theme}`);
         }
       }
       await page.goto(app.url({ pk: env.publishableKey, base: live.url, view: 'app', theme }));
