@@ -358,6 +358,29 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     expect(new URL(page.url()).searchParams.has('token')).toBe(false);
     await page.close();
 
+    // An IdP that does not vouch for the address of an existing account: the refusal comes back to
+    // the page and is shown as its message.
+    const existing = await createUser(env, uniqueEmail('taken').replace(/@.*/, '@corp.test'));
+    const unverified = `acct-${Math.random().toString(36).slice(2)}`;
+    idp.accounts.set(unverified, { email: existing.email, email_verified: false });
+    const refused = await open(env);
+    await refused.getByRole('button', { name: 'Continue with Corp ID' }).click();
+    await refused.waitForURL((url) => url.href.startsWith(idp.issuer));
+    await refused.locator('input[name=login]').fill(unverified);
+    await refused.locator('input[name=password]').fill('any');
+    const loginPage = refused.url();
+    await refused.locator('button[type=submit]').first().click();
+    await refused.waitForURL((url) => url.href !== loginPage);
+    if (refused.url().startsWith(idp.issuer)) await refused.locator('button[type=submit]').first().click();
+    const formError = refused.locator('[data-gh-component=sign-in] .gh-form-error');
+    // The server's error_description, not a bare code.
+    await expect.poll(() => formError.textContent()).toMatch(/\S/);
+    expect(await formError.textContent()).not.toContain('account_exists');
+    expect(await refused.locator('#status').getAttribute('data-signed-in')).toBe('false');
+    expect(new URL(refused.url()).searchParams.has('error')).toBe(false);
+    await shot(refused, 'sign-in-sso-refused-light');
+    await refused.close();
+
     // The connection goes away while a page still shows it: 422 sso_not_configured, and the
     // password comes back for that email.
     const stale = await open(env);
