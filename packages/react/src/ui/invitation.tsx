@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { INVITATION_MARK } from '@gatehouse/js';
+import { GatehouseError, INVITATION_MARK } from '@gatehouse/js';
 import { useGatehouse } from '../context.js';
 import { Field, FORM, FormError, Submit, useForm } from './primitives.js';
 
@@ -30,12 +30,18 @@ export function InvitationAcceptance(props: { token: string; onDone: () => void 
       data-gh-component="accept-invitation"
       onSubmit={form.submit(async () => {
         const fromUrl = invitationToken(true) === props.token;
-        await client.invitations.acceptFromLink({
-          ...(fromUrl ? {} : { token: props.token }),
-          ...(values.password ? { password: values.password } : {}),
-          ...(values.firstName ? { firstName: values.firstName } : {}),
-          ...(values.lastName ? { lastName: values.lastName } : {}),
-        });
+        try {
+          await client.invitations.acceptFromLink({
+            ...(fromUrl ? {} : { token: props.token }),
+            ...(values.password ? { password: values.password } : {}),
+            ...(values.firstName ? { firstName: values.firstName } : {}),
+            ...(values.lastName ? { lastName: values.lastName } : {}),
+          });
+        } catch (error) {
+          // An unknown token is the link's fault, not the password's: the form's error, not the field's.
+          if (error instanceof GatehouseError && error.code === 'invalid_credentials') throw new Error(error.message);
+          throw error;
+        }
         props.onDone();
       })}
     >

@@ -381,6 +381,14 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     await shot(refused, 'sign-in-sso-refused-light');
     await refused.close();
 
+    // SSO turned off in settings: its buttons disappear without a code change.
+    await live.t.setSettings(env.id, { authMethods: { password: true, magicLink: true, emailCode: true, sso: false } });
+    const off = await open(env);
+    await off.getByLabel('Password').waitFor();
+    expect(await off.getByRole('button', { name: 'Continue with Corp ID' }).count()).toBe(0);
+    await off.close();
+    await live.t.setSettings(env.id, { authMethods: { password: true, magicLink: true, emailCode: true, sso: true } });
+
     // The connection goes away while a page still shows it: 422 sso_not_configured, and the
     // password comes back for that email.
     const stale = await open(env);
@@ -430,6 +438,10 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     expect(link.startsWith(`${live.url}/hosted/${env.id}/accept-invitation?token=`)).toBe(true);
     const invitee = await browser.newPage({ viewport: { width: 960, height: 720 } });
     invitee.on('pageerror', (error) => console.error('[page error]', error));
+    // A forged token is refused on the page with the server's message.
+    await invitee.goto(`${live.url}/hosted/${env.id}/accept-invitation?token=not-a-real-token`);
+    await invitee.getByRole('button', { name: 'Accept invitation' }).click();
+    await expect.poll(() => invitee.locator('[data-gh-component=accept-invitation] .gh-form-error').textContent()).toMatch(/\S/);
     await invitee.goto(link);
     await invitee.getByRole('button', { name: 'Accept invitation' }).waitFor();
     await shot(invitee, 'hosted-accept-invitation');
