@@ -358,6 +358,23 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     expect(new URL(page.url()).searchParams.has('token')).toBe(false);
     await page.close();
 
+    // The hosted sign-in page draws the same button; the IdP's answer comes back to it, then the
+    // handoff to the application.
+    const hosted = await browser.newPage({ viewport: { width: 960, height: 720 } });
+    const back = app.url({ pk: env.publishableKey, base: live.url, view: 'app' });
+    await hosted.goto(`${live.url}/hosted/${env.id}/sign-in?redirect_url=${encodeURIComponent(back)}`);
+    await hosted.getByRole('button', { name: 'Continue with Corp ID' }).click();
+    await hosted.waitForURL((url) => url.href.startsWith(idp.issuer));
+    await hosted.locator('input[name=login]').fill(account);
+    await hosted.locator('input[name=password]').fill('any');
+    const hostedLogin = hosted.url();
+    await hosted.locator('button[type=submit]').first().click();
+    await hosted.waitForURL((url) => url.href !== hostedLogin);
+    if (hosted.url().startsWith(idp.issuer)) await hosted.locator('button[type=submit]').first().click();
+    await hosted.waitForURL((url) => url.href.startsWith(back.split('?')[0]!));
+    await hosted.waitForSelector('#status[data-signed-in=true]');
+    await hosted.close();
+
     // An IdP that does not vouch for the address of an existing account: the refusal comes back to
     // the page and is shown as its message.
     const existing = await createUser(env, uniqueEmail('taken').replace(/@.*/, '@corp.test'));
