@@ -43,7 +43,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
   });
 
   async function environment() {
-    const project = await live.t.createProject(`React ${Math.random()}`);
+    const project = await live.t.createProject('Acme');
     return project.development;
   }
 
@@ -462,6 +462,12 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     await invitee.goto(link);
     await invitee.getByRole('button', { name: 'Accept invitation' }).waitFor();
     await shot(invitee, 'hosted-accept-invitation');
+    // Hosted pages follow the visitor's colour scheme.
+    const dark = await browser.newPage({ viewport: { width: 960, height: 720 }, colorScheme: 'dark' });
+    await dark.goto(link);
+    await dark.getByRole('button', { name: 'Accept invitation' }).waitFor();
+    await shot(dark, 'hosted-accept-invitation-dark');
+    await dark.close();
     await invitee.getByLabel('First name').fill('Nia');
     await invitee.getByRole('button', { name: 'Accept invitation' }).click();
     await invitee.waitForURL((url) => url.pathname === `/hosted/${env.id}/organization`);
