@@ -36,9 +36,25 @@ export interface SignInProps {
 }
 
 type Step = { kind: 'start' } | { kind: 'code'; email: string } | { kind: 'link'; email: string };
-type Connection = EnvironmentInfo['ssoConnections'][number];
+/**
+ * Arriving from an emailed link or back from an identity provider: exchanges the URL's token once
+ * (an invitation's is left to the acceptance form), or shows the refusal it carries.
+ */
+export function useRedirectResult(submit: ReturnType<typeof useForm>['submit'], done: () => void): void {
+  const client = useGatehouse();
+  const handled = useRef(false);
+  useEffect(() => {
+    if (handled.current || typeof location === 'undefined') return;
+    handled.current = true;
+    const url = new URL(location.href);
+    if (invitationToken()) return;
+    if (url.searchParams.has('token') || url.searchParams.has('error')) void submit(async () => (await client.handleRedirect(), done()))();
+  }, []); // eslint-disable-line react-hooks/exhaustive-deps
+}
 
-function thisPage(): string {
+export type Connection = EnvironmentInfo['ssoConnections'][number];
+
+export function thisPage(): string {
   return typeof location === 'undefined' ? '' : location.href.split('#')[0]!;
 }
 
@@ -69,15 +85,7 @@ export function SignIn(props: SignInProps) {
     go(props.afterSignInUrl);
   };
 
-  // Arriving from an emailed link: exchange its token once.
-  const handled = useRef(false);
-  useEffect(() => {
-    if (handled.current || typeof location === 'undefined') return;
-    handled.current = true;
-    const url = new URL(location.href);
-    if (invitationToken()) return;
-    if (url.searchParams.has('token') || url.searchParams.has('error')) void form.submit(async () => (await client.handleRedirect(), done()))();
-  }, []); // eslint-disable-line react-hooks/exhaustive-deps
+  useRedirectResult(form.submit, done);
 
   const methods = environment?.authMethods;
   const name = appearance.applicationName;
@@ -153,18 +161,7 @@ export function SignIn(props: SignInProps) {
                 : startLink
         }
       >
-        {connections.length > 0 ? (
-          <>
-            <div className="gh-alternatives" role="group" aria-label="Single sign-on">
-              {connections.map((c) => (
-                <button key={c.id} type="button" className="gh-button gh-secondary" data-gh-sso={c.id} onClick={() => void startSso({ connectionId: c.id })()} disabled={form.busy}>
-                  Continue with {c.name}
-                </button>
-              ))}
-            </div>
-            {onlySso ? null : <div className="gh-divider">or</div>}
-          </>
-        ) : null}
+        <SsoButtons connections={connections} busy={form.busy} onChoose={(connectionId) => void startSso({ connectionId })()} divider={!onlySso} />
         <Field label="Email address" name="email" type="email" autoComplete="email" required autoFocus value={email} onChange={(e) => setEmail(e.target.value)} error={form.errors.email} />
         {sso ? <p className="gh-notice" role="status">{`${email.split('@')[1]} signs in with ${sso.name}.`}</p> : null}
         {usePassword ? <Field label="Password" name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} error={form.errors.password} /> : null}
@@ -193,6 +190,23 @@ export function SignIn(props: SignInProps) {
         ) : null}
       </div>
     </Root>
+  );
+}
+
+/** One "Continue with {name}" button per SSO connection, then an "or" before the other methods. */
+export function SsoButtons(props: { connections: Connection[]; busy: boolean; onChoose: (connectionId: string) => void; divider: boolean }) {
+  if (props.connections.length === 0) return null;
+  return (
+    <>
+      <div className="gh-alternatives" role="group" aria-label="Single sign-on">
+        {props.connections.map((c) => (
+          <button key={c.id} type="button" className="gh-button gh-secondary" data-gh-sso={c.id} onClick={() => props.onChoose(c.id)} disabled={props.busy}>
+            Continue with {c.name}
+          </button>
+        ))}
+      </div>
+      {props.divider ? <div className="gh-divider">or</div> : null}
+    </>
   );
 }
 

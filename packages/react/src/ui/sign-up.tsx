@@ -1,13 +1,15 @@
 import { useState } from 'react';
 import { useGatehouse, type Appearance } from '../context.js';
 import { InvitationAcceptance, invitationToken } from './invitation.js';
-import { useEnvironment } from './sign-in.js';
+import { SsoButtons, thisPage, useEnvironment, useRedirectResult } from './sign-in.js';
 import { Field, FORM, FormError, go, Header, Root, Submit, useAppearance, useForm } from './primitives.js';
 
 export interface SignUpProps {
   afterSignUpUrl?: string;
   /** Where "Sign in" leads. */
   signInUrl?: string;
+  /** The page the identity provider sends the user back to after SSO (default: this page, whose SignIn or SignUp completes it). */
+  ssoRedirectUrl?: string;
   onSignUp?: () => void;
   appearance?: Appearance;
 }
@@ -31,6 +33,7 @@ export function SignUp(props: SignUpProps) {
     props.onSignUp?.();
     go(props.afterSignUpUrl);
   };
+  useRedirectResult(form.submit, done);
   const start = async () => {
     const result = await client.signUp({
       email: values.email,
@@ -67,6 +70,12 @@ export function SignUp(props: SignUpProps) {
   } else {
     body = (
       <form className="gh-form" noValidate onSubmit={form.submit(start)}>
+        <SsoButtons
+          connections={environment.authMethods.sso ? environment.ssoConnections : []}
+          busy={form.busy}
+          divider
+          onChoose={(connectionId) => void form.submit(() => client.signIn.sso.start({ connectionId, redirectUrl: props.ssoRedirectUrl ?? thisPage() }))()}
+        />
         <div className="gh-grid2">
           <Field label="First name" name="firstName" autoComplete="given-name" value={values.firstName} onChange={set('firstName')} error={form.errors.firstName} />
           <Field label="Last name" name="lastName" autoComplete="family-name" value={values.lastName} onChange={set('lastName')} error={form.errors.lastName} />

@@ -343,6 +343,10 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     await dark.getByRole('button', { name: 'Continue with Corp ID' }).nth(1).waitFor();
     await shot(dark, 'sign-in-sso-dark');
     await dark.close();
+    // SignUp offers the same connections (an SSO sign-in creates the account).
+    const signUp = await open(env, 'sign-up');
+    await signUp.getByRole('button', { name: 'Continue with Corp ID' }).waitFor();
+    await signUp.close();
     await page.getByLabel('Email address').fill('someone@elsewhere.test');
     await page.getByLabel('Password').waitFor();
 
