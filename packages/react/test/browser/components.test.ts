@@ -63,6 +63,26 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
 
   const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
 
+  /** Creates an organization through the page's client and makes it active. */
+  async function createActiveOrganization(page: Page, name: string) {
+    type Client = { organizations: { create(p: object): Promise<{ id: string }> }; setActiveOrganization(id: string): Promise<unknown> };
+    await page.evaluate(async (orgName) => {
+      const gh = (window as unknown as { gh: Client }).gh;
+      await gh.setActiveOrganization((await gh.organizations.create({ name: orgName })).id);
+    }, name);
+  }
+
+  /** The IdP's login page (any password), then its consent page unless it went straight back. */
+  async function throughIdp(page: Page, login: string) {
+    await page.waitForURL((url) => url.href.startsWith(idp.issuer));
+    await page.locator('input[name=login]').fill(login);
+    await page.locator('input[name=password]').fill('any');
+    const loginPage = page.url();
+    await page.locator('button[type=submit]').first().click();
+    await page.waitForURL((url) => url.href !== loginPage);
+    if (page.url().startsWith(idp.issuer)) await page.locator('button[type=submit]').first().click();
+  }
+
   async function signInWithPassword(page: Page, email: string, password = GOOD_PASSWORD) {
     await page.getByLabel('Email address').fill(email);
     await page.getByLabel('Password').fill(password);
@@ -352,14 +372,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
 
     // The round trip through the IdP's login and consent pages, and back to the application.
     await button.click();
-    await page.waitForURL((url) => url.href.startsWith(idp.issuer));
-    await page.locator('input[name=login]').fill(account);
-    await page.locator('input[name=password]').fill('any');
-    const login = page.url();
-    await page.locator('button[type=submit]').first().click();
-    await page.waitForURL((url) => url.href !== login);
-    // The IdP's consent page (a new interaction), unless it went straight back.
-    if (page.url().startsWith(idp.issuer)) await page.locator('button[type=submit]').first().click();
+    await throughIdp(page, account);
     await page.waitForSelector('#status[data-signed-in=true]');
     expect(await page.evaluate(() => (window as unknown as { gh: { state: { user: { email: string } } } }).gh.state.user.email)).toBe(email);
     // The one-time token and the SSO mark left the address bar.
@@ -372,13 +385,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     const back = app.url({ pk: env.publishableKey, base: live.url, view: 'app' });
     await hosted.goto(`${live.url}/hosted/${env.id}/sign-in?redirect_url=${encodeURIComponent(back)}`);
     await hosted.getByRole('button', { name: 'Continue with Corp ID' }).click();
-    await hosted.waitForURL((url) => url.href.startsWith(idp.issuer));
-    await hosted.locator('input[name=login]').fill(account);
-    await hosted.locator('input[name=password]').fill('any');
-    const hostedLogin = hosted.url();
-    await hosted.locator('button[type=submit]').first().click();
-    await hosted.waitForURL((url) => url.href !== hostedLogin);
-    if (hosted.url().startsWith(idp.issuer)) await hosted.locator('button[type=submit]').first().click();
+    await throughIdp(hosted, account);
     await hosted.waitForURL((url) => url.href.startsWith(back.split('?')[0]!));
     await hosted.waitForSelector('#status[data-signed-in=true]');
     await hosted.close();
@@ -390,13 +397,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     idp.accounts.set(unverified, { email: existing.email, email_verified: false });
     const refused = await open(env);
     await refused.getByRole('button', { name: 'Continue with Corp ID' }).click();
-    await refused.waitForURL((url) => url.href.startsWith(idp.issuer));
-    await refused.locator('input[name=login]').fill(unverified);
-    await refused.locator('input[name=password]').fill('any');
-    const loginPage = refused.url();
-    await refused.locator('button[type=submit]').first().click();
-    await refused.waitForURL((url) => url.href !== loginPage);
-    if (refused.url().startsWith(idp.issuer)) await refused.locator('button[type=submit]').first().click();
+    await throughIdp(refused, unverified);
     const formError = refused.locator('[data-gh-component=sign-in] .gh-form-error');
     // The server's error_description, not a bare code.
     await expect.poll(() => formError.textContent()).toMatch(/\S/);
@@ -433,7 +434,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     const page = await open(env);
     await signInWithPassword(page, email);
     await page.waitForSelector('#status[data-signed-in=true]');
-    await page.evaluate(() => (window as unknown as { gh: { organizations: { create(p: object): Promise<{ id: string }> }; setActiveOrganization(id: string): Promise<unknown> } }).gh.organizations.create({ name: 'Difference Engines' }).then((o) => (window as unknown as { gh: { setActiveOrganization(id: string): Promise<unknown> } }).gh.setActiveOrganization(o.id)));
+    await createActiveOrganization(page, 'Difference Engines');
     await page.waitForSelector('#status[data-org-role=owner]');
     await page.getByRole('button', { name: /Switch organization/ }).click();
     await page.getByRole('menuitem', { name: 'Manage' }).click();
@@ -517,7 +518,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     const page = await open(env);
     await signInWithPassword(page, email);
     await page.waitForSelector('#status[data-signed-in=true]');
-    await page.evaluate(() => (window as unknown as { gh: { organizations: { create(p: object): Promise<{ id: string }> }; setActiveOrganization(id: string): Promise<unknown> } }).gh.organizations.create({ name: 'Babbage & Co' }).then((o) => (window as unknown as { gh: { setActiveOrganization(id: string): Promise<unknown> } }).gh.setActiveOrganization(o.id)));
+    await createActiveOrganization(page, 'Babbage & Co');
     await page.waitForSelector('#status[data-org-role=owner]');
     await page.getByRole('button', { name: /Switch organization/ }).click();
     await page.getByRole('menuitem', { name: 'Manage' }).click();
@@ -583,7 +584,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium', () => {
     const page = await open(env);
     await signInWithPassword(page, email);
     await page.waitForSelector('#status[data-signed-in=true]');
-    await page.evaluate(() => (window as unknown as { gh: { organizations: { create(p: object): Promise<{ id: string }> }; setActiveOrganization(id: string): Promise<unknown> } }).gh.organizations.create({ name: 'Northwind' }).then((o) => (window as unknown as { gh: { setActiveOrganization(id: string): Promise<unknown> } }).gh.setActiveOrganization(o.id)));
+    await createActiveOrganization(page, 'Northwind');
     for (const theme of ['light', 'dark']) {
       for (const view of ['user-profile', 'organization-profile', 'create-organization']) {
         await page.goto(app.url({ pk: env.publishableKey, base: live.url, view, theme }));
