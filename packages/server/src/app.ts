@@ -124,7 +124,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     roles,
     verifyAccessToken,
     setOutboxWake,
-  } = buildServices(options, redis, installCaches(app, options, redis));
+  } = buildServices(options, redis, installCaches(app, options, redis), app.log);
 
   // A rotation on another node reaches this one as an environment change.
   const unsubscribeKeys = changeFeed(options.store.db).subscribe((change) => {
