@@ -104,6 +104,8 @@ export class SsoFlowService {
       throw apiError('invalid_request', 'Send email (routed by its domain) or connectionId.', { fields: ['email', 'connectionId'] });
     }
     const now = this.options.now();
+    // Expired starts are swept as new ones arrive (as captured mail is): they must not pile up.
+    await q.sweepAttempts(this.db, environment.id, now);
     const urls = endpoints(this.options.baseUrl, connection.id);
     const attempt = { id: newId('ssoa', environment.id), connection_id: connection.id, redirect_url: redirect.href, created_at: now, expires_at: now + ATTEMPT_TTL_MS };
     if (connection.type === 'oidc') {
@@ -171,7 +173,10 @@ export class SsoFlowService {
         if (error instanceof OidcError) throw new SignInRefused(error.reason === 'idp_error' ? 'access_denied' : error.reason, error.message);
         throw error;
       }
-      return this.account(environment, connection, { ...profile, emailTrusted: profile.emailVerified });
+      // A verified email proves the address only where the operator let this IdP speak: a
+      // connection that lists domains vouches for those alone (an IdP administrator can give any
+      // user any address, and a squatted account would later pull its owner into it).
+      return this.account(environment, connection, { ...profile, emailTrusted: profile.emailVerified && vouchedFor(connection, profile.email) });
     });
   }
 
@@ -294,7 +299,7 @@ export class SsoFlowService {
     if (!profile.emailTrusted) {
       throw new SignInRefused(
         'email_not_verified',
-        connection.type === 'oidc'
+        connection.type === 'oidc' && !profile.emailVerified
           ? 'The identity provider has not verified this email address, so no account can be created with it. Verify it at the provider and try again.'
           : `The email domain is not one of this connection's domains (${connection.domains.join(', ') || 'none'}), so no account can be created with it.`,
       );
@@ -336,5 +341,10 @@ export class SsoFlowService {
 
 function emailDomain(email: string): string {
   return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+}
+
+/** OIDC: a connection without domains vouches for every address its IdP verifies; one with domains, for those. */
+function vouchedFor(connection: Connection, email: string | null): boolean {
+  return connection.domains.length === 0 || (email !== null && connection.domains.includes(emailDomain(email)));
 }
 

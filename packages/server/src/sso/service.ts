@@ -32,6 +32,13 @@ export interface ConnectionInput {
   idpInitiatedRedirectUrl?: string | null;
 }
 
+/** Where the presets live and how the IdP is reached; tests point them at local stand-ins. */
+export interface SsoTestHooks {
+  presetIssuers?: Partial<Record<OidcPreset, string>>;
+  /** Used for every OIDC request (discovery, JWKS, token endpoint) instead of the global fetch. */
+  fetch?: OidcSettings['fetch'];
+}
+
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
 const invalid = (field: string, message: string) => apiError('invalid_request', message, { fields: [field] });
@@ -77,10 +84,13 @@ export class SsoConnectionService {
     instanceSecret: string,
     private readonly baseUrl: string,
     private readonly now: () => number,
-    /** Where presets live; tests point them at a local IdP. */
-    private readonly presetIssuers: Partial<Record<OidcPreset, string>> = {},
+    private readonly hooks: SsoTestHooks = {},
   ) {
     this.sealer = new SecretSealer(instanceSecret);
+  }
+
+  private get presetIssuers(): Partial<Record<OidcPreset, string>> {
+    return this.hooks.presetIssuers ?? {};
   }
 
   private get db() {
@@ -106,6 +116,7 @@ export class SsoConnectionService {
     const secret = connection.row.client_secret ? this.sealer.open(environment.id, connection.id, connection.row.client_secret) : '';
     const { preset, issuer, clientId, scopes } = connection.config;
     const settings: OidcSettings = { preset, issuer, clientId, clientSecret: secret, scopes };
+    if (this.hooks.fetch) settings.fetch = this.hooks.fetch;
     if (preset === 'github' && this.presetIssuers.github) settings.apiBase = this.presetIssuers.github;
     return settings;
   }
@@ -132,7 +143,7 @@ export class SsoConnectionService {
       // The IdP libraries load on first use: a start that never sees SSO never pays for them.
       const { discover } = await import('./oidc/client.js');
       try {
-        await discover({ preset, issuer, clientId: input.clientId, clientSecret: secret, scopes });
+        await discover({ preset, issuer, clientId: input.clientId, clientSecret: secret, scopes, ...(this.hooks.fetch ? { fetch: this.hooks.fetch } : {}) });
       } catch (error) {
         if (error instanceof OidcError) throw invalid('issuer', error.message);
         throw error;

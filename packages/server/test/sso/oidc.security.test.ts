@@ -107,6 +107,16 @@ describe(`OIDC single sign-on attacks (${testDb()})`, () => {
     expect(errorOf(answer.location)).toBe('account_exists');
   });
 
+  it('account squatting across an unvouched domain: a verified email outside the connection domains creates no account and proves nothing', async () => {
+    // The IdP's administrator gives a user someone else's address at another domain, "verified".
+    const squatter = account('squat', { domain: 'victim-mail.test' });
+    const answer = await new TestBrowser(t).signIn(await startUrl(), squatter.id);
+    expect(new URL(answer.location!).searchParams.get('token')).toBeNull();
+    expect(errorOf(answer.location)).toBe('email_not_verified');
+    const users = await t.call({ method: 'GET', url: `/v1/users?email=${encodeURIComponent(squatter.email)}`, credential: t.project.development.secretKey });
+    expect(json(users).data).toEqual([]);
+  });
+
   it('an IdP that is down at the callback sends the browser back with error=idp_unavailable', async () => {
     const person = account('down');
     const callbackUrl = await new TestBrowser(t).codeFor(await startUrl(), person.id);

@@ -53,6 +53,7 @@ export async function discover(settings: OidcSettings): Promise<oidc.Configurati
   try {
     config = await oidc.discovery(new URL(settings.issuer), settings.clientId, { client_secret: settings.clientSecret }, clientAuth(settings.clientSecret), {
       ...insecureOptions(settings.issuer),
+      ...(settings.fetch ? { [oidc.customFetch]: settings.fetch } : {}),
       timeout: 10,
     });
   } catch (error) {
