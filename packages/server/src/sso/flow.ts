@@ -195,7 +195,9 @@ export class SsoFlowService {
       if (!connection.config.allowIdpInitiated || !connection.config.idpInitiatedRedirectUrl) {
         throw apiError('invalid_request', 'This connection does not accept sign-ins started at the identity provider; start the sign-in from the application.');
       }
-      redirectUrl = connection.config.idpInitiatedRedirectUrl;
+      // Checked again now, not only when saved: the origin lock may have changed since (a domain
+      // given up can be someone else's by now, and the token must not travel there).
+      redirectUrl = validateRedirectUrl(environment, connection.config.idpInitiatedRedirectUrl).href;
     }
     const ledger: SamlReplayLedger = {
       consumeRequest: (requestId) => q.consumeSamlRequest(this.db, environment.id, connection.id, requestId, this.options.now()),

@@ -270,6 +270,26 @@ describe(`SAML single sign-on attacks through the API (${testDb()})`, () => {
     expect(back.error).toBe('request_mismatch');
   });
 
+  it("IdP-initiated redirect after the origin lock changed: the token is not sent to an origin the environment no longer accepts", async () => {
+    const moved = await t.createProject('Moved', 'example.test');
+    await enableSso(t, moved.development);
+    const portal = json(
+      await createConnection(t, moved.development, {
+        type: 'saml',
+        name: 'Portal',
+        domains: ['moved.test'],
+        idpMetadataXml: idp.metadataXml,
+        allowIdpInitiated: true,
+        idpInitiatedRedirectUrl: 'https://app.example.test/portal',
+      }),
+    );
+    await t.setSettings(moved.development.id, { domain: 'new-home.test' });
+    const posted = await postAcs(t, path(portal.acsUrl), { SAMLResponse: await idp.issue(sp(portal), { nameId: uniqueEmail('moved').replace(/@.*/, '@moved.test') }) });
+    expect(posted.headers.location).toBeUndefined();
+    expect(posted.statusCode).toBe(400);
+    expect(json(posted).error.code).toBe('invalid_request');
+  });
+
   it('garbage at the ACS is a 4xx or an error redirect, never a 500', async () => {
     const request = await begin(corpEmail('garbage'));
     const acs = path(connection.acsUrl);

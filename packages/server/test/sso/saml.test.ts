@@ -125,6 +125,31 @@ describe(`SAML single sign-on through the API (${testDb()})`, () => {
     expect((await t.call({ method: 'GET', url: base, credential: t.platformKey })).statusCode).toBe(404);
   });
 
+  it('sign-up rules apply: verification required does not hold up an address the IdP proved; signUp off refuses a new person but signs a known one in', async () => {
+    const project = await t.createProject('Rules');
+    await enableSso(t, project.development);
+    await t.setSettings(project.development.id, { emailVerification: 'required' });
+    const rules = json(await createConnection(t, project.development, { type: 'saml', name: 'Rules', domains: ['rules.test'], idpMetadataXml: idp.metadataXml }));
+    const signInAs = async (email: string) => {
+      const started = await ssoStart(t, project.development, { email });
+      const request = readRedirectRequest(json(started).url);
+      const response = await idp.issue({ spEntityId: rules.spEntityId, acsUrl: rules.acsUrl }, { inResponseTo: request.id, nameId: email });
+      return landing(await postAcs(t, path(rules.acsUrl), { SAMLResponse: response, RelayState: request.relayState! }));
+    };
+    const known = uniqueEmail('rules-known').replace(/@.*/, '@rules.test');
+    const first = await signInAs(known);
+    expect(first.error).toBeNull();
+    const { user } = json(await ssoVerify(t, project.development, first.token!));
+    expect(json(await t.call({ method: 'GET', url: `/v1/users/${user.id}`, credential: project.development.secretKey })).emailVerified).toBe(true);
+
+    await t.setSettings(project.development.id, { signUp: false });
+    const stranger = await signInAs(uniqueEmail('rules-new').replace(/@.*/, '@rules.test'));
+    expect(stranger.token).toBeNull();
+    expect(stranger.error).toBe('method_disabled');
+    const again = await signInAs(known);
+    expect(json(await ssoVerify(t, project.development, again.token!)).user.id).toBe(user.id);
+  });
+
   it('with authMethods.sso off, start and verify answer 403 method_disabled (connections stay manageable)', async () => {
     const project = await t.createProject('Off');
     const created = await createConnection(t, project.development, { type: 'saml', name: 'Corp', domains: ['corp.test'], idpMetadataXml: idp.metadataXml });
