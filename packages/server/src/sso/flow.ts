@@ -294,9 +294,9 @@ export class SsoFlowService {
           'An account with this email already exists and this sign-in cannot prove it owns it. Sign in with your usual method.',
         );
       }
-      await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject: profile.subject, user_id: existing.id, email, now });
-      await this.proveAddress(environment, existing, email, profile.emailTrusted);
-      return existing.id;
+      const linked = await this.bind(environment, connection, profile.subject, existing.id, email, now);
+      if (linked === existing.id) await this.proveAddress(environment, existing, email, profile.emailTrusted);
+      return linked;
     }
     if (!profile.emailTrusted) {
       throw new SignInRefused(
@@ -313,8 +313,13 @@ export class SsoFlowService {
       ...(profile.firstName ? { firstName: profile.firstName } : {}),
       ...(profile.lastName ? { lastName: profile.lastName } : {}),
     });
-    await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject: profile.subject, user_id: user.id, email, now });
-    return user.id;
+    return this.bind(environment, connection, profile.subject, user.id, email, now);
+  }
+
+  /** Records the identity; when a racing sign-in of the same subject got there first, its user wins. */
+  private async bind(environment: Environment, connection: Connection, subject: string, userId: string, email: string, now: number): Promise<string> {
+    await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject, user_id: userId, email, now });
+    return (await q.findIdentity(this.db, environment.id, connection.id, subject))?.user_id ?? userId;
   }
 
   /**

@@ -169,6 +169,8 @@ export async function insertIdentity(
       created_at: row.now,
       last_sign_in_at: row.now,
     })
+    // A racing first sign-in of the same subject may have linked it a moment ago: same key, same user.
+    .onConflict((oc) => oc.columns(['environment_id', 'connection_id', 'subject']).doNothing())
     .execute();
 }
 

@@ -290,6 +290,22 @@ describe(`SAML single sign-on attacks through the API (${testDb()})`, () => {
     expect(json(posted).error.code).toBe('invalid_request');
   });
 
+  it('double submit: two first sign-ins of one subject racing to link the same account both land, neither is a 500', async () => {
+    const email = corpEmail('race');
+    const existing = await signUp(t, { email });
+    const [a, b] = [await begin(email), await begin(email)];
+    const [ra, rb] = [await idp.issue(sp(), { inResponseTo: a.id, nameId: email }), await idp.issue(sp(), { inResponseTo: b.id, nameId: email })];
+    const answers = await Promise.all([
+      postAcs(t, path(connection.acsUrl), { SAMLResponse: ra, RelayState: a.relayState! }),
+      postAcs(t, path(connection.acsUrl), { SAMLResponse: rb, RelayState: b.relayState! }),
+    ]);
+    for (const answer of answers) {
+      const back = landing(answer);
+      expect(back.error, back.url.searchParams.get('error_description') ?? '').toBeNull();
+      expect(json(await ssoVerify(t, t.project.development, back.token!)).user.id).toBe(existing.userId);
+    }
+  });
+
   it('garbage at the ACS is a 4xx or an error redirect, never a 500', async () => {
     const request = await begin(corpEmail('garbage'));
     const acs = path(connection.acsUrl);
