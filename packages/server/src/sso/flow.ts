@@ -122,7 +122,7 @@ export class SsoFlowService {
         ...attempt,
         state_hash: sha256Hex(started.state),
         nonce: started.nonce,
-        code_verifier: started.codeVerifier,
+        code_verifier: this.options.connections.sealVerifier(environment, attempt.id, started.codeVerifier),
       });
       return { url: started.url };
     }
@@ -167,7 +167,7 @@ export class SsoFlowService {
         profile = await (await oidcClient()).completeAuthorization(config, this.options.connections.oidcSettings(environment, connection), callbackUrl, {
           state,
           nonce: attempt.nonce,
-          codeVerifier: attempt.code_verifier!,
+          codeVerifier: this.options.connections.openVerifier(environment, attempt.id, attempt.code_verifier!),
         });
       } catch (error) {
         if (error instanceof OidcError) throw new SignInRefused(error.reason === 'idp_error' ? 'access_denied' : error.reason, error.message);

@@ -111,6 +111,15 @@ export class SsoConnectionService {
     return readConnection(row);
   }
 
+  /** A start's PKCE verifier, sealed like a client secret: it must be read back at the callback. */
+  sealVerifier(environment: Environment, attemptId: string, verifier: string): string {
+    return this.sealer.seal(environment.id, attemptId, verifier);
+  }
+
+  openVerifier(environment: Environment, attemptId: string, sealed: string): string {
+    return this.sealer.open(environment.id, attemptId, sealed);
+  }
+
   /** The OIDC settings to talk to the IdP with, secret opened. */
   oidcSettings(environment: Environment, connection: Connection & { type: 'oidc' }): OidcSettings {
     const secret = connection.row.client_secret ? this.sealer.open(environment.id, connection.id, connection.row.client_secret) : '';

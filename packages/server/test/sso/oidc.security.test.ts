@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json, signUp, uniqueEmail } from '../helpers/identity.js';
@@ -54,6 +55,20 @@ describe(`OIDC single sign-on attacks (${testDb()})`, () => {
     expect(replay.statusCode).toBe(303);
     expect(new URL(String(replay.headers.location)).searchParams.get('token')).toBeNull();
     expect(errorOf(String(replay.headers.location))).toBe('invalid_response');
+  });
+
+  it('a database reader learns no PKCE verifier: what is stored does not hash to the code_challenge sent', async () => {
+    const url = new URL(await startUrl());
+    const rows = await t.store.db
+      .selectFrom('sso_attempts')
+      .select(['code_verifier', 'nonce'])
+      .where('environment_id', '=', t.project.development.id)
+      .where('nonce', '=', url.searchParams.get('nonce')!)
+      .execute();
+    expect(rows).toHaveLength(1);
+    const stored = rows[0]!.code_verifier!;
+    expect(createHash('sha256').update(stored).digest('base64url')).not.toBe(url.searchParams.get('code_challenge'));
+    expect(stored.length).toBeGreaterThan(43);
   });
 
   it('a tampered state answers 400 invalid_request, with no redirect', async () => {
