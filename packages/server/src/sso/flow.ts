@@ -62,7 +62,8 @@ function withError(redirectUrl: string, code: string, description: string): stri
 }
 
 export class SsoFlowService {
-  private readonly configs = new Map<string, { config: Configuration; at: number }>();
+  /** Discovery per connection, until it changes (updatedAt) or 10 minutes pass. */
+  private readonly configs = new Map<string, { config: Configuration; at: number; version: number }>();
 
   constructor(
     private readonly options: {
@@ -81,11 +82,11 @@ export class SsoFlowService {
   }
 
   private async oidcConfiguration(environment: Environment, connection: Connection & { type: 'oidc' }): Promise<Configuration> {
-    const key = `${connection.id}@${connection.row.updated_at}`;
-    const cached = this.configs.get(key);
-    if (cached && cached.at + DISCOVERY_CACHE_MS > Date.now()) return cached.config;
+    const cached = this.configs.get(connection.id);
+    if (cached && cached.version === connection.row.updated_at && cached.at + DISCOVERY_CACHE_MS > Date.now()) return cached.config;
     const config = await (await oidcClient()).discover(this.options.connections.oidcSettings(environment, connection));
-    this.configs.set(key, { config, at: Date.now() });
+    // Keyed by the connection alone, so an edited connection replaces its entry rather than adding one.
+    this.configs.set(connection.id, { config, at: Date.now(), version: connection.row.updated_at });
     return config;
   }
 
@@ -239,8 +240,8 @@ export class SsoFlowService {
         email: assertion.email,
         emailVerified: false,
         emailTrusted: domainOk,
-        firstName: assertion.attributes.givenName?.[0] ?? assertion.attributes.firstName?.[0] ?? null,
-        lastName: assertion.attributes.surname?.[0] ?? assertion.attributes.lastName?.[0] ?? null,
+        firstName: firstOf(assertion.attributes, ['givenName', 'firstName', `${WS_CLAIMS}/givenname`]),
+        lastName: firstOf(assertion.attributes, ['surname', 'lastName', `${WS_CLAIMS}/surname`]),
       });
     });
   }
@@ -344,6 +345,14 @@ export class SsoFlowService {
     if (!environment.settings.authMethods.sso) return [];
     return (await this.options.connections.list(environment)).map((c) => ({ id: c.id, name: c.name, type: c.type, domains: c.domains }));
   }
+}
+
+/** Entra ID and AD FS name their attributes with WS-Federation claim URIs. */
+const WS_CLAIMS = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
+
+function firstOf(attributes: Record<string, string[]>, names: string[]): string | null {
+  for (const name of names) if (attributes[name]?.[0]) return attributes[name][0];
+  return null;
 }
 
 function emailDomain(email: string): string {

@@ -71,6 +71,15 @@ describe(`OIDC single sign-on attacks (${testDb()})`, () => {
     expect(stored.length).toBeGreaterThan(43);
   });
 
+  it("the IdP's refusal (error=access_denied) goes back to redirectUrl and spends the state", async () => {
+    const state = new URL(await startUrl()).searchParams.get('state')!;
+    const callback = `${new URL(connection.redirectUri).pathname}?error=access_denied&error_description=${encodeURIComponent('The user said no')}&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(idp.issuer)}`;
+    const refused = await t.call({ method: 'GET', url: callback });
+    expect(refused.statusCode).toBe(303);
+    expect(errorOf(String(refused.headers.location))).toBe('access_denied');
+    expect((await t.call({ method: 'GET', url: callback })).statusCode).toBe(400);
+  });
+
   it('a tampered state answers 400 invalid_request, with no redirect', async () => {
     const person = account('tamper');
     const callbackUrl = await new TestBrowser(t).codeFor(await startUrl(), person.id);

@@ -72,6 +72,16 @@ describe(`SAML single sign-on through the API (${testDb()})`, () => {
     expect(json(await ssoVerify(t, t.project.development, again.token!)).user.id).toBe(user.id);
   });
 
+  it('reads the names from WS-Federation claim attributes (Entra ID, AD FS)', async () => {
+    const email = uniqueEmail('names').replace(/@.*/, '@corp.test');
+    const request = await begin(email);
+    const claims = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
+    const response = await idp.issue(sp(), { inResponseTo: request.id, nameId: email, attributes: { [`${claims}/givenname`]: 'Grace', [`${claims}/surname`]: 'Hopper' } });
+    const back = landing(await postAcs(t, path(connection.acsUrl), { SAMLResponse: response, RelayState: request.relayState! }));
+    const { user } = json(await ssoVerify(t, t.project.development, back.token!));
+    expect(json(await t.call({ method: 'GET', url: `/v1/users/${user.id}`, credential: t.project.development.secretKey }))).toMatchObject({ firstName: 'Grace', lastName: 'Hopper' });
+  });
+
   it('links an existing password user at a listed domain', async () => {
     const email = uniqueEmail('existing').replace(/@.*/, '@corp.test');
     const existing = await signUp(t, { email });
