@@ -88,7 +88,7 @@ export interface AppOptions {
   cache?: false | (TenancyCacheOptions & { rows?: RowCacheOptions });
   /** Webhook delivery; `startWorker: false` leaves the worker to be driven by hand (tests). */
   webhooks?: (WebhookWorkerOptions & { startWorker?: boolean }) | undefined;
-  /** SSO presets pointed elsewhere (tests run them against a local IdP); by default the real providers. */
+  /** Tests only: SSO presets pointed at local IdPs, and the fetch OIDC uses; by default the real providers. */
   sso?: SsoTestHooks | undefined;
   /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
   now?: () => number;
