@@ -158,8 +158,9 @@ export function createFlows(core: Core) {
       const token = target?.searchParams.get('token');
       const sso = target?.searchParams.has(SSO_MARK) ?? false;
       if (target && error) {
-        forget(target, ['error', 'error_description', SSO_MARK]);
+        // Read before forget(), which deletes it from the same URL.
         const message = target.searchParams.get('error_description') ?? `Sign-in failed: ${error}.`;
+        forget(target, ['error', 'error_description', SSO_MARK]);
         throw new GatehouseError({ status: 0, code: error as GatehouseError['code'], message });
       }
       if (!target || !token) return core.state();
