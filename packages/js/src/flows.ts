@@ -199,7 +199,7 @@ export function createFlows(core: Core) {
       const token = target?.searchParams.get('token');
       const sso = target?.searchParams.has(SSO_MARK) ?? false;
       if (target && error) {
-        // Read before forget(), which removes them from this very URL when it is the page's.
+        // Read before forget(), which deletes it from the same URL.
         const message = target.searchParams.get('error_description') ?? `Sign-in failed: ${error}.`;
         forget(target, ['error', 'error_description', SSO_MARK]);
         throw new GatehouseError({ status: 0, code: error as GatehouseError['code'], message });

@@ -184,11 +184,17 @@ export async function rotateRefreshToken(
     .$if(rotation.activeOrganizationId !== undefined, (q) => q.set({ active_organization_id: rotation.activeOrganizationId! }))
     .executeTakeFirst();
   const rotated = result.numUpdatedRows > 0n;
-  if (rotated) announce(db, { kind: 'session', environmentId, sessionId });
+  // Only a switch changes what caches hold; a plain rotation is not announced (see below).
+  if (rotated && rotation.activeOrganizationId !== undefined) announce(db, { kind: 'session', environmentId, sessionId });
   return rotated;
 }
 
 /**
+ * Not announced: a rotation changes the refresh hashes, which no cache holds, and the last activity,
+ * which only grows. A cached copy that is older can only look inactive too soon, and the session
+ * check reads the row again before refusing on inactivity (SessionService.verifyAccessToken). So a
+ * refresh costs no change announcement, which with several nodes is a Redis call.
+ *
  * The common refresh in one statement: rotates the presented token when it is the session's current
  * one and the session is live (not revoked, within its lifetime and its inactivity limit), and
  * returns what the new access token needs. Undefined when anything else holds; the caller then reads
@@ -205,7 +211,6 @@ export async function rotateCurrentRefreshToken(
     .where('last_active_at', '>', rotation.now - rotation.inactivityMs)
     .returning(['user_id', 'active_organization_id'])
     .executeTakeFirst();
-  if (row) announce(db, { kind: 'session', environmentId, sessionId });
   return row;
 }
 

@@ -168,7 +168,8 @@ export class SessionService {
 
   /** Starts a session for a user who just proved who they are, and counts them as active. */
   async create(environment: Environment, userId: string, context: RequestContext): Promise<SessionTokens> {
-    // A missing user is not refused here: the session insert's foreign key refuses it.
+    // A missing user is not refused here: the session insert's foreign key refuses it. The ban is
+    // read first so that a banned user's attempt creates no session (nor its webhook events).
     if ((await q.findSignInUser(this.db, environment.id, userId))?.banned === 1) throw userBanned();
     const now = this.now();
     const id = newId('sess', environment.id);
@@ -327,11 +328,17 @@ export class SessionService {
       // Taken again: a change applied while waiting has dropped it.
       cached = caughtUp ? this.cache?.get(environmentId, claims.sid) : undefined;
     }
-    const record = cached ?? (await this.readSession(environmentId, claims.sid));
+    let record = cached ?? (await this.readSession(environmentId, claims.sid));
+    let liveness = record && sessionLiveness(record.environment, record.times, this.now());
+    // Rotations are not announced (queries.ts): a cached copy's last activity may be older than the
+    // row's, which can only make it look inactive too soon. Such a refusal is checked on the row.
+    if (cached && liveness === 'expired' && cached.times.revoked_at === null && this.now() < cached.times.expires_at) {
+      record = await this.readSession(environmentId, claims.sid);
+      liveness = record && sessionLiveness(record.environment, record.times, this.now());
+    }
     if (!record || record.user.id !== claims.sub) {
       throw new ApiError('unauthenticated', 'The session of this access token does not exist. Sign in again.');
     }
-    const liveness = sessionLiveness(record.environment, record.times, this.now());
     if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
     if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
     const session: SessionIdentity = {
