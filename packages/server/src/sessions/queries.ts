@@ -135,6 +135,16 @@ export async function findSignInUser(db: Db, environmentId: EnvironmentId, userI
     .executeTakeFirst();
 }
 
+/** What a custom claims template may read of the user (sessions/claims-template.ts). */
+export async function findClaimsUser(db: Db, environmentId: EnvironmentId, userId: string) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'email', 'email_verified', 'first_name', 'last_name', 'username', 'image_url', 'public_metadata', 'created_at'])
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', userId)
+    .executeTakeFirst();
+}
+
 export type SignInUser = NonNullable<Awaited<ReturnType<typeof findSignInUser>>>;
 
 export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: EnvironmentId, sessionId: string) {
