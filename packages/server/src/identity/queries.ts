@@ -183,6 +183,32 @@ export async function markEmailVerified(
   });
 }
 
+/** The user whose externalId this is. */
+export async function findUserByExternalId(db: Db, environmentId: EnvironmentId, externalId: string) {
+  return db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('external_id', '=', externalId).executeTakeFirst();
+}
+
+/**
+ * Replaces the password hash only if it is still `oldHash` (a rehash at sign-in loses to a change
+ * made meanwhile). The same password: no event, updatedAt unchanged, no session touched.
+ */
+export async function replacePasswordHash(
+  db: Db,
+  environmentId: EnvironmentId,
+  userId: string,
+  oldHash: string,
+  newHash: string,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ password_hash: newHash })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', userId)
+    .where('password_hash', '=', oldHash)
+    .execute();
+  announce(db, { kind: 'user', environmentId, userId });
+}
+
 /** Deletes the user; their sessions go with them (foreign key, on delete cascade). */
 export async function deleteUser(db: Db, environmentId: EnvironmentId, userId: string): Promise<boolean> {
   return atomically(db, async (db) => {

@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   CreateUserBody,
   Deleted,
+  ImportUsersBody,
+  ImportUsersResult,
   Me,
   OrganizationSummary,
   PasswordChanged,
@@ -28,6 +30,10 @@ import type { Environment } from '../tenancy/settings.js';
 import { Password } from './fields.js';
 import type { IdentityService } from './service.js';
 import type { SignUpVerification } from '../flows/sign-up-verification.js';
+import { importUsers } from './import.js';
+
+/** The bulk import's body limit: 1,000 rows, metadata included. */
+const IMPORT_BODY_LIMIT = 16 * 1024 * 1024;
 
 /**
  * What GET /v1/me shows of organizations. The Organizations feature supplies it; until then the
@@ -228,6 +234,26 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
       },
     },
     async (request, reply) => reply.code(201).send(await identity.createUser(environmentOf(request), request.body)),
+  );
+
+  app.post(
+    '/v1/users/import',
+    {
+      config: secret,
+      // 1,000 rows with their metadata do not fit the 1 MiB of other JSON bodies.
+      bodyLimit: IMPORT_BODY_LIMIT,
+      schema: {
+        summary: 'Import up to 1,000 users in one call, each as POST /v1/users takes it; answers one result per row',
+        description:
+          'Rows are created on their own: a bad row gets its error and the others go on. A row whose externalId already has a user answers that user with created: false, so an interrupted import can be sent again. More than 1,000 rows: 400, nobody created.',
+        tags: ['users'],
+        body: ImportUsersBody,
+        response: { 200: ImportUsersResult },
+      },
+    },
+    async (request) => ({
+      data: await importUsers(identity, environmentOf(request), request.body.users, (error) => request.log.error({ err: error }, 'import row failed')),
+    }),
   );
 
   app.get(

@@ -14,6 +14,7 @@ import type { Environment } from '../tenancy/settings.js';
 import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
+import { needsRehash, storedDigest, type PasswordHasher } from './password-digests.js';
 import * as q from './queries.js';
 import { userView } from './views.js';
 import { mergeMetadata, metadataText, parseMetadata } from './metadata.js';
@@ -38,6 +39,15 @@ export interface AdminUserInput extends ProfileInput, MetadataInput {
   email?: string | undefined;
   password?: string | undefined;
   emailVerified?: boolean | undefined;
+  externalId?: string | null | undefined;
+}
+
+/** POST /v1/users and the bulk import: also a digest from another system, and the original creation time. */
+export interface CreateUserInput extends AdminUserInput {
+  email: string;
+  passwordDigest?: string | undefined;
+  passwordHasher?: PasswordHasher | undefined;
+  createdAt?: number | undefined;
 }
 
 /** The stored text of each metadata object given (validated); omitted ones are left out. */
@@ -98,10 +108,31 @@ function emailTaken(): ApiError {
 function conflictFrom(error: unknown): ApiError | undefined {
   if (!isUniqueViolation(error)) return undefined;
   const text = `${(error as { constraint?: string }).constraint ?? ''} ${(error as Error).message ?? ''}`;
+  if (text.includes('external_id')) {
+    return apiError('conflict', 'Another user of this environment has that externalId; each user has their own.', { fields: ['externalId'] });
+  }
   if (text.includes('username')) {
     return apiError('conflict', 'That username is taken in this environment; choose another.', { fields: ['username'] });
   }
   return emailTaken();
+}
+
+/** The stored hash of a new user: argon2id of a password, or an imported digest as it came; null for neither. */
+async function passwordHashOf(input: CreateUserInput): Promise<string | null> {
+  if (input.password !== undefined && input.passwordDigest !== undefined) {
+    throw apiError('invalid_request', 'Send either "password" or "passwordDigest" with "passwordHasher", not both.', {
+      fields: ['password', 'passwordDigest'],
+    });
+  }
+  if ((input.passwordDigest === undefined) !== (input.passwordHasher === undefined)) {
+    throw apiError('invalid_request', '"passwordDigest" and "passwordHasher" go together: send both, or neither.', {
+      fields: ['passwordDigest', 'passwordHasher'],
+    });
+  }
+  if (input.passwordDigest !== undefined) return storedDigest(input.passwordHasher!, input.passwordDigest);
+  if (input.password === undefined) return null;
+  assertAcceptablePassword(input.password);
+  return hashPassword(input.password);
 }
 
 export interface IdentityServiceOptions {
@@ -147,17 +178,21 @@ export class IdentityService {
     return columns;
   }
 
-  private async insert(environment: Environment, input: AdminUserInput & { email: string }): Promise<q.UserRow> {
-    if (input.password !== undefined) assertAcceptablePassword(input.password);
-    const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
-    return this.insertHashed(this.db, environment, input, passwordHash);
+  private async insert(environment: Environment, input: CreateUserInput): Promise<q.UserRow> {
+    return this.insertHashed(this.db, environment, input, await passwordHashOf(input));
   }
 
   /** Inserts the user in `db` (a transaction of the caller's, or not), the password already hashed. */
   private async insertHashed(
     db: Kysely<Database> | Transaction<Database>,
     environment: Environment,
-    input: ProfileInput & MetadataInput & { email: string; emailVerified?: boolean | undefined },
+    input: ProfileInput &
+      MetadataInput & {
+        email: string;
+        emailVerified?: boolean | undefined;
+        externalId?: string | null | undefined;
+        createdAt?: number | undefined;
+      },
     passwordHash: string | null,
   ): Promise<q.UserRow> {
     const email = normalizeEmail(input.email);
@@ -180,7 +215,8 @@ export class IdentityService {
       public_metadata: metadata.public_metadata ?? '{}',
       private_metadata: metadata.private_metadata ?? '{}',
       unsafe_metadata: metadata.unsafe_metadata ?? '{}',
-      created_at: now,
+      external_id: input.externalId ?? null,
+      created_at: input.createdAt ?? now,
       updated_at: now,
     };
     try {
@@ -233,13 +269,28 @@ export class IdentityService {
       const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
       const ok = await verifyPassword(row?.password_hash, input.password);
       if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
+      if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
       const session = await this.sessions.create(environment, row.id, context);
       return { user: userView(row), session };
     });
   }
 
-  async createUser(environment: Environment, input: AdminUserInput & { email: string }): Promise<UserView> {
+  async createUser(environment: Environment, input: CreateUserInput): Promise<UserView> {
     return userView(await this.insert(environment, input));
+  }
+
+  /**
+   * An imported digest (or an older argon2 cost) proved right: the password becomes argon2id now.
+   * Compare-and-set on the old hash, so a password changed meanwhile is never overwritten.
+   */
+  private async rehash(environment: Environment, userId: string, oldHash: string, password: string): Promise<void> {
+    const passwordHash = await hashPassword(password);
+    await q.replacePasswordHash(this.db, environment.id, userId, oldHash, passwordHash);
+  }
+
+  /** The user whose externalId this is, if any (bulk imports are idempotent on it). */
+  findByExternalId(environment: Environment, externalId: string): Promise<q.UserRow | undefined> {
+    return q.findUserByExternalId(this.db, environment.id, externalId);
   }
 
   async getUserRow(environment: Environment, userId: string): Promise<q.UserRow> {
@@ -274,6 +325,7 @@ export class IdentityService {
       columns.email_verified = 0;
     }
     if (input.emailVerified !== undefined) columns.email_verified = input.emailVerified ? 1 : 0;
+    if (input.externalId !== undefined) columns.external_id = input.externalId;
     if (input.password !== undefined) {
       assertAcceptablePassword(input.password);
       columns.password_hash = await hashPassword(input.password);

@@ -108,6 +108,7 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
       'users.public_metadata as user_public_metadata',
       'users.private_metadata as user_private_metadata',
       'users.unsafe_metadata as user_unsafe_metadata',
+      'users.external_id as user_external_id',
       'users.created_at as user_created_at',
       'users.updated_at as user_updated_at',
       'sessions.user_id as session_user_id',

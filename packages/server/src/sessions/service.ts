@@ -387,6 +387,7 @@ export class SessionService {
         public_metadata: row.user_public_metadata,
         private_metadata: row.user_private_metadata,
         unsafe_metadata: row.user_unsafe_metadata,
+        external_id: row.user_external_id,
         created_at: row.user_created_at,
         updated_at: row.user_updated_at,
       }),
