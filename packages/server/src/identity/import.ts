@@ -47,7 +47,7 @@ export async function importUsers(
     let input: CreateUserInput | undefined;
     try {
       input = checkRow(rows[index], index);
-      if (input.externalId !== undefined) {
+      if (typeof input.externalId === 'string') {
         const existing = await identity.findByExternalId(environment, input.externalId);
         if (existing) return { index, user: userView(existing), created: false };
       }
@@ -56,7 +56,7 @@ export async function importUsers(
       // Two rows (or two imports) with one externalId raced: the loser (refused on the externalId, or
       // on the email the winner just took) answers the winner's user.
       const conflict = (error instanceof ApiError && error.code === 'conflict') || isUniqueViolation(error);
-      if (input?.externalId !== undefined && conflict) {
+      if (typeof input?.externalId === 'string' && conflict) {
         const existing = await identity.findByExternalId(environment, input.externalId);
         if (existing) return { index, user: userView(existing), created: false };
       }
