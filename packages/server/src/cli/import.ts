@@ -148,9 +148,17 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const baseUrl = (process.env.GATEHOUSE_URL ?? 'http://localhost:4000').replace(/\/+$/, '');
-  const content = readFileSync(opts.file);
+  let content: Buffer;
+  let parsed: ReturnType<typeof csvRecords>;
+  try {
+    content = readFileSync(opts.file);
+    parsed = csvRecords(content.toString('utf8'));
+  } catch (error) {
+    process.stderr.write(`${opts.file}: ${(error as Error).message}\n`);
+    return 2;
+  }
   const sha256 = createHash('sha256').update(content).digest('hex');
-  const { header, records } = csvRecords(content.toString('utf8'));
+  const { header, records } = parsed;
   const wrongHeader = checkHeader(opts.format, header);
   if (wrongHeader) {
     process.stderr.write(`${wrongHeader}\n`);

@@ -191,5 +191,11 @@ describe(`npm run import (${testDb()})`, { timeout: 120_000 }, () => {
     expect(wrong.code).toBe(2);
     expect(wrong.output).toContain('This file is not a supabase export');
     expect(existsSync(path.join(fixtures, 'clerk-users.csv.import-state.json'))).toBe(false);
+    const broken = path.join(work, 'broken.csv');
+    writeFileSync(broken, 'email,first_name\nada@example.com,Ada,extra\n');
+    const notCsv = await runImport(['--environment', environmentId, '--format', 'csv', broken], env());
+    expect(notCsv.code).toBe(2);
+    expect(notCsv.output).toContain('Row 1 has 3 fields but the header has 2');
+    expect(notCsv.output).not.toContain('    at ');
   });
 });
