@@ -68,6 +68,8 @@ export interface UserListParams extends PageParams {
   email?: string;
   /** Case-insensitive text in the email, names or username. */
   query?: string;
+  /** An exact externalId: the user's id in the system they were imported from. */
+  externalId?: string;
 }
 
 export interface OrganizationListParams extends PageParams {

@@ -232,11 +232,18 @@ const FEW_CANDIDATES = 2000;
 export async function listUsers(
   db: Db,
   environmentId: EnvironmentId,
-  options: { limit: number; beforeId?: string | undefined; emailKey?: string | undefined; query?: string | undefined },
+  options: {
+    limit: number;
+    beforeId?: string | undefined;
+    emailKey?: string | undefined;
+    query?: string | undefined;
+    externalId?: string | undefined;
+  },
 ) {
   let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).orderBy('id', 'desc').limit(options.limit);
   if (options.beforeId !== undefined) query = query.where('id', '<', options.beforeId);
   if (options.emailKey !== undefined) query = query.where('email_key', '=', options.emailKey);
+  if (options.externalId !== undefined) query = query.where('external_id', '=', options.externalId);
   if (options.query !== undefined) {
     // A substring of the folded text (identity/search.ts), the same test on both databases. The
     // trigram index narrows when the needle has at least three characters; a shorter one is tested

@@ -201,6 +201,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
             ...PaginationQuery.properties,
             email: Type.Optional(Type.String({ maxLength: 1024, description: 'Exact address (normalized like at sign-up)' })),
             query: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive text in email, names or username' })),
+            externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Exact externalId (the id in the system the user came from)' })),
           },
           { additionalProperties: false },
         ),
@@ -209,14 +210,14 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
     },
     async (request) => {
       const environment = environmentOf(request);
-      const { limit = 20, cursor, email, query } = request.query;
+      const { limit = 20, cursor, email, query, externalId } = request.query;
       const before = cursor ? cursors.decode<{ env: string; before: string }>(cursor) : undefined;
       if (before && before.env !== environment.id) {
         throw apiError('invalid_request', 'The cursor belongs to another environment. Pass back the nextCursor value of this listing.', {
           fields: ['cursor'],
         });
       }
-      const { users, hasMore } = await identity.listUsers(environment, { limit, beforeId: before?.before, email, query });
+      const { users, hasMore } = await identity.listUsers(environment, { limit, beforeId: before?.before, email, query, externalId });
       const last = users.at(-1);
       return { data: users, nextCursor: hasMore && last ? cursors.encode({ env: environment.id, before: last.id }) : null };
     },

@@ -427,7 +427,13 @@ export class IdentityService {
 
   async listUsers(
     environment: Environment,
-    options: { limit: number; beforeId: string | undefined; email: string | undefined; query: string | undefined },
+    options: {
+      limit: number;
+      beforeId: string | undefined;
+      email: string | undefined;
+      query: string | undefined;
+      externalId?: string | undefined;
+    },
   ): Promise<{ users: UserView[]; hasMore: boolean }> {
     const query = options.query?.trim() || undefined;
     const rows = await q.listUsers(this.db, environment.id, {
@@ -435,6 +441,7 @@ export class IdentityService {
       beforeId: options.beforeId,
       emailKey: options.email === undefined ? undefined : emailKeyOf(options.email),
       query,
+      externalId: options.externalId,
     });
     return { users: rows.slice(0, options.limit).map(userView), hasMore: rows.length > options.limit };
   }

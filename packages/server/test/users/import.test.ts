@@ -111,6 +111,8 @@ describe('importing users with their password digests', { timeout: 60_000 }, () 
     const created = await sk('POST', '/v1/users', { email: uniqueEmail('ext'), externalId, createdAt: 1_500_000_000_000, emailVerified: true });
     expect(created.statusCode, created.body).toBe(201);
     expect(json(created)).toMatchObject({ externalId, createdAt: 1_500_000_000_000, emailVerified: true });
+    const found = await sk('GET', `/v1/users?externalId=${externalId}`);
+    expect(json(found).data.map((u: { id: string }) => u.id)).toEqual([json(created).id]);
     const taken = await sk('POST', '/v1/users', { email: uniqueEmail('ext'), externalId });
     expect(taken.statusCode).toBe(409);
     expect(json(taken).error.details.fields).toEqual(['externalId']);
