@@ -44,7 +44,11 @@ async function onDatabase(label: string, databaseUrl: string | undefined) {
       const users = rows(USERS, `${round}${randomBytes(3).toString('hex')}`);
       let started = performance.now();
       for (let i = 0; i < users.length; i += BATCH) {
-        const result = await json(`${base}/v1/users/import`, { method: 'POST', token: environment.secretKey, body: { users: users.slice(i, i + BATCH) } });
+        const result = await json(`${base}/v1/users/import`, {
+          method: 'POST',
+          token: environment.secretKey,
+          body: { users: users.slice(i, i + BATCH) },
+        });
         const failed = (result.data as { error?: unknown }[]).filter((r) => r.error);
         if (failed.length > 0) throw new Error(`import rows failed: ${JSON.stringify(failed[0])}`);
       }

@@ -52,7 +52,8 @@ function options(argv: string[]) {
   });
   if (values.help) throw new UsageError('');
   const environment = values.environment;
-  if (!environment || !/^env_[0-9a-z]{26}$/.test(environment)) throw new UsageError('--environment env_… is required (the environment to import into).');
+  if (!environment || !/^env_[0-9a-z]{26}$/.test(environment))
+    throw new UsageError('--environment env_… is required (the environment to import into).');
   const format = values.format as Format;
   if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}.`);
   if (positionals.length !== 1) throw new UsageError('Give exactly one file to import.');
@@ -108,7 +109,8 @@ async function request<T>(url: string, token: string, method: string, body?: unk
       }
       throw new Error(`${method} ${url} answered ${response.status}: ${message}`);
     }
-    if (attempt >= 5) throw new Error(`${method} ${url} kept failing (${response?.status ?? 'no answer'}); run the command again to resume.`);
+    if (attempt >= 5)
+      throw new Error(`${method} ${url} kept failing (${response?.status ?? 'no answer'}); run the command again to resume.`);
     const retryAfter = Number(response?.headers.get('retry-after') ?? 0);
     await new Promise((resolve) => setTimeout(resolve, retryAfter > 0 ? retryAfter * 1000 : 500 * 2 ** attempt));
   }
@@ -167,7 +169,17 @@ export async function main(argv: string[]): Promise<number> {
 
   const statePath = `${opts.file}.import-state.json`;
   const errorsPath = `${opts.file}.import-errors.jsonl`;
-  let state: State = { version: 1, environment: opts.environment, format: opts.format, sha256, nextRow: 0, created: 0, existing: 0, failed: 0, skipped: 0 };
+  let state: State = {
+    version: 1,
+    environment: opts.environment,
+    format: opts.format,
+    sha256,
+    nextRow: 0,
+    created: 0,
+    existing: 0,
+    failed: 0,
+    skipped: 0,
+  };
   if (existsSync(statePath) && !opts.restart) {
     const saved = JSON.parse(readFileSync(statePath, 'utf8')) as State;
     if (saved.sha256 !== sha256 || saved.environment !== opts.environment || saved.format !== opts.format) {

@@ -132,7 +132,13 @@ async function verifyFirebase(stored: string, password: string): Promise<boolean
 async function verifyPbkdf2(stored: string, password: string): Promise<boolean> {
   const [, iterations, salt, hash] = stored.split('$') as [string, string, string, string];
   const expected = Buffer.from(hash, 'base64');
-  const derived = await pbkdf2Async(Buffer.from(password, 'utf8'), Buffer.from(salt, 'utf8'), Number(iterations), expected.length, 'sha256');
+  const derived = await pbkdf2Async(
+    Buffer.from(password, 'utf8'),
+    Buffer.from(salt, 'utf8'),
+    Number(iterations),
+    expected.length,
+    'sha256',
+  );
   return equalBytes(derived, expected);
 }
 

@@ -185,7 +185,30 @@ export async function markEmailVerified(
 
 /** The user whose externalId this is. */
 export async function findUserByExternalId(db: Db, environmentId: EnvironmentId, externalId: string) {
-  return db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('external_id', '=', externalId).executeTakeFirst();
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
+}
+
+/** The users holding any of these externalIds (bulk import). */
+export async function findUsersByExternalIds(db: Db, environmentId: EnvironmentId, externalIds: string[]) {
+  if (externalIds.length === 0) return [];
+  return db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('external_id', 'in', externalIds).execute();
+}
+
+/** Which of these email keys a user holds, marked collision rows included (bulk import). */
+export async function takenEmailKeys(db: Db, environmentId: EnvironmentId, keys: string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('users')
+    .select('email_key')
+    .where('environment_id', '=', environmentId)
+    .where('email_key', 'in', keys)
+    .execute();
+  return new Set(rows.map((r) => r.email_key));
 }
 
 /**

@@ -201,7 +201,9 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
             ...PaginationQuery.properties,
             email: Type.Optional(Type.String({ maxLength: 1024, description: 'Exact address (normalized like at sign-up)' })),
             query: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive text in email, names or username' })),
-            externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Exact externalId (the id in the system the user came from)' })),
+            externalId: Type.Optional(
+              Type.String({ minLength: 1, maxLength: 255, description: 'Exact externalId (the id in the system the user came from)' }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -253,7 +255,9 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
       },
     },
     async (request) => ({
-      data: await importUsers(identity, environmentOf(request), request.body.users, (error) => request.log.error({ err: error }, 'import row failed')),
+      data: await importUsers(identity, environmentOf(request), request.body.users, (error) =>
+        request.log.error({ err: error }, 'import row failed'),
+      ),
     }),
   );
 

@@ -1,6 +1,6 @@
 import type { User } from '@gatehouse/contract';
 import type { Kysely, Transaction } from 'kysely';
-import { isUniqueViolation, type Store } from '../db/index.js';
+import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
@@ -14,50 +14,26 @@ import type { Environment } from '../tenancy/settings.js';
 import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
-import { needsRehash, storedDigest, type PasswordHasher } from './password-digests.js';
+import { needsRehash } from './password-digests.js';
 import * as q from './queries.js';
 import { userView } from './views.js';
-import { mergeMetadata, metadataText, parseMetadata } from './metadata.js';
+import {
+  conflictFrom,
+  emailTaken,
+  metadataColumns,
+  passwordHashOf,
+  validUsername,
+  type AdminUserInput,
+  type CreateUserInput,
+  type MetadataInput,
+  type ProfileInput,
+} from './user-input.js';
+
+export type { AdminUserInput, CreateUserInput, MetadataInput, ProfileInput };
+import { mergeMetadata, parseMetadata } from './metadata.js';
 
 export type UserView = User;
 export { userView };
-
-export interface ProfileInput {
-  firstName?: string | null | undefined;
-  lastName?: string | null | undefined;
-  username?: string | null | undefined;
-  imageUrl?: string | null | undefined;
-}
-
-export interface MetadataInput {
-  publicMetadata?: Record<string, unknown> | undefined;
-  privateMetadata?: Record<string, unknown> | undefined;
-  unsafeMetadata?: Record<string, unknown> | undefined;
-}
-
-export interface AdminUserInput extends ProfileInput, MetadataInput {
-  email?: string | undefined;
-  password?: string | undefined;
-  emailVerified?: boolean | undefined;
-  externalId?: string | null | undefined;
-}
-
-/** POST /v1/users and the bulk import: also a digest from another system, and the original creation time. */
-export interface CreateUserInput extends AdminUserInput {
-  email: string;
-  passwordDigest?: string | undefined;
-  passwordHasher?: PasswordHasher | undefined;
-  createdAt?: number | undefined;
-}
-
-/** The stored text of each metadata object given (validated); omitted ones are left out. */
-function metadataColumns(input: MetadataInput) {
-  const columns: { public_metadata?: string; private_metadata?: string; unsafe_metadata?: string } = {};
-  if (input.publicMetadata !== undefined) columns.public_metadata = metadataText(input.publicMetadata, 'publicMetadata');
-  if (input.privateMetadata !== undefined) columns.private_metadata = metadataText(input.privateMetadata, 'privateMetadata');
-  if (input.unsafeMetadata !== undefined) columns.unsafe_metadata = metadataText(input.unsafeMetadata, 'unsafeMetadata');
-  return columns;
-}
 
 /**
  * Called inside the delete transaction, after the user row is locked and before anything is
@@ -67,7 +43,6 @@ function metadataColumns(input: MetadataInput) {
  */
 export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environment, userId: string) => Promise<void>;
 
-const USERNAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{1,62}[A-Za-z0-9])$/;
 const INVALID_CREDENTIALS = 'The email or password is incorrect.';
 
 // One message whichever counter is locked and whether or not the account exists.
@@ -83,56 +58,6 @@ function methodDisabled(what: string): ApiError {
     'method_disabled',
     `${what} is disabled for this environment. Enable it in the environment settings, or use another method.`,
   );
-}
-
-function validUsername(username: string): string {
-  if (!USERNAME.test(username)) {
-    throw apiError(
-      'invalid_request',
-      'Field "username" must be 3 to 64 characters of letters, digits, "_", "." or "-", starting and ending with a letter or digit.',
-      { fields: ['username'] },
-    );
-  }
-  return username;
-}
-
-function emailTaken(): ApiError {
-  return apiError(
-    'conflict',
-    'A user with this email address already exists in this environment (addresses match whatever their case). Sign in instead.',
-    { fields: ['email'] },
-  );
-}
-
-/** Maps a unique-index violation on users to a 409 naming the field. */
-function conflictFrom(error: unknown): ApiError | undefined {
-  if (!isUniqueViolation(error)) return undefined;
-  const text = `${(error as { constraint?: string }).constraint ?? ''} ${(error as Error).message ?? ''}`;
-  if (text.includes('external_id')) {
-    return apiError('conflict', 'Another user of this environment has that externalId; each user has their own.', { fields: ['externalId'] });
-  }
-  if (text.includes('username')) {
-    return apiError('conflict', 'That username is taken in this environment; choose another.', { fields: ['username'] });
-  }
-  return emailTaken();
-}
-
-/** The stored hash of a new user: argon2id of a password, or an imported digest as it came; null for neither. */
-async function passwordHashOf(input: CreateUserInput): Promise<string | null> {
-  if (input.password !== undefined && input.passwordDigest !== undefined) {
-    throw apiError('invalid_request', 'Send either "password" or "passwordDigest" with "passwordHasher", not both.', {
-      fields: ['password', 'passwordDigest'],
-    });
-  }
-  if ((input.passwordDigest === undefined) !== (input.passwordHasher === undefined)) {
-    throw apiError('invalid_request', '"passwordDigest" and "passwordHasher" go together: send both, or neither.', {
-      fields: ['passwordDigest', 'passwordHasher'],
-    });
-  }
-  if (input.passwordDigest !== undefined) return storedDigest(input.passwordHasher!, input.passwordDigest);
-  if (input.password === undefined) return null;
-  assertAcceptablePassword(input.password);
-  return hashPassword(input.password);
 }
 
 export interface IdentityServiceOptions {
@@ -182,9 +107,8 @@ export class IdentityService {
     return this.insertHashed(this.db, environment, input, await passwordHashOf(input));
   }
 
-  /** Inserts the user in `db` (a transaction of the caller's, or not), the password already hashed. */
-  private async insertHashed(
-    db: Kysely<Database> | Transaction<Database>,
+  /** The row of a new user, its fields checked (400 naming the field), not stored yet. */
+  async newUserRow(
     environment: Environment,
     input: ProfileInput &
       MetadataInput & {
@@ -219,6 +143,17 @@ export class IdentityService {
       created_at: input.createdAt ?? now,
       updated_at: now,
     };
+    return row;
+  }
+
+  /** Inserts the user in `db` (a transaction of the caller's, or not), the password already hashed. */
+  private async insertHashed(
+    db: Kysely<Database> | Transaction<Database>,
+    environment: Environment,
+    input: Parameters<IdentityService['newUserRow']>[1],
+    passwordHash: string | null,
+  ): Promise<q.UserRow> {
+    const row = await this.newUserRow(environment, input, passwordHash);
     try {
       // The unique index settles races; this also sees a collision group's marked users, which it leaves out.
       if (await q.emailKeyTaken(db, environment.id, row.email_key)) throw emailTaken();
@@ -227,6 +162,25 @@ export class IdentityService {
       throw conflictFrom(error) ?? error;
     }
     return row;
+  }
+
+  /**
+   * Bulk import: rows from newUserRow whose email keys and externalIds the caller found free, all
+   * stored in one transaction or none (a race lost to another writer: the caller goes one by one).
+   */
+  async insertNewUsers(environment: Environment, rows: readonly q.UserRow[]): Promise<void> {
+    await inTransaction(this.db, async (tx) => {
+      for (const row of rows) await q.insertUser(tx, environment.id, row);
+    });
+  }
+
+  /** The users holding these externalIds, and which of these email keys are held (bulk import look-ups). */
+  async importLookups(environment: Environment, externalIds: string[], emailKeys: string[]) {
+    const [users, taken] = await Promise.all([
+      q.findUsersByExternalIds(this.db, environment.id, externalIds),
+      q.takenEmailKeys(this.db, environment.id, emailKeys),
+    ]);
+    return { byExternalId: new Map(users.map((u) => [u.external_id!, u])), takenEmailKeys: taken };
   }
 
   /** Sign-up needs password authentication and sign-up on (403 method_disabled otherwise). */

@@ -151,7 +151,9 @@ export function compileSessionClaims(template: unknown): CompiledClaims {
   }
   const bytes = Buffer.byteLength(JSON.stringify(template), 'utf8');
   if (bytes > SESSION_CLAIMS_MAX_BYTES) {
-    refuse(`is ${bytes} bytes as JSON, over the ${SESSION_CLAIMS_MAX_BYTES}-byte limit. Keep only what applications read from every token.`);
+    refuse(
+      `is ${bytes} bytes as JSON, over the ${SESSION_CLAIMS_MAX_BYTES}-byte limit. Keep only what applications read from every token.`,
+    );
   }
   const names = Object.keys(template);
   const taken = names.filter(isProtectedClaim);

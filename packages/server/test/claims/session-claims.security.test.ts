@@ -30,7 +30,21 @@ describe('custom session claims: attacks', { timeout: 30_000 }, () => {
   }
 
   it('a template that tries to override sub, iss, sid, exp, azp or org_* claims is refused when saved', async () => {
-    for (const name of ['sub', 'iss', 'sid', 'exp', 'iat', 'nbf', 'jti', 'azp', 'aud', 'org_id', 'org_role', 'org_permissions', 'org_anything']) {
+    for (const name of [
+      'sub',
+      'iss',
+      'sid',
+      'exp',
+      'iat',
+      'nbf',
+      'jti',
+      'azp',
+      'aud',
+      'org_id',
+      'org_role',
+      'org_permissions',
+      'org_anything',
+    ]) {
       const refused = await setClaims({ [name]: 'user_forged', ok: 'x' });
       expect(refused.statusCode, name).toBe(400);
       expect(json(refused).error.message).toContain(`"${name}"`);
@@ -38,7 +52,12 @@ describe('custom session claims: attacks', { timeout: 30_000 }, () => {
   });
 
   it('privateMetadata (hidden from the user) and unsafeMetadata (written by the user) cannot be templated', async () => {
-    for (const placeholder of ['{{user.privateMetadata}}', '{{user.privateMetadata.stripe}}', '{{user.unsafeMetadata.role}}', 'x {{user.unsafeMetadata}}']) {
+    for (const placeholder of [
+      '{{user.privateMetadata}}',
+      '{{user.privateMetadata.stripe}}',
+      '{{user.unsafeMetadata.role}}',
+      'x {{user.unsafeMetadata}}',
+    ]) {
       const refused = await setClaims({ role: placeholder });
       expect(refused.statusCode, placeholder).toBe(400);
       expect(json(refused).error.message).toMatch(/privateMetadata|unsafeMetadata/);
@@ -92,7 +111,12 @@ describe('custom session claims: attacks', { timeout: 30_000 }, () => {
     expect(again.statusCode, again.body).toBe(200);
     expect(decodeJwt(json(again).session.accessToken).payload.bio).toBeUndefined();
     // Small again: the claims come back.
-    await t.call({ method: 'PATCH', url: `/v1/users/${user.id}/metadata`, credential: env().secretKey, payload: { publicMetadata: { bio: 'short' } } });
+    await t.call({
+      method: 'PATCH',
+      url: `/v1/users/${user.id}/metadata`,
+      credential: env().secretKey,
+      payload: { publicMetadata: { bio: 'short' } },
+    });
     const small = await refresh(t, json(again).session.refreshToken);
     expect(decodeJwt(json(small).session.accessToken).payload).toMatchObject({ bio: 'short', plan: 'static' });
   });

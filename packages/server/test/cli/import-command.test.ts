@@ -17,7 +17,10 @@ function runImport(args: string[], env: Record<string, string>, onLine?: (line: 
     throw new Error(`${command} is older than its source: run \`npm run build -w packages/server\`.`);
   }
   return new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(process.execPath, [command, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [command, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
@@ -86,7 +89,10 @@ describe(`npm run import (${testDb()})`, { timeout: 120_000 }, () => {
     expect(first.code, first.output).toBe(1); // one row failed
     expect(first.output).toMatch(/\[#{30}\] 100% 6\/6 rows/);
     expect(first.output).toContain('Done: 4 created, 0 already there, 1 failed, 1 skipped.');
-    const errors = readFileSync(`${file}.import-errors.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const errors = readFileSync(`${file}.import-errors.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(errors).toEqual([
       { row: 4, skipped: expect.stringMatching(/no primary email/) },
       { row: 6, email: 'bad@clerk.example', externalId: 'user_2bad', error: expect.objectContaining({ code: 'invalid_request' }) },
@@ -133,7 +139,10 @@ describe(`npm run import (${testDb()})`, { timeout: 120_000 }, () => {
   it('imports a plain CSV with a platform key (a secret key made for the run and revoked after)', async () => {
     const file = fixture('users.csv');
     const keysBefore = (await api('GET', `/v1/platform/environments/${environmentId}/secret-keys`, platformKey)).body.data;
-    const run = await runImport(['--environment', environmentId, '--format', 'csv', file], { GATEHOUSE_URL: baseUrl, GATEHOUSE_PLATFORM_KEY: platformKey });
+    const run = await runImport(['--environment', environmentId, '--format', 'csv', file], {
+      GATEHOUSE_URL: baseUrl,
+      GATEHOUSE_PLATFORM_KEY: platformKey,
+    });
     expect(run.output).toContain('Done: 2 created, 0 already there, 0 failed, 1 skipped.');
     expect(readFileSync(`${file}.import-errors.jsonl`, 'utf8')).toContain('column public_metadata is not JSON');
     expect(await userByEmail('lin@plain.example')).toMatchObject({

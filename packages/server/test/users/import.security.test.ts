@@ -27,14 +27,21 @@ describe('importing users: attacks', { timeout: 30_000 }, () => {
   it('cost exhaustion: digests with costs that would stall every sign-in are refused at import', async () => {
     const heavy = [
       { passwordHasher: 'bcrypt', passwordDigest: `$2b$31$${'a'.repeat(53)}` },
-      { passwordHasher: 'argon2id', passwordDigest: '$argon2id$v=19$m=4194304,t=1,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4' },
-      { passwordHasher: 'argon2i', passwordDigest: '$argon2i$v=19$m=65536,t=999,p=1$c29tZXNhbHQ$iekCn0Y3spW+sCcFanM2xBT63UP2sghkUoHLIUpWRS8' },
+      {
+        passwordHasher: 'argon2id',
+        passwordDigest: '$argon2id$v=19$m=4194304,t=1,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4',
+      },
+      {
+        passwordHasher: 'argon2i',
+        passwordDigest: '$argon2i$v=19$m=65536,t=999,p=1$c29tZXNhbHQ$iekCn0Y3spW+sCcFanM2xBT63UP2sghkUoHLIUpWRS8',
+      },
       { passwordHasher: 'scrypt_firebase', passwordDigest: 'aGFzaA==$c2FsdA==$a2V5$Bw==$8$40' },
       { passwordHasher: 'pbkdf2_sha256', passwordDigest: 'pbkdf2_sha256$99999999$salt$CWWFdHOWwPnki7HvkcqN9iA2T3KLW1cf2uZ5kvArtVY=' },
     ];
     const rows = heavy.map((digest) => ({ email: uniqueEmail('heavy'), ...digest }));
     const results = json(await importInto(t.project.development.secretKey, rows)).data;
-    for (const result of results) expect(result.error, JSON.stringify(result)).toMatchObject({ code: 'invalid_request', details: { fields: ['passwordDigest'] } });
+    for (const result of results)
+      expect(result.error, JSON.stringify(result)).toMatchObject({ code: 'invalid_request', details: { fields: ['passwordDigest'] } });
   });
 
   it('credential confusion: the import takes a secret key only, never a publishable key or a session', async () => {

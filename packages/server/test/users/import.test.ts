@@ -13,8 +13,16 @@ import { json, signIn, uniqueEmail } from '../helpers/identity.js';
 const REFERENCE: { hasher: string; digest: string; password: string }[] = [
   { hasher: 'bcrypt', digest: '$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a', password: 'rasmuslerdorf' },
   { hasher: 'bcrypt', digest: '$2a$06$If6bvum7DFjUnE9p2uDeDu0YHzrHM6tf.iqN8.yx.jNN1ILEf7h0i', password: 'abc' },
-  { hasher: 'argon2id', digest: '$argon2id$v=19$m=256,t=2,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4', password: 'password' },
-  { hasher: 'argon2i', digest: '$argon2i$v=19$m=256,t=2,p=1$c29tZXNhbHQ$iekCn0Y3spW+sCcFanM2xBT63UP2sghkUoHLIUpWRS8', password: 'password' },
+  {
+    hasher: 'argon2id',
+    digest: '$argon2id$v=19$m=256,t=2,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4',
+    password: 'password',
+  },
+  {
+    hasher: 'argon2i',
+    digest: '$argon2i$v=19$m=256,t=2,p=1$c29tZXNhbHQ$iekCn0Y3spW+sCcFanM2xBT63UP2sghkUoHLIUpWRS8',
+    password: 'password',
+  },
   {
     hasher: 'scrypt_firebase',
     digest: [
@@ -108,7 +116,12 @@ describe('importing users with their password digests', { timeout: 60_000 }, () 
 
   it('keeps externalId (unique per environment) and the original createdAt', async () => {
     const externalId = `ext_${Date.now()}`;
-    const created = await sk('POST', '/v1/users', { email: uniqueEmail('ext'), externalId, createdAt: 1_500_000_000_000, emailVerified: true });
+    const created = await sk('POST', '/v1/users', {
+      email: uniqueEmail('ext'),
+      externalId,
+      createdAt: 1_500_000_000_000,
+      emailVerified: true,
+    });
     expect(created.statusCode, created.body).toBe(201);
     expect(json(created)).toMatchObject({ externalId, createdAt: 1_500_000_000_000, emailVerified: true });
     const found = await sk('GET', `/v1/users?externalId=${externalId}`);
