@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { json, signUp, uniqueEmail } from '../helpers/identity.js';
+import { replacePasswordHash } from '../../src/identity/queries.js';
+import type { EnvironmentId } from '../../src/lib/ids.js';
+import { GOOD_PASSWORD, json, signIn, signUp, uniqueEmail } from '../helpers/identity.js';
 
 describe('importing users: attacks', { timeout: 30_000 }, () => {
   let t: TestApp;
@@ -57,5 +59,30 @@ describe('importing users: attacks', { timeout: 30_000 }, () => {
     const user = await signUp(t);
     const patched = await t.call({ method: 'PATCH', url: '/v1/me', credential: user.accessToken, payload: { externalId: 'user_admin' } });
     expect(patched.statusCode).toBe(400);
+  });
+
+  it('a late rehash never overwrites a password changed meanwhile (compare-and-set on the old digest)', async () => {
+    const environmentId = t.project.development.id as EnvironmentId;
+    const email = uniqueEmail('cas');
+    const digest = '$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a';
+    const created = json(
+      await t.call({
+        method: 'POST',
+        url: '/v1/users',
+        credential: t.project.development.secretKey,
+        payload: { email, passwordDigest: digest, passwordHasher: 'bcrypt' },
+      }),
+    );
+    // The operator changes the password while a sign-in with the old one is still rehashing.
+    const changed = await t.call({
+      method: 'PATCH',
+      url: `/v1/users/${created.id}`,
+      credential: t.project.development.secretKey,
+      payload: { password: GOOD_PASSWORD },
+    });
+    expect(changed.statusCode).toBe(200);
+    await replacePasswordHash(t.store.db, environmentId, created.id, digest, '$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$bGF0ZQ');
+    expect((await signIn(t, email, GOOD_PASSWORD)).statusCode).toBe(200);
+    expect((await signIn(t, email, 'rasmuslerdorf')).statusCode).toBe(401);
   });
 });
