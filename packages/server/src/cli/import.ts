@@ -147,7 +147,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error;
     if (error.message) process.stderr.write(`${error.message}\n\n`);
     process.stderr.write(`${USAGE}\n`);
-    return 2;
+    return error.message ? 2 : 0; // --help is not an error
   }
   const baseUrl = (process.env.GATEHOUSE_URL ?? 'http://localhost:4000').replace(/\/+$/, '');
   let content: Buffer;
