@@ -136,14 +136,17 @@ export async function findSignInUser(db: Db, environmentId: EnvironmentId, userI
     .executeTakeFirst();
 }
 
-/** What a custom claims template may read of the user (sessions/claims-template.ts). */
-export async function findClaimsUser(db: Db, environmentId: EnvironmentId, userId: string) {
-  return db
+const claimsUser = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>
+  db
     .selectFrom('users')
     .select(['id', 'email', 'email_verified', 'first_name', 'last_name', 'username', 'image_url', 'public_metadata', 'created_at'])
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', userId)
-    .executeTakeFirst();
+    .where('environment_id', '=', p.environmentId)
+    .where('id', '=', p.userId),
+);
+
+/** What a custom claims template may read of the user (sessions/claims-template.ts); read at every token issue, so compiled once. */
+export async function findClaimsUser(db: Kysely<Database>, environmentId: EnvironmentId, userId: string) {
+  return (await claimsUser(db, { environmentId, userId }))[0];
 }
 
 export type SignInUser = NonNullable<Awaited<ReturnType<typeof findSignInUser>>>;
