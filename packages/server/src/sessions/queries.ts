@@ -108,6 +108,7 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
       'users.public_metadata as user_public_metadata',
       'users.private_metadata as user_private_metadata',
       'users.unsafe_metadata as user_unsafe_metadata',
+      'users.external_id as user_external_id',
       'users.created_at as user_created_at',
       'users.updated_at as user_updated_at',
       'sessions.user_id as session_user_id',
@@ -133,6 +134,19 @@ export async function findSignInUser(db: Db, environmentId: EnvironmentId, userI
     .where('environment_id', '=', environmentId)
     .where('id', '=', userId)
     .executeTakeFirst();
+}
+
+const claimsUser = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>
+  db
+    .selectFrom('users')
+    .select(['id', 'email', 'email_verified', 'first_name', 'last_name', 'username', 'image_url', 'public_metadata', 'created_at'])
+    .where('environment_id', '=', p.environmentId)
+    .where('id', '=', p.userId),
+);
+
+/** What a custom claims template may read of the user (sessions/claims-template.ts); read at every token issue, so compiled once. */
+export async function findClaimsUser(db: Kysely<Database>, environmentId: EnvironmentId, userId: string) {
+  return (await claimsUser(db, { environmentId, userId }))[0];
 }
 
 export type SignInUser = NonNullable<Awaited<ReturnType<typeof findSignInUser>>>;

@@ -15,6 +15,7 @@ import type { UsageService } from '../usage/service.js';
 import * as q from './queries.js';
 import type { RefreshTokens } from './refresh-token.js';
 import type { AccessTokens } from './tokens.js';
+import { CustomClaims } from './claims-template.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -128,6 +129,7 @@ export class SessionService {
   /** Requests (by their session) that found this node caught up, whose other cached reads may serve too. */
   private readonly caughtUpFor = new WeakSet<SessionIdentity>();
   private readonly usersReadWithSession = new WeakMap<SessionIdentity, Readonly<UsersTable>>();
+  private readonly customClaims = new CustomClaims();
 
   constructor(options: SessionServiceOptions) {
     this.store = options.store;
@@ -150,14 +152,19 @@ export class SessionService {
     session: { id: string; userId: string; activeOrganizationId: string | null },
     context: RequestContext,
   ) {
-    const extraClaims = this.extraClaims
-      ? await this.extraClaims({
-          environment,
-          userId: session.userId,
-          sessionId: session.id,
-          activeOrganizationId: session.activeOrganizationId,
-        })
-      : undefined;
+    const [custom, extra] = await Promise.all([
+      this.customClaims.render(this.db, environment, session.userId),
+      this.extraClaims
+        ? this.extraClaims({
+            environment,
+            userId: session.userId,
+            sessionId: session.id,
+            activeOrganizationId: session.activeOrganizationId,
+          })
+        : undefined,
+    ]);
+    // Custom claims first: org_* and the registered claims (added by issue) always win.
+    const extraClaims = custom ? { ...custom, ...extra } : extra;
     return this.tokens.issue(environment, {
       userId: session.userId,
       sessionId: session.id,
@@ -387,6 +394,7 @@ export class SessionService {
         public_metadata: row.user_public_metadata,
         private_metadata: row.user_private_metadata,
         unsafe_metadata: row.user_unsafe_metadata,
+        external_id: row.user_external_id,
         created_at: row.user_created_at,
         updated_at: row.user_updated_at,
       }),
