@@ -24,6 +24,7 @@ const userFields = {
   externalId: Nullable(
     Type.String({ description: 'The user’s id in the system they were imported from, or the application’s own; unique per environment' }),
   ),
+  lastSignInAt: Type.Union([Type.Integer({ description: 'When the user last started a session, by any method (ms since the epoch); null until then' }), Type.Null()]),
   createdAt: Type.Integer(),
   updatedAt: Type.Integer(),
 };

@@ -85,6 +85,8 @@ export interface UsersTable {
   unsafe_metadata: string;
   /** The user's id in the system they were imported from (or the application's); unique per environment. */
   external_id: string | null;
+  /** When the user last started a session, by any method; null until the first. */
+  last_sign_in_at: number | null;
   created_at: number;
   updated_at: number;
 }

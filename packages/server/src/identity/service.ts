@@ -140,6 +140,7 @@ export class IdentityService {
       private_metadata: metadata.private_metadata ?? '{}',
       unsafe_metadata: metadata.unsafe_metadata ?? '{}',
       external_id: input.externalId ?? null,
+      last_sign_in_at: null,
       created_at: input.createdAt ?? now,
       updated_at: now,
     };

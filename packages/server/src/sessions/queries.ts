@@ -109,6 +109,7 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
       'users.private_metadata as user_private_metadata',
       'users.unsafe_metadata as user_unsafe_metadata',
       'users.external_id as user_external_id',
+      'users.last_sign_in_at as user_last_sign_in_at',
       'users.created_at as user_created_at',
       'users.updated_at as user_updated_at',
       'sessions.user_id as session_user_id',
@@ -126,7 +127,23 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
  * The session with its environment and user, in one read: what verifying an access token needs, and
  * what GET /v1/me shows, on every request.
  */
-/** What a new session checks and passes on of its user: the ban, and the address enrolment reads. */
+/**
+ * Records a new session's sign-in on its user, and answers what the session checks and passes on:
+ * the ban, and the address enrolment reads. Undefined when the user is gone.
+ */
+export async function recordSignIn(db: Db, environmentId: EnvironmentId, userId: string, now: number) {
+  const row = await db
+    .updateTable('users')
+    .set({ last_sign_in_at: now })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', userId)
+    .returning(['id', 'banned', 'email', 'email_key', 'email_verified'])
+    .executeTakeFirst();
+  if (row) announce(db, { kind: 'user', environmentId, userId });
+  return row;
+}
+
+/** What a new session checks of its user before it exists: the ban. */
 export async function findSignInUser(db: Db, environmentId: EnvironmentId, userId: string) {
   return db
     .selectFrom('users')

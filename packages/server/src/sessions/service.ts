@@ -197,7 +197,7 @@ export class SessionService {
     });
     // A ban commits its flag before it revokes sessions: read after this insert, the flag either
     // shows the ban, or the ban's revocation comes later and finds this session.
-    const user = await q.findSignInUser(this.db, environment.id, userId);
+    const user = await q.recordSignIn(this.db, environment.id, userId, now);
     if (user?.banned === 1) {
       await q.revokeSession(this.db, environment.id, id, this.now());
       throw userBanned();
@@ -395,6 +395,7 @@ export class SessionService {
         private_metadata: row.user_private_metadata,
         unsafe_metadata: row.user_unsafe_metadata,
         external_id: row.user_external_id,
+        last_sign_in_at: row.user_last_sign_in_at,
         created_at: row.user_created_at,
         updated_at: row.user_updated_at,
       }),

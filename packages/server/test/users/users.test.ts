@@ -32,10 +32,15 @@ describe('/v1/users (secret key)', () => {
       privateMetadata: {},
       unsafeMetadata: {},
       externalId: null,
+      lastSignInAt: null,
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
     });
     expect((await signIn(t, email, GOOD_PASSWORD)).statusCode).toBe(200);
+    const signedIn = json(await get(`/v1/users/${json(response).id}`));
+    expect(signedIn.lastSignInAt).toBeGreaterThanOrEqual(json(response).createdAt);
+    // Stamping the sign-in is not an update of the user.
+    expect(signedIn.updatedAt).toBe(json(response).updatedAt);
   });
 
   it('creates a user without a password, who cannot sign in by password (same 401 as a wrong one)', async () => {

@@ -18,6 +18,8 @@ const NO_EVENT = new Set([
   'refreshInvitation',
   // An imported digest rehashed to argon2id at the first sign-in: the same password, nothing the user object shows changes.
   'replacePasswordHash',
+  // A session's start stamps lastSignInAt: the session.created event tells it.
+  'recordSignIn',
 ]);
 
 /** Deleting a whole project removes its rows wholesale; there is no one left to tell. */
