@@ -29,6 +29,11 @@ import { domainRoutes } from './invitations/domain-routes.js';
 import { roleRoutes } from './organizations/role-routes.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { platformRoutes } from './platform/routes.js';
+import { auditPlugin } from './operators/audit.js';
+import { mirrorSecretKeyRoutes } from './operators/mirror.js';
+import { operatorRoutes } from './operators/routes.js';
+import { OperatorService } from './operators/service.js';
+import { consoleRoutes } from './operators/console.js';
 import { rateLimitPlugin } from './ratelimit/plugin.js';
 import type { Clock } from './ratelimit/window.js';
 import type { TenancyCacheOptions } from './tenancy/cache.js';
@@ -55,6 +60,8 @@ declare module 'fastify' {
     outbox: OutboxWorker;
     /** The webhook delivery worker; tests drive it by hand (`app.webhooks.drain()`). */
     webhooks: WebhookWorker;
+    /** Operators and their reserved environment; main.ts prints the setup link through it. */
+    operators: OperatorService;
   }
 }
 
@@ -132,8 +139,28 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.addHook('onClose', async () => void unsubscribeKeys());
 
+  const registerMirrors = mirrorSecretKeyRoutes(app);
+  const operators = new OperatorService({
+    store: options.store,
+    tenancy,
+    identity,
+    baseUrl: options.config.baseUrl,
+    now,
+    wake: () => app.outbox.wake(),
+  });
+  app.decorate('operators', operators);
+
   installCors(app);
-  await app.register(credentialsPlugin, { tenancy, platformKeyHash: sha256Hex(options.platformKey), verifyAccessToken });
+  await app.register(credentialsPlugin, {
+    tenancy,
+    platformKeyHash: sha256Hex(options.platformKey),
+    verifyAccessToken,
+    operators: {
+      environmentId: async () => (await operators.operatorsEnvironment()).environment.id,
+      isReserved: (id) => operators.isReserved(id),
+    },
+  });
+  await app.register(auditPlugin, { operators });
   if (limiter) await app.register(rateLimitPlugin, { limiter });
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   const ssoConnections = new SsoConnectionService(options.store, options.instanceSecret, options.config.baseUrl, now, options.sso?.presetIssuers);
@@ -211,6 +238,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     unwake();
     await webhookWorker.stop();
   });
+
+  await app.register(operatorRoutes, { operators, cursors, baseUrl: options.config.baseUrl });
+  await app.register(consoleRoutes);
+  registerMirrors();
 
   app.decorate('tenancy', tenancy);
 
