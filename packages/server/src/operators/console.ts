@@ -46,9 +46,10 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
     });
     return reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CONSOLE_CSP).send(html);
   };
-  const page = { schema: { summary: 'The console (HTML); every path below /console is the same single-page app', tags: ['console'] } };
-  app.get('/console', page, index);
-  app.get('/console/*', page, index);
+  // The app routes with the URL's fragment (#/projects/…), so two paths serve it: the console and
+  // the setup link's landing page.
+  app.get('/console', { schema: { summary: 'The console (HTML)', tags: ['console'] } }, index);
+  app.get('/console/setup', { schema: { summary: "The console's page for a setup link or an operator invitation (HTML)", tags: ['console'] } }, index);
 
   app.get(
     '/console/assets/:file',
