@@ -44,6 +44,7 @@ import { SsoConnectionService } from './sso/service.js';
 import { SsoFlowService } from './sso/flow.js';
 import type { TenancyService } from './tenancy/service.js';
 import { usageRoutes } from './usage/routes.js';
+import { RequestRate, requestRatePlugin } from './usage/request-rate.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { WebhookService } from './webhooks/service.js';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/worker.js';
@@ -161,6 +162,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   await app.register(auditPlugin, { operators });
+  const rate = new RequestRate(now);
+  await app.register(requestRatePlugin, { rate });
   if (limiter) await app.register(rateLimitPlugin, { limiter });
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   const ssoConnections = new SsoConnectionService(options.store, options.instanceSecret, options.config.baseUrl, now, options.sso?.presetIssuers);
@@ -185,7 +188,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(organizationRoutes, { organizations, sessions, cursors });
   await app.register(memberRoutes, { members, cursors });
   await app.register(roleRoutes, { roles, tenancy });
-  await app.register(usageRoutes, { usage, now });
+  await app.register(usageRoutes, { usage, now, rate, tenancy });
   await app.register(outboxRoutes, { mailbox: new Mailbox(options.store), tenancy });
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
