@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { ApiFailure } from './api.js';
 
 /** Loads data with `load`, re-running when `deps` change; `reload` runs it again. */
@@ -71,6 +71,7 @@ export function ConfirmButton(props: {
   className?: string;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   const { pending, error, run, setError } = useAction();
   const close = () => {
     setError(null);
@@ -81,8 +82,8 @@ export function ConfirmButton(props: {
       <button type="button" className={props.className ?? 'danger'} onClick={() => dialog.current?.showModal()}>
         {props.label}
       </button>
-      <dialog ref={dialog} aria-labelledby={`${props.title}-title`} onClose={() => setError(null)}>
-        <h2 id={`${props.title}-title`}>{props.title}</h2>
+      <dialog ref={dialog} aria-labelledby={titleId} onClose={() => setError(null)}>
+        <h2 id={titleId}>{props.title}</h2>
         <div>{props.message}</div>
         <ErrorMessage error={error} />
         <div className="row end">
