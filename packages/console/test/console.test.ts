@@ -142,6 +142,13 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
       body: JSON.stringify({ email, password: PASSWORD, firstName: 'Grace' }),
     });
     expect(created.status).toBe(201);
+    const userId = ((await created.json()) as { id: string }).id;
+    const org = await api(`/v1/platform/environments/${state.environmentId}/organizations`, {
+      method: 'POST',
+      credential: platformKey(server.output),
+      body: JSON.stringify({ name: 'Grace Labs', ownerId: userId }),
+    });
+    expect(org.status).toBe(201);
     const signIn = await api('/v1/auth/signin', { method: 'POST', credential: state.publishableKey, body: JSON.stringify({ email, password: PASSWORD }) });
     expect(signIn.status).toBe(200);
     state.refreshToken = ((await signIn.json()) as { session: { refreshToken: string } }).session.refreshToken;
@@ -201,6 +208,22 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     await tab('Organizations').click();
     await page.getByRole('heading', { name: 'Roles and permissions' }).waitFor();
     await shot('organizations');
+    await page.getByRole('link', { name: 'Grace Labs' }).click();
+    await page.getByRole('cell', { name: 'grace@example.com' }).waitFor();
+    await page.getByLabel('Email').fill('lin@example.com');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    await page.getByRole('cell', { name: 'lin@example.com' }).waitFor();
+    await shot('organization');
+
+    await tab('Webhooks').click();
+    await page.getByLabel('URL').fill('http://localhost:9/hooks/gatehouse');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await expect(page.getByTestId('Webhook signing secret').textContent()).resolves.toMatch(/^whsec_/);
+    await page.getByRole('link', { name: 'http://localhost:9/hooks/gatehouse' }).waitFor();
+    await shot('webhooks');
+    await tab('SSO').click();
+    await page.getByRole('heading', { name: 'Add a connection' }).waitFor();
+    await shot('sso');
     await tab('Branding & project').click();
     await page.getByRole('heading', { name: 'Logo' }).waitFor();
     await shot('branding');
@@ -218,6 +241,9 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     await page.goto(`${base}/console#/projects/${state.projectId}/development/keys`);
     await page.getByText('Publishable key', { exact: true }).waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    if (overflow > 0) {
+      console.log(await page.evaluate(() => [...document.querySelectorAll('*')].filter((e) => { if (e.getBoundingClientRect().right <= innerWidth + 1) return false; for (let p = e.parentElement; p; p = p.parentElement) if (getComputedStyle(p).overflowX !== 'visible') return false; return true; }).slice(0, 8).map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`).join('\n')));
+    }
     expect(overflow).toBeLessThanOrEqual(0);
     await shot('phone-keys');
   });

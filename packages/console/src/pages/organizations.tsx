@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { MemberPage, Organization, OrganizationPage, PlatformEnvironment, Role, RoleList } from '@gatehouse/contract';
+import type { Invitation, InvitationList, MemberPage, Organization, OrganizationPage, PlatformEnvironment, Role, RoleList } from '@gatehouse/contract';
 import { formatTime, type Api } from '../api.js';
 import { href } from '../router.js';
 import { ConfirmButton, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
@@ -123,7 +123,91 @@ function OrganizationDetail({ api, environment, organizationId, projectId }: { a
           </table>
         )}
       </Section>
+      <Invitations api={api} base={base} roles={roles.data?.data ?? []} onAccepted={members.reload} />
     </>
+  );
+}
+
+function Invitations({ api, base, roles }: { api: Api; base: string; roles: Role[]; onAccepted: () => void }) {
+  const invitations = useLoad(() => api<InvitationList>('GET', `${base}/invitations?status=pending`), [base]);
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState('member');
+  const create = useAction();
+  return (
+    <Section title="Invitations">
+      <form
+        className="row wrap"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void create.run(async () => {
+            await api<Invitation>('POST', `${base}/invitations`, { email, role });
+            setEmail('');
+            invitations.reload();
+          });
+        }}
+      >
+        <label>
+          Email
+          <input type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+        </label>
+        <label>
+          Role
+          <select value={role} onChange={(e) => setRole(e.target.value)}>
+            {(roles.length ? roles : [{ key: 'member', name: 'Member' } as Role]).map((r) => (
+              <option key={r.key} value={r.key}>
+                {r.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" disabled={create.pending}>
+          Invite
+        </button>
+      </form>
+      <ErrorMessage error={create.error ?? invitations.error} />
+      {invitations.data && (
+        <table>
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Role</th>
+              <th>Expires</th>
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {invitations.data.data.map((i) => (
+              <tr key={i.id}>
+                <td>{i.email}</td>
+                <td>{i.role}</td>
+                <td>{formatTime(i.expiresAt)}</td>
+                <td>
+                  <ConfirmButton
+                    label="Revoke"
+                    title={`Revoke the invitation of ${i.email}`}
+                    message={<p>The emailed link stops working.</p>}
+                    confirmLabel="Revoke invitation"
+                    onConfirm={async () => {
+                      await api('POST', `${base}/invitations/${encodeURIComponent(i.id)}/revoke`);
+                      invitations.reload();
+                    }}
+                  />
+                </td>
+              </tr>
+            ))}
+            {invitations.data.data.length === 0 && (
+              <tr>
+                <td colSpan={4} className="muted">
+                  No pending invitation.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      )}
+    </Section>
   );
 }
 

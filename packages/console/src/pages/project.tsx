@@ -9,6 +9,8 @@ import { EmailsTab } from './emails.js';
 import { UsageTab } from './usage.js';
 import { OrganizationsTab } from './organizations.js';
 import { ProjectTab } from './branding.js';
+import { WebhooksTab } from './webhooks.js';
+import { SsoTab } from './sso.js';
 
 const TABS = [
   ['keys', 'Keys'],
@@ -17,6 +19,8 @@ const TABS = [
   ['organizations', 'Organizations'],
   ['emails', 'Emails'],
   ['usage', 'Usage'],
+  ['webhooks', 'Webhooks'],
+  ['sso', 'SSO'],
   ['project', 'Branding & project'],
 ] as const;
 
@@ -56,6 +60,8 @@ export function ProjectPage(props: { api: Api; projectId: string; environmentTyp
       {tab === 'organizations' && <OrganizationsTab api={api} environment={environment} organizationId={props.rest[0]} projectId={projectId} />}
       {tab === 'emails' && <EmailsTab api={api} environment={environment} />}
       {tab === 'usage' && <UsageTab api={api} project={project.data} />}
+      {tab === 'webhooks' && <WebhooksTab api={api} environment={environment} endpointId={props.rest[0]} projectId={projectId} />}
+      {tab === 'sso' && <SsoTab api={api} environment={environment} />}
       {tab === 'project' && <ProjectTab api={api} project={project.data} onChanged={project.reload} />}
     </>
   );
