@@ -72,7 +72,7 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     await page.getByRole('button', { name: 'Create project' }).click();
     const callout = page.getByRole('status').filter({ hasText: 'was created' });
     await callout.waitFor();
-    await expect(page.getByRole('cell', { name: 'Acme' }).count()).resolves.toBe(1);
+    await page.getByRole('cell', { name: 'Acme', exact: true }).waitFor();
     await shot('projects');
     await page.getByRole('link', { name: 'Open Acme' }).click();
     await page.getByRole('heading', { name: 'Acme', level: 1 }).waitFor();
@@ -106,8 +106,9 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     const after = (await (await api('/v1/environment', { credential: state.publishableKey })).json()) as { authMethods: { magicLink: boolean } };
     expect(after.authMethods.magicLink).toBe(false);
+    await preview.getByRole('button', { name: /email link|magic link|sign-in link/i }).first().waitFor({ state: 'detached' });
     await preview.getByLabel(/password/i).first().waitFor();
-    await expect(preview.getByRole('button', { name: /email link|magic link|sign-in link/i }).count()).resolves.toBe(0);
+    await preview.getByRole('button', { name: /email me a code/i }).waitFor();
     await shot('settings');
     // A server refusal is shown as its message.
     await page.getByLabel('Access token lifetime (s, 30–3600)').fill('5');
@@ -159,9 +160,11 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('link', { name: email }).click();
     await page.getByRole('heading', { name: email }).waitFor();
+    await page.getByRole('cell', { name: /^sess_/ }).waitFor();
     await page.getByRole('button', { name: 'Revoke all sessions' }).click();
     await page.getByRole('dialog', { name: 'Revoke all sessions' }).getByRole('button', { name: 'Revoke all sessions' }).click();
     await page.getByText('Revoked 1 session.').waitFor();
+    await page.getByText('No live session.').waitFor();
     await shot('user');
     const refresh = await api('/v1/auth/refresh', { method: 'POST', credential: state.publishableKey, body: JSON.stringify({ refreshToken: state.refreshToken }) });
     expect(refresh.status).toBe(401);

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { Deleted, PlatformEnvironment, SessionsRevoked, User, UserPage } from '@gatehouse/contract';
+import type { Deleted, PlatformEnvironment, SessionList, SessionsRevoked, User, UserPage } from '@gatehouse/contract';
 import { formatTime, type Api } from '../api.js';
 import { href, navigate } from '../router.js';
 import { ConfirmButton, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
@@ -92,6 +92,7 @@ function UserSearch({ api, environment, projectId }: { api: Api; environment: Pl
 function UserDetail({ api, environment, userId, projectId }: { api: Api; environment: PlatformEnvironment; userId: string; projectId: string }) {
   const base = `/v1/platform/environments/${environment.id}/users/${encodeURIComponent(userId)}`;
   const user = useLoad(() => api<User>('GET', base), [base]);
+  const sessions = useLoad(() => api<SessionList>('GET', `${base}/sessions`), [base]);
   const [notice, setNotice] = useState<string | null>(null);
   const ban = useAction();
   if (user.error) return <ErrorMessage error={user.error} />;
@@ -136,7 +137,53 @@ function UserDetail({ api, environment, userId, projectId }: { api: Api; environ
             {notice}
           </p>
         )}
-        <ErrorMessage error={ban.error} />
+        <ErrorMessage error={ban.error ?? sessions.error} />
+        {sessions.data && (
+          <table>
+            <thead>
+              <tr>
+                <th>Session</th>
+                <th>Signed in</th>
+                <th>Last active</th>
+                <th>Device</th>
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {sessions.data.data.map((s) => (
+                <tr key={s.id}>
+                  <td>
+                    <code>{s.id}</code>
+                  </td>
+                  <td>{formatTime(s.createdAt)}</td>
+                  <td>{formatTime(s.lastActiveAt)}</td>
+                  <td>{s.userAgent ?? '—'}</td>
+                  <td>
+                    <ConfirmButton
+                      label="Revoke"
+                      title="Revoke this session"
+                      message={<p>This device is signed out at once.</p>}
+                      confirmLabel="Revoke session"
+                      onConfirm={async () => {
+                        await api('DELETE', `${base}/sessions/${encodeURIComponent(s.id)}`);
+                        sessions.reload();
+                      }}
+                    />
+                  </td>
+                </tr>
+              ))}
+              {sessions.data.data.length === 0 && (
+                <tr>
+                  <td colSpan={5} className="muted">
+                    No live session.
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        )}
         <div className="row wrap">
           <ConfirmButton
             label="Revoke all sessions"
@@ -145,6 +192,7 @@ function UserDetail({ api, environment, userId, projectId }: { api: Api; environ
             onConfirm={async () => {
               const { revoked } = await api<SessionsRevoked>('POST', `${base}/sessions/revoke`);
               setNotice(`Revoked ${revoked} session${revoked === 1 ? '' : 's'}.`);
+              sessions.reload();
             }}
           />
           {u.banned ? (

@@ -1,7 +1,7 @@
 import type { EnvironmentId } from '../../src/lib/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { GOOD_PASSWORD, json, signUp, uniqueEmail } from '../helpers/identity.js';
+import { GOOD_PASSWORD, json, signIn, signUp, uniqueEmail } from '../helpers/identity.js';
 import { testDb } from '../helpers/store.js';
 import { CONSOLE_ORIGIN, consoleConfig, firstOperator, operatorSignIn, tokenOf } from './helpers.js';
 
@@ -36,7 +36,22 @@ describe(`operators (${testDb()})`, () => {
     const env = t.project.development.id;
     const found = json(await t.call({ method: 'GET', url: `/v1/platform/environments/${env}/users?query=found`, headers: asOperator() }));
     expect(found.data.map((u: { id: string }) => u.id)).toContain(user.userId);
+    // A second session, revoked alone.
+    const second = json(await signIn(t, user.email, GOOD_PASSWORD));
+    const listed = json(await t.call({ method: 'GET', url: `/v1/platform/environments/${env}/users/${user.userId}/sessions`, headers: asOperator() }));
+    expect(listed.data).toHaveLength(2);
+    const secondId = listed.data.find((s: { id: string }) => s.id !== JSON.parse(Buffer.from(user.accessToken.split('.')[1]!, 'base64url').toString()).sid).id;
+    const one = await t.call({ method: 'DELETE', url: `/v1/platform/environments/${env}/users/${user.userId}/sessions/${secondId}`, headers: asOperator() });
+    expect(one.statusCode).toBe(204);
+    expect(json(await t.call({ method: 'GET', url: '/v1/me', credential: second.session.accessToken })).error.code).toBe('session_revoked');
+    // Another user's session id is not this user's.
+    const other = await signUp(t, { email: uniqueEmail('other') });
+    const otherSid = JSON.parse(Buffer.from(other.accessToken.split('.')[1]!, 'base64url').toString()).sid;
+    const foreign = await t.call({ method: 'DELETE', url: `/v1/platform/environments/${env}/users/${user.userId}/sessions/${otherSid}`, headers: asOperator() });
+    expect(foreign.statusCode).toBe(404);
+
     const revoked = await t.call({ method: 'POST', url: `/v1/platform/environments/${env}/users/${user.userId}/sessions/revoke`, headers: asOperator() });
+    expect(json(revoked).revoked).toBe(1);
     expect(revoked.statusCode).toBe(200);
     const me = await t.call({ method: 'GET', url: '/v1/me', credential: user.accessToken });
     expect(json(me).error.code).toBe('session_revoked');
