@@ -87,13 +87,13 @@ export function ConfirmButton(props: {
         <div>{props.message}</div>
         <ErrorMessage error={error} />
         <div className="row end">
-          <button type="button" onClick={close}>
+          {/* Focus starts on Cancel: Enter alone never destroys anything. */}
+          <button type="button" onClick={close} autoFocus>
             Cancel
           </button>
           <button
             type="button"
             className="danger"
-            autoFocus
             disabled={pending}
             onClick={() =>
               void run(async () => {
