@@ -125,8 +125,16 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     await shot('secret-key-created');
     const hint = secret.slice(-4);
     const row = page.getByRole('row').filter({ hasText: `…${hint}` });
-    await row.getByRole('button', { name: 'Revoke' }).click();
     const dialog = page.getByRole('dialog', { name: `Revoke key …${hint}` });
+    // By keyboard: Enter opens the confirmation with Cancel focused, Escape backs out.
+    await row.getByRole('button', { name: 'Revoke' }).focus();
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await api('/v1/users', { credential: secret })).status).toBe(200);
+    await row.getByRole('button', { name: 'Revoke' }).click();
     await dialog.waitFor();
     await shot('secret-key-revoke-confirm');
     await dialog.getByRole('button', { name: 'Revoke key' }).click();
