@@ -17,6 +17,9 @@ describe(`operators: attacks (${testDb()})`, () => {
   });
   afterAll(() => t.close());
 
+  const setupWith = async (url: string) =>
+    json((await t.call({ method: 'POST', url: '/v1/console/setup', payload: { token: tokenOf(url), password: GOOD_PASSWORD } })));
+
   const setup = (token: string, email = uniqueEmail('intruder')) =>
     t.call({ method: 'POST', url: '/v1/console/setup', payload: { token, email, password: GOOD_PASSWORD } });
 
@@ -58,6 +61,24 @@ describe(`operators: attacks (${testDb()})`, () => {
     const refused = await t.call({ method: 'GET', url: '/v1/platform/projects', credential: session.accessToken });
     expect(refused.statusCode).toBe(401);
     expect(json(refused).error.code).toBe('session_revoked');
+  });
+
+  it("a removed operator's token is refused at once", async () => {
+    const invited = json(
+      await t.call({ method: 'POST', url: '/v1/platform/operators/invitations', credential: t.platformKey, payload: { email: uniqueEmail('leaving') } }),
+    );
+    const created = await setupWith(invited.url);
+    const { publishableKey } = await consoleConfig(t);
+    const session = json(
+      await t.call({ method: 'POST', url: '/v1/auth/signin', credential: publishableKey, payload: { email: invited.email, password: GOOD_PASSWORD } }),
+    ).session;
+    expect((await t.call({ method: 'GET', url: '/v1/platform/operators', credential: session.accessToken })).statusCode).toBe(200);
+    const removed = await t.call({ method: 'DELETE', url: `/v1/platform/operators/${created.id}`, credential: operator.accessToken });
+    expect(removed.statusCode).toBe(204);
+    expect((await t.call({ method: 'GET', url: '/v1/platform/operators', credential: session.accessToken })).statusCode).toBe(401);
+    // And the last operator stays.
+    const last = await t.call({ method: 'DELETE', url: `/v1/platform/operators/${operator.userId}`, credential: operator.accessToken });
+    expect(last.statusCode).toBe(403);
   });
 
   it("a normal environment's user token is not an operator's", async () => {

@@ -122,6 +122,17 @@ describe(`operators (${testDb()})`, () => {
     expect(next.data.some((e: { id: string }) => log.data.some((f: { id: string }) => f.id === e.id))).toBe(false);
   });
 
+  it('counts requests per minute per environment, for the usage chart', async () => {
+    const project = await t.createProject('Rates');
+    for (let i = 0; i < 3; i++) await t.call({ method: 'GET', url: '/v1/environment', credential: project.development.publishableKey });
+    const rate = json(await t.call({ method: 'GET', url: `/v1/platform/projects/${project.id}/requests`, headers: asOperator() }));
+    const development = rate.environments.find((e: { type: string }) => e.type === 'development');
+    const production = rate.environments.find((e: { type: string }) => e.type === 'production');
+    expect(development.perMinute).toHaveLength(60);
+    expect(development.perMinute.at(-1).requests).toBe(3);
+    expect(production.perMinute.reduce((n: number, p: { requests: number }) => n + p.requests, 0)).toBe(0);
+  });
+
   it("serves the console's config: the operators' environment and its publishable key", async () => {
     const config = await consoleConfig(t);
     expect(config.publishableKey).toMatch(/^pk_live_/);
