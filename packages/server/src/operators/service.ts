@@ -150,8 +150,13 @@ export class OperatorService {
     assertAcceptablePassword(input.password);
     const environment = await this.environment();
     const tokenHash = sha256Hex(input.token);
-    const passwordHash = await hashPassword(input.password);
     const now = this.options.now();
+    // A link that cannot work is refused before the password is hashed: no argon2 work for guesses.
+    const unchecked = await q.findTokenByHash(this.db, tokenHash);
+    if (!unchecked || unchecked.used_at !== null || (unchecked.expires_at !== null && unchecked.expires_at <= now)) {
+      throw new ApiError('unauthenticated', INVALID_LINK);
+    }
+    const passwordHash = await hashPassword(input.password);
     const operatorExists = await this.hasOperator();
     const user = await inTransaction(this.db, async (tx) => {
       const row = await lockForUpdate(this.options.store, tx.selectFrom('operator_tokens').selectAll().where('token_hash', '=', tokenHash)).executeTakeFirst();
