@@ -56,6 +56,11 @@ const DESCRIPTION: Record<CredentialKind, string> = {
   publishable: 'a publishable key (pk_test_… or pk_live_…)',
   secret: 'a secret key (sk_test_… or sk_live_…), sent from your backend only',
   session: 'a session access token (the accessToken returned by sign-in)',
+  platform: 'the platform key (plk_…)',
+};
+
+/** What a surface takes, where it differs from the credential's own name. */
+const ACCEPTED: Partial<Record<CredentialKind, string>> = {
   platform: "the platform key (plk_…, from a server only) or an operator's access token (the console's)",
 };
 
@@ -73,7 +78,7 @@ export function classifyCredential(token: string): CredentialKind | 'refresh' | 
 }
 
 function describeAccepted(kinds: readonly CredentialKind[]): string {
-  return kinds.map((k) => DESCRIPTION[k]).join(' or ');
+  return kinds.map((k) => ACCEPTED[k] ?? DESCRIPTION[k]).join(' or ');
 }
 
 function unauthenticated(message: string): ApiError {
