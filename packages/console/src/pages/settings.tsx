@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { createGatehouse } from '@gatehouse/js';
 import { GatehouseProvider, SignIn } from '@gatehouse/react';
 import type { PlatformEnvironment } from '@gatehouse/contract';
@@ -142,6 +142,7 @@ function SignInPreview({ environment, version }: { environment: PlatformEnvironm
     // A new client after each save, so the preview reads the environment again.
     [environment.publishableKey, version], // eslint-disable-line react-hooks/exhaustive-deps
   );
+  useEffect(() => () => client.destroy(), [client]);
   const originAllowed = environment.type === 'development' || environment.callbackOrigins.includes(location.origin);
   if (!originAllowed) {
     return (
