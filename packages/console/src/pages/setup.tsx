@@ -7,6 +7,8 @@ import { ErrorMessage, useAction } from '../ui.js';
 /** `/console/setup?token=…`: the printed setup link (the first operator) or an operator invitation. */
 export function SetupPage({ client, onDone }: { client: Gatehouse; onDone: () => void }) {
   const token = new URLSearchParams(location.search).get('token') ?? '';
+  // An invitation fixes the address; the printed setup link asks for one.
+  const invitation = token.startsWith('gh_invite_');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [firstName, setFirstName] = useState('');
@@ -30,16 +32,18 @@ export function SetupPage({ client, onDone }: { client: Gatehouse; onDone: () =>
   return (
     <main className="center">
       <form className="card narrow" onSubmit={submit} aria-labelledby="setup-title">
-        <h1 id="setup-title">Set up your operator account</h1>
+        <h1 id="setup-title">{invitation ? 'Accept your operator invitation' : 'Set up your operator account'}</h1>
         <p className="muted">
-          This one-time link creates an operator of this Gatehouse: someone who manages its projects in the console. For an invitation, the
-          address is the one invited (you may leave it empty).
+          This one-time link creates an operator of this Gatehouse: someone who manages its projects in the console.
+          {invitation ? ' You sign in with the address the invitation was sent to.' : ' It creates the first operator.'}
         </p>
         {!token && <p className="error">This page needs the link's token. Open the whole link printed at start or sent by email.</p>}
-        <label>
-          Email
-          <input type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} name="email" />
-        </label>
+        {!invitation && (
+          <label>
+            Email
+            <input type="email" required autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} name="email" />
+          </label>
+        )}
         <label>
           First name (optional)
           <input value={firstName} autoComplete="given-name" onChange={(e) => setFirstName(e.target.value)} name="firstName" />
