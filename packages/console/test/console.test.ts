@@ -243,7 +243,21 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     await page.getByRole('heading', { name: 'Outbox' }).waitFor();
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Operators' }).click();
     await page.getByRole('heading', { name: 'Invite an operator' }).waitFor();
+    // An operator invites another, who accepts in a browser of their own.
+    await page.getByLabel('Email').fill('lin.ops@example.com');
+    await page.getByRole('button', { name: 'Send invitation' }).click();
+    const invitation = (await page.getByTestId('Invitation link').textContent())!;
+    expect(invitation).toContain('/console/setup?token=gh_invite_');
     await shot('operators');
+    const other = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const invitee = await other.newPage();
+    await invitee.goto(invitation);
+    await invitee.getByRole('heading', { name: 'Accept your operator invitation' }).waitFor();
+    await invitee.getByLabel('Password').fill(PASSWORD);
+    await invitee.getByRole('button', { name: 'Create operator and sign in' }).click();
+    await invitee.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+    await invitee.getByRole('link', { name: 'Acme' }).waitFor();
+    await other.close();
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Audit log' }).click();
     await page.getByRole('cell', { name: 'ops@example.com' }).first().waitFor();
     await shot('audit-log');
