@@ -21,8 +21,16 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const serverTests = 'packages/server/test/**/*.test.ts';
 const unitTests = 'packages/server/test/unit/**/*.test.ts';
 
+/**
+ * Test files in parallel. Vitest's default is one worker fewer than the cores, so one on a 2-core
+ * machine; most files spend their time waiting on PostgreSQL, Redis, a server process, Chromium or
+ * argon2's own threads, and every file has its own schema, Redis prefix, ports and data directory.
+ */
+const maxWorkers = Number(process.env.GATEHOUSE_TEST_WORKERS ?? 2);
+
 export default defineConfig({
   test: {
+    maxWorkers,
     testTimeout: 20_000,
     hookTimeout: 30_000,
     reporters: ['default', new SkippedSuitesReporter(skipped)],

@@ -46,6 +46,7 @@ function userRow(environmentId: string) {
     public_metadata: '{}',
     private_metadata: '{}',
     unsafe_metadata: '{}',
+    external_id: null,
     created_at: now,
     updated_at: now,
   };

@@ -7,9 +7,10 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * gatehouseUrl: your Gatehouse server root; publishableKey and secretKey: one environment's keys
- * (the console's environment page shows them).
+ * (the console's environment page shows them). dist: the built page (default ./dist; examples/react18
+ * serves the same page built on React 18).
  */
-export async function createExampleApp({ gatehouseUrl, publishableKey, secretKey }) {
+export async function createExampleApp({ gatehouseUrl, publishableKey, secretKey, dist = fileURLToPath(new URL('./dist/', import.meta.url)) }) {
   // The environment's id names the issuer every access token must carry.
   const response = await fetch(`${gatehouseUrl}/v1/environment`, { headers: { authorization: `Bearer ${publishableKey}` } });
   if (!response.ok) throw new Error(`Gatehouse at ${gatehouseUrl} refused the publishable key (${response.status}). Check GATEHOUSE_URL and GATEHOUSE_PUBLISHABLE_KEY.`);
@@ -48,7 +49,6 @@ export async function createExampleApp({ gatehouseUrl, publishableKey, secretKey
     }
   });
 
-  const dist = fileURLToPath(new URL('./dist/', import.meta.url));
   if (existsSync(dist)) {
     app.use(express.static(dist));
     app.get(/^(?!\/api\/).*/, (_req, res) => res.sendFile('index.html', { root: dist }));

@@ -12,6 +12,8 @@ describe.skipIf(!chromiumAvailable())('examples/react-express in Chromium', () =
   let browser: Browser;
   let server: Server;
   let appUrl: string;
+  let react18Server: Server;
+  let react18Url: string;
   let env: { id: string; publishableKey: string; secretKey: string };
 
   beforeAll(async () => {
@@ -19,6 +21,8 @@ describe.skipIf(!chromiumAvailable())('examples/react-express in Chromium', () =
     // @gatehouse/react may not be built yet. The test builds it the same way.
     const { build } = await import('vite');
     await build({ root: fileURLToPath(new URL('..', import.meta.url)), logLevel: 'warn' });
+    // The same page on React 18 (examples/react18, its own React and react-dom 18).
+    await build({ root: fileURLToPath(new URL('../../react18', import.meta.url)), logLevel: 'warn' });
     const { chromium } = await import('playwright-core');
     [live, browser] = await Promise.all([startLiveGatehouse(), chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })]);
     env = (await live.t.createProject('Example')).development;
@@ -27,11 +31,18 @@ describe.skipIf(!chromiumAvailable())('examples/react-express in Chromium', () =
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
     appUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    const dist = fileURLToPath(new URL('../../react18/dist/', import.meta.url));
+    const app18 = await createExampleApp({ gatehouseUrl: live.url, publishableKey: env.publishableKey, secretKey: env.secretKey, dist });
+    react18Server = await new Promise<Server>((resolve) => {
+      const s = app18.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    react18Url = `http://127.0.0.1:${(react18Server.address() as { port: number }).port}/`;
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
     await new Promise((resolve) => server?.close(resolve));
+    await new Promise((resolve) => react18Server?.close(resolve));
     await live?.close();
   });
 
@@ -45,10 +56,10 @@ describe.skipIf(!chromiumAvailable())('examples/react-express in Chromium', () =
     return { email, id: (res.json() as { id: string }).id };
   }
 
-  async function signedInPage(email: string): Promise<Page> {
+  async function signedInPage(email: string, url = appUrl): Promise<Page> {
     const page = await (await browser.newContext()).newPage();
     page.on('pageerror', (error) => console.error('[page error]', error));
-    await page.goto(appUrl);
+    await page.goto(url);
     await page.getByLabel('Email address').fill(email);
     await page.getByLabel('Password').fill(GOOD_PASSWORD);
     await page.getByRole('button', { name: 'Continue' }).click();
@@ -106,5 +117,24 @@ describe.skipIf(!chromiumAvailable())('examples/react-express in Chromium', () =
     await page.waitForURL((url) => url.href.startsWith(appUrl));
     await page.locator('#claims-role').waitFor();
     await expect.poll(() => page.locator('#claims-role').textContent()).toBe('none (personal account)');
+  });
+
+  it('runs on React 18: sign-in, the claims, an organization created and switched to, sign-out', async () => {
+    const user = await createUser('react18');
+    const errors: Error[] = [];
+    const page = await signedInPage(user.email, react18Url);
+    page.on('pageerror', (error) => errors.push(error));
+    expect(await page.evaluate(() => document.documentElement.dataset.react)).toMatch(/^18\./);
+    await expect.poll(() => page.locator('#claims-role').textContent()).toBe('none (personal account)');
+    await page.getByRole('button', { name: /Switch organization/ }).click();
+    await page.getByRole('menuitem', { name: 'Create organization' }).click();
+    await page.getByRole('dialog').getByLabel('Name').fill('Eighteen Inc');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create organization' }).click();
+    await expect.poll(() => page.locator('#claims-role').textContent()).toBe('owner');
+    expect((await report(page)).status).toBe(200);
+    await page.getByRole('button', { name: /Account menu/ }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.getByLabel('Password').waitFor();
+    expect(errors).toEqual([]);
   });
 });

@@ -34,6 +34,24 @@ describe('the admin client against a running Gatehouse', () => {
     expect(gone).toMatchObject({ status: 404, code: 'not_found' });
   });
 
+  it('users.importUsers: per-row results, bcrypt digests sign in, a repeated externalId answers the same user', async () => {
+    const tag = `import${Date.now()}`;
+    // bcrypt of "rasmuslerdorf" as PHP's password_hash made it (the PHP manual's example).
+    const digest = '$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a';
+    const users = [
+      { email: uniqueEmail(tag), externalId: `${tag}_a`, passwordDigest: digest, passwordHasher: 'bcrypt' as const },
+      { email: 'nope', externalId: `${tag}_b` },
+    ];
+    const first = await client.users.importUsers({ users });
+    expect(first.data[0]).toMatchObject({ index: 0, created: true, user: { externalId: `${tag}_a`, passwordEnabled: true } });
+    expect(first.data[1]).toMatchObject({ index: 1, error: { code: 'invalid_request' } });
+    const again = await client.users.importUsers({ users: users.slice(0, 1) });
+    const row = again.data[0]!;
+    expect('user' in row && row.created === false && row.user.id === (first.data[0] as { user: User }).user.id).toBe(true);
+    const tooMany = await apiError(client.users.importUsers({ users: Array.from({ length: 1001 }, () => ({ email: uniqueEmail(tag) })) }));
+    expect(tooMany).toMatchObject({ status: 400, code: 'invalid_request' });
+  });
+
   it('a list awaited is one page; iterated with for await, it is every item of every page', async () => {
     const tag = `pages${Date.now()}`;
     const made: User[] = [];

@@ -75,6 +75,9 @@ export const PlatformEnvironment = define(
     sessionInactivitySeconds: Type.Integer(),
     usersCanCreateOrganizations: Type.Boolean({ description: 'Whether signed-in users may create organizations' }),
     emailVerification: EmailVerification,
+    sessionClaims: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+      description: 'The custom claims template rendered into every access token; null for none',
+    }),
   }),
 );
 export type PlatformEnvironment = Static<typeof PlatformEnvironment>;

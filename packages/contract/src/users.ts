@@ -21,6 +21,9 @@ const userFields = {
   banned: Type.Boolean({ description: 'A banned user cannot sign in by any method (POST /v1/users/{id}/ban)' }),
   publicMetadata: { ...Metadata, description: 'Readable by the user, writable with the secret key' },
   unsafeMetadata: { ...Metadata, description: 'Readable and writable by the user (PATCH /v1/me): never trust it for authorization' },
+  externalId: Nullable(
+    Type.String({ description: 'The user’s id in the system they were imported from, or the application’s own; unique per environment' }),
+  ),
   createdAt: Type.Integer(),
   updatedAt: Type.Integer(),
 };
@@ -137,12 +140,82 @@ const EmailVerified = Type.Boolean({
   description: 'Whether the address is known to be the user’s (default false; changing the email resets it)',
 });
 
+const ExternalId = Type.String({ minLength: 1, maxLength: 255, description: 'Unique per environment; imports are idempotent on it' });
+
+/** The hashers whose digests POST /v1/users and POST /v1/users/import accept (docs/migrating.md). */
+export const PasswordHasher = Type.Union(
+  [
+    Type.Literal('bcrypt'),
+    Type.Literal('argon2id'),
+    Type.Literal('argon2i'),
+    Type.Literal('scrypt_firebase'),
+    Type.Literal('pbkdf2_sha256'),
+  ],
+  { description: 'How passwordDigest was made; the first sign-in rehashes the password to argon2id' },
+);
+export type PasswordHasher = Static<typeof PasswordHasher>;
+
 /** POST /v1/users: without a password, the user signs in by another method. */
 export const CreateUserBody = Type.Object(
-  { email: Email, password: Type.Optional(Password), emailVerified: Type.Optional(EmailVerified), ...ProfileFields, ...MetadataFields },
+  {
+    email: Email,
+    password: Type.Optional(Password),
+    passwordDigest: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'A digest from another system, instead of password; needs passwordHasher',
+      }),
+    ),
+    passwordHasher: Type.Optional(PasswordHasher),
+    emailVerified: Type.Optional(EmailVerified),
+    externalId: Type.Optional(ExternalId),
+    createdAt: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 8_640_000_000_000_000,
+        description: 'When the user was created in the system they come from (ms since epoch)',
+      }),
+    ),
+    ...ProfileFields,
+    ...MetadataFields,
+  },
   { additionalProperties: false },
 );
 export type CreateUserBody = Static<typeof CreateUserBody>;
+
+/** POST /v1/users/import: up to 1,000 users, each as POST /v1/users takes it. */
+export const IMPORT_MAX_USERS = 1000;
+export const ImportUsersBody = Type.Object(
+  {
+    users: Type.Array(Type.Unknown(), {
+      description: `Up to ${IMPORT_MAX_USERS} bodies of POST /v1/users; each row is checked on its own`,
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ImportUsersBody = { users: CreateUserBody[] };
+
+/** One row's result: the user (created now, or found by its externalId), or the error that row got. */
+export const ImportUsersResult = define(
+  'ImportUsersResult',
+  Type.Object({
+    data: Type.Array(
+      Type.Union([
+        Type.Object({
+          index: Type.Integer(),
+          user: User,
+          created: Type.Boolean({ description: 'false when a user with this externalId already existed (nothing changed)' }),
+        }),
+        Type.Object({
+          index: Type.Integer(),
+          error: Type.Object({ code: Type.String(), message: Type.String(), details: Type.Optional(Type.Unknown()) }),
+        }),
+      ]),
+    ),
+  }),
+);
+export type ImportUsersResult = Static<typeof ImportUsersResult>;
 
 /** PATCH /v1/users/{userId} */
 export const UpdateUserBody = Type.Object(
@@ -150,6 +223,7 @@ export const UpdateUserBody = Type.Object(
     email: Type.Optional(Email),
     password: Type.Optional(Password),
     emailVerified: Type.Optional(EmailVerified),
+    externalId: Type.Optional(Nullable(ExternalId)),
     ...ProfileFields,
     ...MetadataFields,
   },

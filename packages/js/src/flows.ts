@@ -1,7 +1,7 @@
 import type { Core, GatehouseState } from './client.js';
 import { errorFromResponse, GatehouseError, networkError } from './errors.js';
 import { imageFacts } from './image.js';
-import type { ProfileUpdateBody, SessionList, SignUpBody } from '@gatehouse/contract';
+import type { ProfileUpdateBody, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody } from '@gatehouse/contract';
 import type {
   AddCurrentMemberBody,
   CreateCurrentDomainBody,
@@ -34,6 +34,19 @@ export type ImageInput = Blob | ArrayBuffer | Uint8Array;
 export type ProfileUpdate = ProfileUpdateBody;
 /** POST /v1/auth/signup */
 export type SignUpParams = SignUpBody;
+/** POST /v1/auth/signup/verify; `signUpId` defaults to the last sign-up this client started. */
+export type SignUpVerifyParams = Pick<SignUpVerifyBody, 'code'> & Partial<Pick<SignUpVerifyBody, 'signUpId'>>;
+
+/**
+ * What `signUp()` resolves with: the new state, plus whether the account exists yet. With the
+ * environment's `emailVerification: "required"` it is `verification_required` (still signed out):
+ * a 6-digit code went to the address, and `signUp.verify({code})` creates the account.
+ */
+export type SignUpResult = GatehouseState &
+  ({ status: 'complete'; signUpId: null } | { status: 'verification_required'; signUpId: SignUpPending['signUpId'] });
+
+/** Marks a redirectUrl as an invitation link, so handleRedirect() and the components know its token. */
+export const INVITATION_MARK = '__gh_invitation';
 
 function query(params: { limit?: number; cursor?: string } = {}): string {
   const search = new URLSearchParams();
@@ -59,6 +72,7 @@ function forget(url: URL, names: string[]): void {
 
 export function createFlows(core: Core) {
   let pendingEmail: string | undefined;
+  let pendingSignUp: string | undefined;
   const signedIn = async (path: string, body: unknown) => core.establish((await core.call<SignedIn>('POST', path, body)).session);
 
   /** Ticket, PUT, done: the server checks the bytes against what the ticket says. */
@@ -136,8 +150,35 @@ export function createFlows(core: Core) {
       },
     },
 
-    /** Creates an account with a password and signs it in. */
-    signUp: (params: SignUpParams) => signedIn('/v1/auth/signup', params),
+    /**
+     * Creates an account with a password and signs it in, or, when the environment requires a
+     * verified email, emails a code and resolves `status: "verification_required"` (signed out):
+     * then `signUp.verify({code})`. Calling signUp again sends a new code (the older one dies).
+     */
+    signUp: Object.assign(
+      async (params: SignUpParams): Promise<SignUpResult> => {
+        const answer = await core.call<SignedIn | SignUpPending>('POST', '/v1/auth/signup', params);
+        if ('status' in answer && answer.status === 'verification_required') {
+          pendingSignUp = answer.signUpId;
+          return { ...core.state(), status: 'verification_required', signUpId: answer.signUpId };
+        }
+        pendingSignUp = undefined;
+        return { ...(await core.establish((answer as SignedIn).session)), status: 'complete', signUpId: null };
+      },
+      {
+        /** The emailed code of a sign-up that answered `verification_required`: creates the account, signs it in. */
+        async verify(params: SignUpVerifyParams): Promise<GatehouseState> {
+          const signUpId = params.signUpId ?? pendingSignUp;
+          if (!signUpId) {
+            const message = 'Call signUp({email, password}) first, or pass the signUpId it answered to verify().';
+            throw new GatehouseError({ status: 0, code: 'invalid_request', message });
+          }
+          const state = await signedIn('/v1/auth/signup/verify', { signUpId, code: params.code });
+          pendingSignUp = undefined;
+          return state;
+        },
+      },
+    ),
 
     /**
      * On the page an emailed link, an SSO sign-in or a hosted page leads to: exchanges its `token`
@@ -158,11 +199,17 @@ export function createFlows(core: Core) {
       const token = target?.searchParams.get('token');
       const sso = target?.searchParams.has(SSO_MARK) ?? false;
       if (target && error) {
-        forget(target, ['error', 'error_description', SSO_MARK]);
+        // Read before forget(), which deletes it from the same URL.
         const message = target.searchParams.get('error_description') ?? `Sign-in failed: ${error}.`;
+        forget(target, ['error', 'error_description', SSO_MARK]);
         throw new GatehouseError({ status: 0, code: error as GatehouseError['code'], message });
       }
       if (!target || !token) return core.state();
+      // An invitation link (see organization.invitations.create): accepting signs in or creates the account.
+      if (target.searchParams.has(INVITATION_MARK)) {
+        forget(target, ['token', INVITATION_MARK]);
+        return signedIn('/v1/auth/invitations/accept', { token });
+      }
       forget(target, sso ? ['token', SSO_MARK] : ['token']);
       return signedIn(sso ? '/v1/auth/sso/verify' : '/v1/auth/magic-link/verify', { token });
     },
@@ -191,7 +238,7 @@ export function createFlows(core: Core) {
         const { token: given, ...rest } = params;
         const token = given ?? page?.searchParams.get('token') ?? '';
         const state = await signedIn('/v1/auth/invitations/accept', { token, ...rest });
-        if (page && given === undefined) forget(page, ['token']);
+        if (page && given === undefined) forget(page, ['token', INVITATION_MARK]);
         return state;
       },
     },
@@ -275,7 +322,19 @@ export function createFlows(core: Core) {
               `/v1/me/organization/invitations${params.status ? `?status=${params.status}` : ''}`,
             )
           ).data,
-        create: (params: CreateInvitationBody) => core.authed<Invitation>('POST', '/v1/me/organization/invitations', params),
+        /**
+         * A `redirectUrl` (default: the hosted accept page) gets an `__gh_invitation` mark, so the page
+         * it leads to (handleRedirect(), SignIn, SignUp) knows its `token` is an invitation's.
+         */
+        create: (params: CreateInvitationBody) => {
+          const body = { ...params };
+          if (body.redirectUrl) {
+            const url = new URL(body.redirectUrl);
+            url.searchParams.set(INVITATION_MARK, '1');
+            body.redirectUrl = url.href;
+          }
+          return core.authed<Invitation>('POST', '/v1/me/organization/invitations', body);
+        },
         revoke: (invitationId: string) =>
           core.authed<Invitation>('POST', `/v1/me/organization/invitations/${encodeURIComponent(invitationId)}/revoke`),
       },

@@ -1,7 +1,8 @@
 export { createGatehouse } from './client.js';
 export type { Degraded, Gatehouse, GatehouseOptions, GatehouseState, Listener } from './client.js';
 export { GatehouseError } from './errors.js';
-export type { ImageInput, ProfileUpdate, SignUpParams } from './flows.js';
+export { INVITATION_MARK } from './flows.js';
+export type { ImageInput, ProfileUpdate, SignUpParams, SignUpResult, SignUpVerifyParams } from './flows.js';
 export { imageDimensions, imageFacts, type ImageFacts } from './image.js';
 export type { SessionInfo } from './session.js';
 export type { StorageAdapter, StorageOption, StoredSession } from './storage.js';

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGatehouse, GatehouseError, type Gatehouse } from '../src/index.js';
+import { createGatehouse, GatehouseError, type Gatehouse, type GatehouseState } from '../src/index.js';
 import {
   codeFrom,
   GOOD_PASSWORD,
@@ -36,7 +36,7 @@ describe('flows against a real server', () => {
     const gh = await client();
     expect(gh.state).toMatchObject({ isLoaded: true, isSignedIn: false });
     const email = uniqueEmail('js');
-    let state = await gh.signUp({ email, password: GOOD_PASSWORD, firstName: 'Ada' });
+    let state: GatehouseState = await gh.signUp({ email, password: GOOD_PASSWORD, firstName: 'Ada' });
     expect(state).toMatchObject({ isSignedIn: true, user: { email, firstName: 'Ada' }, organization: null });
 
     state = await gh.user.update({ lastName: 'Lovelace' });
@@ -133,6 +133,16 @@ describe('flows against a real server', () => {
     expect(await second.invitations.accept(pending.id)).toMatchObject({ role: 'admin', email: address });
     expect(second.state.organizations.map((o) => o.id)).toEqual([org.id]);
 
+    // A link marked by invitations.create() is accepted by handleRedirect(), and the mark leaves the URL.
+    const third = uniqueEmail('third');
+    await admin.organization.invitations.create({ email: third, role: 'member', redirectUrl: REDIRECT });
+    const mail = (await outbox(live.t, third))[0]!;
+    const link = new URL(/(https?:\/\/\S+)/.exec(mail.text)![1]!);
+    expect(link.searchParams.get('__gh_invitation')).toBe('1');
+    const thirdClient = await client();
+    expect(await thirdClient.handleRedirect(link)).toMatchObject({ isSignedIn: true, user: { email: third } });
+    expect(thirdClient.state.organizations.map((o) => o.id)).toEqual([org.id]);
+
     const revoked = await admin.organization.invitations.create({ email: uniqueEmail('gone'), role: 'member' });
     expect((await admin.organization.invitations.revoke(revoked.id)).status).toBe('revoked');
 
@@ -153,6 +163,30 @@ describe('flows against a real server', () => {
     expect((await admin.organization.membershipRequests.accept(request!.id)).status).toBe('accepted');
     expect((await admin.organization.domains.update(added.id, 'manual_invitation')).enrollmentMode).toBe('manual_invitation');
     expect(await admin.organization.domains.remove(added.id)).toEqual({ id: added.id, deleted: true });
+  });
+
+  it('verified sign-up: signUp() answers verification_required, signUp.verify({code}) creates the account', async () => {
+    // A fresh environment requires a verified email (the test helper turned it off for the default project).
+    const env = (await live.t.createProject('Verified sign-up')).development;
+    await live.t.setSettings(env.id, { emailVerification: 'required' });
+    const gh = createGatehouse({ publishableKey: env.publishableKey, baseUrl: live.url });
+    clients.push(gh);
+    await gh.load();
+    const email = uniqueEmail('verified');
+    const started = await gh.signUp({ email, password: GOOD_PASSWORD, firstName: 'Vera' });
+    expect(started).toMatchObject({ status: 'verification_required', isSignedIn: false, user: null });
+    expect(started.signUpId).toMatch(/^su_/);
+    const code = codeFrom((await outbox(live.t, email, env)).find((m) => m.kind === 'sign_up_verification')!);
+    // A wrong code is the catalogue's refusal and leaves the attempt usable.
+    const wrong = await gh.signUp.verify({ code: code === '000000' ? '111111' : '000000' }).catch((e: unknown) => e);
+    expect(wrong).toBeInstanceOf(GatehouseError);
+    expect(gh.state.isSignedIn).toBe(false);
+    const state = await gh.signUp.verify({ code });
+    expect(state).toMatchObject({ isSignedIn: true, user: { email, firstName: 'Vera', emailVerified: true } });
+    // With verification off the same call signs in at once.
+    await live.t.setSettings(env.id, { emailVerification: 'off' });
+    await gh.signOut();
+    expect(await gh.signUp({ email: uniqueEmail('direct'), password: GOOD_PASSWORD })).toMatchObject({ status: 'complete', signUpId: null, isSignedIn: true });
   });
 
   it('refusals are GatehouseError with the catalogue code, status and message', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGatehouse, type Gatehouse } from '../src/index.js';
 import { readRedirectRequest, startTestIdp, type TestIdp } from '../../server/test/helpers/saml-idp.js';
 import { REDIRECT, startLiveGatehouse, uniqueEmail, type LiveGatehouse } from './helpers/gatehouse.js';
@@ -61,5 +61,22 @@ describe('SSO in @gatehouse/js', () => {
     const { url } = await gh.signIn.sso.start({ connectionId: connection.id, redirectUrl: REDIRECT, navigate: false });
     const back = await throughIdp(url, email);
     await expect(gh.handleRedirect(back)).rejects.toMatchObject({ code: 'email_not_verified' });
+  });
+
+  it("in a browser the refusal's message is the IdP page's error_description, and the address bar is cleaned", async () => {
+    const email = uniqueEmail('js-sso-bar').replace(/@.*/, '@elsewhere.test');
+    const { url } = await gh.signIn.sso.start({ connectionId: connection.id, redirectUrl: REDIRECT, navigate: false });
+    const back = await throughIdp(url, email);
+    const description = new URL(back).searchParams.get('error_description');
+    expect(description).toBeTruthy();
+    const bar = { href: back };
+    vi.stubGlobal('location', bar);
+    vi.stubGlobal('history', { state: null, replaceState: (_state: unknown, _title: string, next: string) => void (bar.href = next) });
+    try {
+      await expect(gh.handleRedirect()).rejects.toMatchObject({ code: 'email_not_verified', message: description });
+      expect(new URL(bar.href).searchParams.has('error')).toBe(false);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });

@@ -5,6 +5,7 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-root[data-theme=dark]{--gh-color-primary:#818cf8;--gh-color-primary-text:#0b1020;--gh-color-background:#0f172a;--gh-color-surface:#1e293b;--gh-color-text:#e2e8f0;--gh-color-muted:#94a3b8;--gh-color-border:#334155;--gh-color-danger:#f87171;--gh-color-success:#4ade80;--gh-shadow:0 1px 2px rgba(0,0,0,.3),0 16px 40px -8px rgba(0,0,0,.6)}
 @media (prefers-color-scheme:dark){.gh-root[data-theme=auto]{--gh-color-primary:#818cf8;--gh-color-primary-text:#0b1020;--gh-color-background:#0f172a;--gh-color-surface:#1e293b;--gh-color-text:#e2e8f0;--gh-color-muted:#94a3b8;--gh-color-border:#334155;--gh-color-danger:#f87171;--gh-color-success:#4ade80}}
 .gh-root *,.gh-root *::before,.gh-root *::after{box-sizing:inherit}
+.gh-root [hidden]{display:none!important}
 .gh-card{background:var(--gh-color-background);border:1px solid var(--gh-color-border);border-radius:calc(var(--gh-radius) * 1.4);box-shadow:var(--gh-shadow);padding:32px;width:400px;max-width:100%}
 .gh-card.gh-wide{width:720px;max-width:100%;padding:0;display:flex;overflow:hidden}
 .gh-header{text-align:center;margin-bottom:24px}
@@ -22,7 +23,7 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-form .gh-form-error:empty{margin-top:-16px}
 .gh-form-error:not(:empty){background:color-mix(in srgb,var(--gh-color-danger) 10%,transparent);border-radius:var(--gh-radius);padding:8px 12px}
 .gh-notice{background:color-mix(in srgb,var(--gh-color-primary) 10%,transparent);border-radius:var(--gh-radius);padding:10px 12px;margin:0}
-.gh-button{font:inherit;font-weight:600;cursor:pointer;border-radius:var(--gh-radius);padding:10px 14px;border:1px solid transparent;background:var(--gh-color-primary);color:var(--gh-color-primary-text);transition:filter .15s,background .15s;display:inline-flex;align-items:center;justify-content:center;gap:8px}
+.gh-button{font:inherit;font-weight:600;cursor:pointer;white-space:nowrap;border-radius:var(--gh-radius);padding:10px 14px;border:1px solid transparent;background:var(--gh-color-primary);color:var(--gh-color-primary-text);transition:filter .15s,background .15s;display:inline-flex;align-items:center;justify-content:center;gap:8px}
 .gh-button:hover{filter:brightness(1.08)}
 .gh-button:focus-visible,.gh-link:focus-visible,.gh-menu-item:focus-visible,.gh-tab:focus-visible,.gh-trigger:focus-visible{outline:2px solid var(--gh-color-primary);outline-offset:2px}
 .gh-button:disabled{opacity:.6;cursor:default}
@@ -36,6 +37,7 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-footer{text-align:center;color:var(--gh-color-muted);margin:20px 0 0}
 .gh-link{color:var(--gh-color-primary);font:inherit;font-weight:550;background:none;border:0;padding:0;cursor:pointer;text-decoration:none}
 .gh-link:hover{text-decoration:underline}
+.gh-links{display:flex;justify-content:space-between;gap:12px;font-size:13px;white-space:nowrap}
 .gh-avatar{border-radius:50%;background:var(--gh-color-primary);color:var(--gh-color-primary-text);display:inline-flex;align-items:center;justify-content:center;font-weight:650;overflow:hidden;flex:none;object-fit:cover}
 .gh-avatar.gh-square{border-radius:calc(var(--gh-radius) * .7)}
 .gh-popover-anchor{position:relative;display:inline-block}
@@ -48,6 +50,7 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-menu-item{font:inherit;color:inherit;width:100%;text-align:left;background:none;border:0;border-radius:calc(var(--gh-radius) * .7);padding:8px 10px;cursor:pointer;display:flex;align-items:center;gap:10px}
 .gh-menu-item:hover,.gh-menu-item:focus{background:var(--gh-color-surface);outline:none}
 .gh-menu-item[aria-checked=true]{font-weight:600}
+.gh-menu-row{display:flex;align-items:center;gap:10px;padding:6px 10px}
 .gh-menu-label{color:var(--gh-color-muted);font-size:12px;padding:6px 10px 2px}
 .gh-name{font-weight:600}.gh-muted{color:var(--gh-color-muted);font-size:13px}
 .gh-ellipsis{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}

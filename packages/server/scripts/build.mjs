@@ -23,7 +23,9 @@ rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 
 await build({
-  entryPoints: [path.join(root, 'src/main.ts')],
+  // The server, and the import command (`npm run import`, src/cli/import.ts).
+  entryPoints: [path.join(root, 'src/main.ts'), path.join(root, 'src/cli/import.ts')],
+  outbase: path.join(root, 'src'),
   outdir: dist,
   bundle: true,
   // What the code imports lazily (the S3 store) becomes a chunk of its own, loaded when first used.

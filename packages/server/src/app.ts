@@ -40,7 +40,7 @@ import type { TenancyCacheOptions } from './tenancy/cache.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import { ssoRoutes } from './sso/routes.js';
-import { SsoConnectionService } from './sso/service.js';
+import { SsoConnectionService, type SsoTestHooks } from './sso/service.js';
 import { SsoFlowService } from './sso/flow.js';
 import type { TenancyService } from './tenancy/service.js';
 import { usageRoutes } from './usage/routes.js';
@@ -96,8 +96,8 @@ export interface AppOptions {
   cache?: false | (TenancyCacheOptions & { rows?: RowCacheOptions });
   /** Webhook delivery; `startWorker: false` leaves the worker to be driven by hand (tests). */
   webhooks?: (WebhookWorkerOptions & { startWorker?: boolean }) | undefined;
-  /** SSO presets pointed elsewhere (tests run them against a local IdP); by default the real providers. */
-  sso?: { presetIssuers?: Partial<Record<'google' | 'github' | 'microsoft', string>> } | undefined;
+  /** Tests only: SSO presets pointed at local IdPs, and the fetch OIDC uses; by default the real providers. */
+  sso?: SsoTestHooks | undefined;
   /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
   now?: () => number;
 }
@@ -132,7 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     roles,
     verifyAccessToken,
     setOutboxWake,
-  } = buildServices(options, redis, installCaches(app, options, redis));
+  } = buildServices(options, redis, installCaches(app, options, redis), app.log);
 
   // A rotation on another node reaches this one as an environment change.
   const unsubscribeKeys = changeFeed(options.store.db).subscribe((change) => {
@@ -166,7 +166,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(requestRatePlugin, { rate });
   if (limiter) await app.register(rateLimitPlugin, { limiter });
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
-  const ssoConnections = new SsoConnectionService(options.store, options.instanceSecret, options.config.baseUrl, now, options.sso?.presetIssuers);
+  const ssoConnections = new SsoConnectionService(options.store, options.instanceSecret, options.config.baseUrl, now, options.sso);
   const ssoFlows = new SsoFlowService({ store: options.store, connections: ssoConnections, identity, sessions, tenancy, baseUrl: options.config.baseUrl, now });
   await app.register(tenancyRoutes, { ssoConnections: (environment) => ssoFlows.publicList(environment) });
   await app.register(ssoRoutes, { connections: ssoConnections, flows: ssoFlows, tenancy, baseUrl: options.config.baseUrl });

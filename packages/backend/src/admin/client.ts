@@ -7,6 +7,8 @@ import type {
   CreateOrganizationParams,
   CreateUserParams,
   Deleted,
+  ImportUsersParams,
+  ImportUsersResponse,
   Invitation,
   InvitationListParams,
   Member,
@@ -84,6 +86,12 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
       list: (params: UserListParams = {}) => list<User>('/v1/users', { ...params }),
       get: (userId: string) => http.request<User>('GET', `/v1/users/${id(userId)}`),
       create: (params: CreateUserParams) => http.request<User>('POST', '/v1/users', { body: params }),
+      /**
+       * Creates up to 1,000 users in one call (passwordDigest + passwordHasher carry passwords from
+       * another system). Rows succeed or fail on their own; a row whose externalId exists answers
+       * that user with `created: false`, so sending a batch again is safe.
+       */
+      importUsers: (params: ImportUsersParams) => http.request<ImportUsersResponse>('POST', '/v1/users/import', { body: params }),
       update: (userId: string, params: UpdateUserParams) => http.request<User>('PATCH', `/v1/users/${id(userId)}`, { body: params }),
       /** Deletes the user and revokes their sessions; refused (403) while they are an organization's last owner. */
       delete: (userId: string) => http.request<Deleted>('DELETE', `/v1/users/${id(userId)}`),

@@ -9,6 +9,7 @@ import type {
   CreateInvitationBody,
   CreateOrganizationBody,
   CreateUserBody,
+  ImportUsersResult,
   InvitationStatus,
   MemberRemoved,
   RoleBody,
@@ -27,6 +28,7 @@ export type {
   Member,
   Organization,
   OrganizationDomain,
+  PasswordHasher,
   SessionsRevoked,
   User,
 } from '@gatehouse/contract';
@@ -37,6 +39,11 @@ export type Page<T> = { data: T[]; nextCursor: UserPage['nextCursor'] };
 export type MemberRemoval = MemberRemoved;
 
 export type CreateUserParams = CreateUserBody;
+/** POST /v1/users/import: up to 1,000 users, each as `users.create` takes it. */
+export type ImportUsersParams = { users: CreateUserBody[] };
+/** One result per row, in order: `{index, user, created}` or `{index, error}`. */
+export type ImportUsersResponse = ImportUsersResult;
+export type ImportUserRow = ImportUsersResult['data'][number];
 export type UpdateUserParams = UpdateUserBody;
 export type UpdateUserMetadataParams = UpdateUserMetadataBody;
 export type CreateOrganizationParams = CreateOrganizationBody;
@@ -61,6 +68,8 @@ export interface UserListParams extends PageParams {
   email?: string;
   /** Case-insensitive text in the email, names or username. */
   query?: string;
+  /** An exact externalId: the user's id in the system they were imported from. */
+  externalId?: string;
 }
 
 export interface OrganizationListParams extends PageParams {

@@ -42,6 +42,8 @@ export async function startLiveGatehouse(): Promise<LiveGatehouse> {
   const t = await startTestApp({
     // The store's public URLs must be this server's own loopback address to be saved as imageUrl.
     assetBaseUrl: url,
+    // Links in emails (the hosted invitation page) and SSO redirect URIs must reach this server from a browser.
+    baseUrl: url,
     routes(app) {
       app.addHook('preHandler', async (request, reply) => {
         const key = request.headers.authorization?.slice('Bearer '.length);

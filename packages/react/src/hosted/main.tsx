@@ -3,10 +3,11 @@ import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createGatehouse, type Gatehouse } from '@gatehouse/js';
 import { GatehouseProvider, OrganizationProfile, OrganizationSwitcher, SignIn, SignUp, useAuth, UserButton, UserProfile } from '../index.js';
+import { InvitationAcceptance, invitationToken } from '../ui/invitation.js';
 import { Header, Root } from '../ui/primitives.js';
 
 interface Config {
-  page: 'sign-in' | 'sign-up' | 'user' | 'organization';
+  page: 'sign-in' | 'sign-up' | 'user' | 'organization' | 'accept-invitation';
   environmentId: string;
   publishableKey: string;
   baseUrl: string;
@@ -53,6 +54,41 @@ function Refused({ message }: { message: string }) {
   );
 }
 
+/**
+ * The default target of invitation emails. Accepting signs in the invitee (whoever was signed in
+ * here before); then the application (redirect_url) or the organization just joined.
+ */
+function AcceptInvitationPage() {
+  const [token] = useState(() => invitationToken(true));
+  const [error, setError] = useState<string | null>(null);
+  // The organizations of whoever was signed in here before: the one that is new is the one joined.
+  const [before] = useState(() => new Set(client.state.organizations.map((o) => o.id)));
+  const onDone = () =>
+    void (async () => {
+      if (config.redirectUrl) return leave(client);
+      const joined = client.state.organizations.filter((o) => !before.has(o.id));
+      // The one organization of a newcomer: open it. Otherwise the account page lists them all.
+      if (joined.length === 1) {
+        await client.setActiveOrganization(joined[0]!.id);
+        return location.assign(pageUrl('organization').split('?')[0]!);
+      }
+      location.assign(pageUrl('user').split('?')[0]!);
+    })().catch((e: Error) => setError(e.message));
+  if (error) return <Refused message={error} />;
+  return (
+    <Root>
+      <div className="gh-card" data-gh-component="hosted-accept-invitation">
+        <Header title="Accept your invitation" subtitle={`to ${config.applicationName}`} logoUrl={config.logoUrl ?? undefined} />
+        {token ? (
+          <InvitationAcceptance token={token} onDone={onDone} />
+        ) : (
+          <p className="gh-form-error" role="alert">This invitation link has no token. Open the link from the invitation email as it is.</p>
+        )}
+      </div>
+    </Root>
+  );
+}
+
 function Page() {
   const auth = useAuth();
   const [error, setError] = useState<string | null>(null);
@@ -60,11 +96,12 @@ function Page() {
   useEffect(() => {
     if (!auth.isLoaded) return;
     if (auth.isSignedIn && signingPage) void leave(client).catch((e: Error) => setError(e.message));
-    if (!auth.isSignedIn && !signingPage) location.replace(pageUrl('sign-in'));
+    if (!auth.isSignedIn && !signingPage && config.page !== 'accept-invitation') location.replace(pageUrl('sign-in'));
   }, [auth.isLoaded, auth.isSignedIn]);
   if (config.redirectError) return <Refused message={config.redirectError} />;
   if (error) return <Refused message={error} />;
   if (!auth.isLoaded) return null;
+  if (config.page === 'accept-invitation') return <AcceptInvitationPage />;
   if (signingPage) {
     if (auth.isSignedIn) return <Root><div className="gh-card"><p className="gh-notice" role="status">Signing you in…</p></div></Root>;
     return config.page === 'sign-in' ? <SignIn signUpUrl={pageUrl('sign-up')} /> : <SignUp signInUrl={pageUrl('sign-in')} />;

@@ -3,6 +3,8 @@ import type { Member } from '@gatehouse/js';
 import { useGatehouse, useGatehouseState, type Appearance } from '../context.js';
 import { useOrganization, useOrganizationList } from '../hooks.js';
 import { useMenu } from './menu.js';
+import { DomainsTab } from './organization-domains.js';
+import { InvitationsTab, PendingOrganizations, usePendingOrganizations } from './organization-invitations.js';
 import { Avatar, displayName, Field, FORM, FormError, go, Header, Root, Submit, useForm } from './primitives.js';
 import { Tabs, type TabDef } from './tabs.js';
 import { Dialog, Icon } from './user-button.js';
@@ -17,13 +19,17 @@ export interface OrganizationSwitcherProps {
   appearance?: Appearance;
 }
 
-/** The active organization, a menu to switch among the user's organizations, create and manage. */
+/**
+ * The active organization, a menu to switch among the user's organizations, create and manage,
+ * and to join those that invited the user or that a verified domain suggests.
+ */
 export function OrganizationSwitcher(props: OrganizationSwitcherProps) {
   const state = useGatehouseState();
   const { organizations, setActive } = useOrganizationList();
   const menu = useMenu();
   const [dialog, setDialog] = useState<'create' | 'manage' | null>(null);
   const form = useForm([]);
+  const pending = usePendingOrganizations(menu.open);
   if (!state.isSignedIn || !state.user) return null;
   const active = state.session?.organizationId ? (organizations.find((o) => o.id === state.session?.organizationId) ?? state.organization) : null;
   const personal = displayName(state.user);
@@ -68,6 +74,7 @@ export function OrganizationSwitcher(props: OrganizationSwitcherProps) {
                 <span className="gh-muted">{o.role}</span>
               </button>
             ))}
+            <PendingOrganizations {...pending} onJoined={(id) => choose(id)} />
             <button type="button" role="menuitem" className="gh-menu-item" onClick={() => (menu.setOpen(false), props.createOrganizationUrl ? go(props.createOrganizationUrl) : setDialog('create'))}>
               <Icon d="M12 5v14M5 12h14" /> Create organization
             </button>
@@ -113,6 +120,11 @@ export function CreateOrganization(props: CreateOrganizationProps) {
 
 export interface OrganizationProfileProps {
   appearance?: Appearance;
+  /**
+   * The page invitation emails link to, with the `token` and an `__gh_invitation` mark (a page with
+   * SignIn or SignUp accepts it). Default: Gatehouse's hosted accept page.
+   */
+  invitationUrl?: string;
   /** More tabs after General and Members (e.g. invitations), rendered the same way. */
   extraTabs?: TabDef[];
 }
@@ -128,13 +140,16 @@ export function OrganizationProfile(props: OrganizationProfileProps) {
     );
   }
   const canManage = membership.permissions.includes('org:manage');
+  const canManageMembers = membership.permissions.includes('org:members:manage');
   return (
     <Root appearance={props.appearance}>
       <div className="gh-card gh-wide" data-gh-component="organization-profile">
         <Tabs
           title={organization.name}
           tabs={[
-            { id: 'members', label: 'Members', render: () => <MembersTab canManage={canManage} /> },
+            { id: 'members', label: 'Members', render: () => <MembersTab canManage={canManageMembers} /> },
+            ...(canManageMembers ? [{ id: 'invitations', label: 'Invitations', render: () => <InvitationsTab invitationUrl={props.invitationUrl} /> }] : []),
+            ...(canManage ? [{ id: 'domains', label: 'Domains', render: () => <DomainsTab /> }] : []),
             { id: 'general', label: 'General', render: () => <GeneralTab canManage={canManage} /> },
             ...(props.extraTabs ?? []),
           ]}

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
-import type { EnvironmentInfo } from '@gatehouse/js';
+import { GatehouseError, type EnvironmentInfo } from '@gatehouse/js';
 import { useGatehouse, type Appearance } from '../context.js';
+import { InvitationAcceptance, invitationToken } from './invitation.js';
 import { Field, FORM, FormError, go, Header, Root, Submit, useAppearance, useForm } from './primitives.js';
 
 /** GET /v1/environment, once per client. */
@@ -28,13 +29,46 @@ export interface SignInProps {
   signUpUrl?: string;
   /** The page an emailed sign-in link opens (default: this page); it must pass the origin lock. */
   magicLinkRedirectUrl?: string;
+  /** The page the identity provider sends the user back to after SSO (default: this page). */
+  ssoRedirectUrl?: string;
   onSignIn?: () => void;
   appearance?: Appearance;
 }
 
 type Step = { kind: 'start' } | { kind: 'code'; email: string } | { kind: 'link'; email: string };
+/**
+ * Arriving from an emailed link or back from an identity provider: exchanges the URL's token once
+ * (an invitation's is left to the acceptance form), or shows the refusal it carries.
+ */
+export function useRedirectResult(submit: ReturnType<typeof useForm>['submit'], done: () => void): void {
+  const client = useGatehouse();
+  const handled = useRef(false);
+  useEffect(() => {
+    if (handled.current || typeof location === 'undefined') return;
+    handled.current = true;
+    const url = new URL(location.href);
+    if (invitationToken()) return;
+    if (url.searchParams.has('token') || url.searchParams.has('error')) void submit(async () => (await client.handleRedirect(), done()))();
+  }, []); // eslint-disable-line react-hooks/exhaustive-deps
+}
 
-/** Shows exactly the methods the environment enables, and ends a magic link's round trip. */
+export type Connection = EnvironmentInfo['ssoConnections'][number];
+
+export function thisPage(): string {
+  return typeof location === 'undefined' ? '' : location.href.split('#')[0]!;
+}
+
+/** The SSO connection whose domains include the email's. */
+function connectionFor(connections: Connection[], email: string): Connection | undefined {
+  const domain = email.trim().toLowerCase().split('@')[1];
+  return domain ? connections.find((c) => c.domains.some((d) => d.toLowerCase() === domain)) : undefined;
+}
+
+/**
+ * Shows exactly the methods the environment enables: password, emailed code or link, one button
+ * per SSO connection, and SSO by the email's domain. Ends a magic link's or SSO's round trip, and
+ * accepts an invitation when the URL carries one.
+ */
 export function SignIn(props: SignInProps) {
   const client = useGatehouse();
   const appearance = useAppearance(props.appearance);
@@ -42,27 +76,42 @@ export function SignIn(props: SignInProps) {
   const [step, setStep] = useState<Step>({ kind: 'start' });
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  const [invitation] = useState(() => invitationToken());
+  /** The email's domain has an SSO connection, but the server said it is not (or no longer) set up. */
+  const [ssoRefused, setSsoRefused] = useState<string | null>(null);
   const form = useForm(['email', 'password', 'code']);
   const done = () => {
     props.onSignIn?.();
     go(props.afterSignInUrl);
   };
 
-  // Arriving from an emailed link: exchange its token once.
-  const handled = useRef(false);
-  useEffect(() => {
-    if (handled.current || typeof location === 'undefined') return;
-    handled.current = true;
-    const url = new URL(location.href);
-    if (url.searchParams.has('token') || url.searchParams.has('error')) void form.submit(async () => (await client.handleRedirect(), done()))();
-  }, []); // eslint-disable-line react-hooks/exhaustive-deps
+  useRedirectResult(form.submit, done);
 
   const methods = environment?.authMethods;
   const name = appearance.applicationName;
   const subtitle = name ? `to continue to ${name}` : 'Welcome back! Sign in to continue.';
 
+  const connections = methods?.sso ? (environment?.ssoConnections ?? []) : [];
+  const routed = connectionFor(connections, email);
+  const sso = routed && ssoRefused !== email ? routed : undefined;
+  const startSso = (params: { email: string } | { connectionId: string }) =>
+    form.submit(async () => {
+      try {
+        await client.signIn.sso.start({ ...params, redirectUrl: props.ssoRedirectUrl ?? thisPage() });
+      } catch (error) {
+        // No connection for the domain after all: the other methods take over.
+        if ('email' in params && error instanceof GatehouseError && error.code === 'sso_not_configured' && (methods?.password || methods?.emailCode || methods?.magicLink)) {
+          setSsoRefused(params.email);
+          return;
+        }
+        throw error;
+      }
+    });
+
   let body;
-  if (!environment) {
+  if (invitation) {
+    body = <InvitationAcceptance token={invitation} onDone={done} />;
+  } else if (!environment) {
     body = loadError ? <FormError error={loadError} /> : <div className="gh-row" style={{ justifyContent: 'center' }}><span className="gh-spinner" aria-label="Loading" /></div>;
   } else if (step.kind === 'code') {
     body = (
@@ -81,13 +130,15 @@ export function SignIn(props: SignInProps) {
     );
   } else {
     const passwordless = (methods?.emailCode ? 1 : 0) + (methods?.magicLink ? 1 : 0);
-    const none = !methods?.password && passwordless === 0;
+    const onlySso = !methods?.password && passwordless === 0 && Boolean(methods?.sso);
+    const none = !methods?.password && passwordless === 0 && !methods?.sso;
+    const usePassword = methods?.password && !sso;
     const startCode = form.submit(async () => {
       await client.signIn.emailCode.start({ email });
       setStep({ kind: 'code', email });
     });
     const startLink = form.submit(async () => {
-      const redirectUrl = props.magicLinkRedirectUrl ?? (typeof location === 'undefined' ? '' : location.href.split('#')[0]!);
+      const redirectUrl = props.magicLinkRedirectUrl ?? thisPage();
       await client.signIn.magicLink.start({ email, redirectUrl });
       setStep({ kind: 'link', email });
     });
@@ -98,22 +149,26 @@ export function SignIn(props: SignInProps) {
         className="gh-form"
         noValidate
         onSubmit={
-          methods?.password
-            ? form.submit(async () => {
-                await client.signIn.password({ email, password });
-                done();
-              })
-            : methods?.emailCode
-              ? startCode
-              : startLink
+          sso || onlySso
+            ? startSso({ email })
+            : usePassword
+              ? form.submit(async () => {
+                  await client.signIn.password({ email, password });
+                  done();
+                })
+              : methods?.emailCode
+                ? startCode
+                : startLink
         }
       >
+        <SsoButtons connections={connections} busy={form.busy} onChoose={(connectionId) => void startSso({ connectionId })()} divider={!onlySso} />
         <Field label="Email address" name="email" type="email" autoComplete="email" required autoFocus value={email} onChange={(e) => setEmail(e.target.value)} error={form.errors.email} />
-        {methods?.password ? <Field label="Password" name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} error={form.errors.password} /> : null}
+        {sso ? <p className="gh-notice" role="status">{`${email.split('@')[1]} signs in with ${sso.name}.`}</p> : null}
+        {usePassword ? <Field label="Password" name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} error={form.errors.password} /> : null}
         <FormError error={form.errors[FORM]} />
-        <Submit busy={form.busy}>{methods?.password ? 'Continue' : methods?.emailCode ? 'Email me a code' : 'Email me a sign-in link'}</Submit>
-        {methods?.password && passwordless > 0 ? <div className="gh-divider">or</div> : null}
-        <div className="gh-alternatives">
+        <Submit busy={form.busy}>{sso ? `Continue with ${sso.name}` : onlySso ? 'Continue with single sign-on' : usePassword ? 'Continue' : methods?.emailCode ? 'Email me a code' : 'Email me a sign-in link'}</Submit>
+        {!sso && methods?.password && passwordless > 0 ? <div className="gh-divider">or</div> : null}
+        <div className="gh-alternatives" hidden={Boolean(sso)}>
           {methods?.emailCode && methods.password ? (
             <button type="button" className="gh-button gh-secondary" onClick={() => void startCode()} disabled={form.busy}>Email me a code</button>
           ) : null}
@@ -128,13 +183,30 @@ export function SignIn(props: SignInProps) {
   return (
     <Root appearance={props.appearance}>
       <div className="gh-card" data-gh-component="sign-in">
-        <Header title="Sign in" subtitle={subtitle} logoUrl={appearance.logoUrl} />
+        <Header title={invitation ? 'Accept your invitation' : 'Sign in'} subtitle={subtitle} logoUrl={appearance.logoUrl} />
         {body}
-        {environment?.signUp && props.signUpUrl ? (
+        {environment?.signUp && props.signUpUrl && !invitation ? (
           <p className="gh-footer">No account? <a className="gh-link" href={props.signUpUrl}>Sign up</a></p>
         ) : null}
       </div>
     </Root>
+  );
+}
+
+/** One "Continue with {name}" button per SSO connection, then an "or" before the other methods. */
+export function SsoButtons(props: { connections: Connection[]; busy: boolean; onChoose: (connectionId: string) => void; divider: boolean }) {
+  if (props.connections.length === 0) return null;
+  return (
+    <>
+      <div className="gh-alternatives" role="group" aria-label="Single sign-on">
+        {props.connections.map((c) => (
+          <button key={c.id} type="button" className="gh-button gh-secondary" data-gh-sso={c.id} onClick={() => props.onChoose(c.id)} disabled={props.busy}>
+            Continue with {c.name}
+          </button>
+        ))}
+      </div>
+      {props.divider ? <div className="gh-divider">or</div> : null}
+    </>
   );
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { AppOptions } from '../app.js';
 import { AssetService } from '../assets/service.js';
 import type { AccessTokenVerifier } from '../http/credentials.js';
@@ -28,7 +28,12 @@ import type { Caches } from './caches.js';
 export type Services = Awaited<ReturnType<typeof buildServices>>;
 
 /** Every domain's service, wired to the others it needs; routes get only these. */
-export function buildServices(options: AppOptions, redis: RedisLink | undefined, { cache, sessionCache, meOrganizationsCache }: Caches) {
+export function buildServices(
+  options: AppOptions,
+  redis: RedisLink | undefined,
+  { cache, sessionCache, meOrganizationsCache }: Caches,
+  log?: Pick<FastifyBaseLogger, 'warn'>,
+) {
   const tenancy = new TenancyService(options.store, { cache });
   // The email outbox worker is built with the routes; until then a committed email waits for its poll.
   let wakeOutbox = (): void => undefined;
@@ -117,6 +122,7 @@ export function buildServices(options: AppOptions, redis: RedisLink | undefined,
     now,
     codeKey: deriveSubkey(options.instanceSecret, 'domain-codes'),
     wake: () => wakeOutbox(),
+    log,
   });
   const membershipRequests = new RequestService({ store: options.store, access: organizationAccess, now });
   const roles = new RoleService({ store: options.store, now });

@@ -105,6 +105,8 @@ export interface UsersTable {
   public_metadata: string;
   private_metadata: string;
   unsafe_metadata: string;
+  /** The user's id in the system they were imported from (or the application's); unique per environment. */
+  external_id: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-export const HOSTED_PAGES = ['sign-in', 'sign-up', 'user', 'organization'] as const;
+export const HOSTED_PAGES = ['sign-in', 'sign-up', 'user', 'organization', 'accept-invitation'] as const;
 export type HostedPage = (typeof HOSTED_PAGES)[number];
 
 /** What the page script reads: public values only (a publishable key is public). */
@@ -22,7 +22,13 @@ export interface HostedConfig {
 export const HOSTED_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-const TITLES: Record<HostedPage, string> = { 'sign-in': 'Sign in', 'sign-up': 'Sign up', user: 'Your account', organization: 'Organization' };
+const TITLES: Record<HostedPage, string> = {
+  'sign-in': 'Sign in',
+  'sign-up': 'Sign up',
+  user: 'Your account',
+  organization: 'Organization',
+  'accept-invitation': 'Accept invitation',
+};
 
 function escapeJson(value: unknown): string {
   // Inside <script type=application/json>: "<" can never close the element.

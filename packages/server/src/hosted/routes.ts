@@ -57,7 +57,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; 
     '/hosted/:environmentId/:page',
     {
       schema: {
-        summary: 'A hosted page (HTML): sign-in, sign-up, user or organization',
+        summary: 'A hosted page (HTML): sign-in, sign-up, user, organization or accept-invitation (the default invitation link)',
         tags: ['hosted'],
         params: Type.Object({ environmentId: Type.String({ maxLength: 100 }), page: Type.String({ maxLength: 40 }) }),
         querystring: Type.Object({ redirect_url: Type.Optional(Type.String({ maxLength: 2048 })) }),

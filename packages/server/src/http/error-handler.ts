@@ -6,7 +6,7 @@ import { ApiError } from '../lib/errors.js';
 /** The longest path parameter the router matches; every id, key and digest is far shorter. */
 export const MAX_PARAM_LENGTH = 100;
 
-interface ValidationIssue {
+export interface ValidationIssue {
   instancePath: string;
   keyword: string;
   message?: string;
@@ -34,14 +34,18 @@ function describe(issue: ValidationIssue, where: string): string {
   }
 }
 
+/** The 400 of a failed validation, naming the fields; `where` is "request body", "query string" or the like. */
+export function validationError(issues: readonly ValidationIssue[], where: string): ApiError {
+  const fields = [...new Set(issues.map(fieldOf).filter(Boolean))];
+  return new ApiError('invalid_request', describe(issues[0]!, where), { fields });
+}
+
 function toApiError(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error;
   if (error.validation) {
     const where =
       error.validationContext === 'querystring' ? 'query string' : error.validationContext === 'params' ? 'path' : 'request body';
-    const issues = error.validation as ValidationIssue[];
-    const fields = [...new Set(issues.map(fieldOf).filter(Boolean))];
-    return new ApiError('invalid_request', describe(issues[0]!, where), { fields });
+    return validationError(error.validation as ValidationIssue[], where);
   }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

@@ -35,3 +35,8 @@ export function lazily<A extends unknown[], R>(build: () => (...args: A) => R): 
   let built: ((...args: A) => R) | undefined;
   return (...args) => (built ??= build())(...args);
 }
+
+/** A body validator for data a route checks itself (the rows of a bulk import), with the body rules above. */
+export function bodyValidator(schema: object): ValidateFunction {
+  return bodyAjv.compile(schema);
+}

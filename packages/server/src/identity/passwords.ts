@@ -1,5 +1,6 @@
 import { hash, verify } from '@node-rs/argon2';
 import { randomBytes } from 'node:crypto';
+import { verifyStoredHash } from './password-digests.js';
 
 /**
  * argon2id with the OWASP minimum: 19 MiB, 2 passes, 1 lane. @node-rs/argon2 runs each hash on the
@@ -29,11 +30,8 @@ export async function verifyPassword(storedHash: string | null | undefined, pass
     await verify(await dummyHash(), password).catch(() => false);
     return false;
   }
-  try {
-    return await verify(storedHash, password);
-  } catch {
-    return false;
-  }
+  // argon2 PHC strings, or a digest imported from another system (password-digests.ts).
+  return verifyStoredHash(storedHash, password);
 }
 
 /** Computes the dummy hash ahead of the first sign-in, so that one is not slower. */

@@ -183,6 +183,55 @@ export async function markEmailVerified(
   });
 }
 
+/** The user whose externalId this is. */
+export async function findUserByExternalId(db: Db, environmentId: EnvironmentId, externalId: string) {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('environment_id', '=', environmentId)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
+}
+
+/** The users holding any of these externalIds (bulk import). */
+export async function findUsersByExternalIds(db: Db, environmentId: EnvironmentId, externalIds: string[]) {
+  if (externalIds.length === 0) return [];
+  return db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).where('external_id', 'in', externalIds).execute();
+}
+
+/** Which of these email keys a user holds, marked collision rows included (bulk import). */
+export async function takenEmailKeys(db: Db, environmentId: EnvironmentId, keys: string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('users')
+    .select('email_key')
+    .where('environment_id', '=', environmentId)
+    .where('email_key', 'in', keys)
+    .execute();
+  return new Set(rows.map((r) => r.email_key));
+}
+
+/**
+ * Replaces the password hash only if it is still `oldHash` (a rehash at sign-in loses to a change
+ * made meanwhile). The same password: no event, updatedAt unchanged, no session touched.
+ */
+export async function replacePasswordHash(
+  db: Db,
+  environmentId: EnvironmentId,
+  userId: string,
+  oldHash: string,
+  newHash: string,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ password_hash: newHash })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', userId)
+    .where('password_hash', '=', oldHash)
+    .execute();
+  announce(db, { kind: 'user', environmentId, userId });
+}
+
 /** Deletes the user; their sessions go with them (foreign key, on delete cascade). */
 export async function deleteUser(db: Db, environmentId: EnvironmentId, userId: string): Promise<boolean> {
   return atomically(db, async (db) => {
@@ -206,11 +255,18 @@ const FEW_CANDIDATES = 2000;
 export async function listUsers(
   db: Db,
   environmentId: EnvironmentId,
-  options: { limit: number; beforeId?: string | undefined; emailKey?: string | undefined; query?: string | undefined },
+  options: {
+    limit: number;
+    beforeId?: string | undefined;
+    emailKey?: string | undefined;
+    query?: string | undefined;
+    externalId?: string | undefined;
+  },
 ) {
   let query = db.selectFrom('users').selectAll().where('environment_id', '=', environmentId).orderBy('id', 'desc').limit(options.limit);
   if (options.beforeId !== undefined) query = query.where('id', '<', options.beforeId);
   if (options.emailKey !== undefined) query = query.where('email_key', '=', options.emailKey);
+  if (options.externalId !== undefined) query = query.where('external_id', '=', options.externalId);
   if (options.query !== undefined) {
     // A substring of the folded text (identity/search.ts), the same test on both databases. The
     // trigram index narrows when the needle has at least three characters; a shorter one is tested

@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   CreateUserBody,
   Deleted,
+  ImportUsersBody,
+  ImportUsersResult,
   Me,
   OrganizationSummary,
   PasswordChanged,
@@ -28,6 +30,10 @@ import type { Environment } from '../tenancy/settings.js';
 import { Password } from './fields.js';
 import type { IdentityService } from './service.js';
 import type { SignUpVerification } from '../flows/sign-up-verification.js';
+import { importUsers } from './import.js';
+
+/** The bulk import's body limit: 1,000 rows, metadata included. */
+const IMPORT_BODY_LIMIT = 16 * 1024 * 1024;
 
 /**
  * What GET /v1/me shows of organizations. The Organizations feature supplies it; until then the
@@ -195,6 +201,9 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
             ...PaginationQuery.properties,
             email: Type.Optional(Type.String({ maxLength: 1024, description: 'Exact address (normalized like at sign-up)' })),
             query: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive text in email, names or username' })),
+            externalId: Type.Optional(
+              Type.String({ minLength: 1, maxLength: 255, description: 'Exact externalId (the id in the system the user came from)' }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -203,14 +212,14 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
     },
     async (request) => {
       const environment = environmentOf(request);
-      const { limit = 20, cursor, email, query } = request.query;
+      const { limit = 20, cursor, email, query, externalId } = request.query;
       const before = cursor ? cursors.decode<{ env: string; before: string }>(cursor) : undefined;
       if (before && before.env !== environment.id) {
         throw apiError('invalid_request', 'The cursor belongs to another environment. Pass back the nextCursor value of this listing.', {
           fields: ['cursor'],
         });
       }
-      const { users, hasMore } = await identity.listUsers(environment, { limit, beforeId: before?.before, email, query });
+      const { users, hasMore } = await identity.listUsers(environment, { limit, beforeId: before?.before, email, query, externalId });
       const last = users.at(-1);
       return { data: users, nextCursor: hasMore && last ? cursors.encode({ env: environment.id, before: last.id }) : null };
     },
@@ -228,6 +237,28 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
       },
     },
     async (request, reply) => reply.code(201).send(await identity.createUser(environmentOf(request), request.body)),
+  );
+
+  app.post(
+    '/v1/users/import',
+    {
+      config: secret,
+      // 1,000 rows with their metadata do not fit the 1 MiB of other JSON bodies.
+      bodyLimit: IMPORT_BODY_LIMIT,
+      schema: {
+        summary: 'Import up to 1,000 users in one call, each as POST /v1/users takes it; answers one result per row',
+        description:
+          'Rows are created on their own: a bad row gets its error and the others go on. A row whose externalId already has a user answers that user with created: false, so an interrupted import can be sent again. More than 1,000 rows: 400, nobody created.',
+        tags: ['users'],
+        body: ImportUsersBody,
+        response: { 200: ImportUsersResult },
+      },
+    },
+    async (request) => ({
+      data: await importUsers(identity, environmentOf(request), request.body.users, (error) =>
+        request.log.error({ err: error }, 'import row failed'),
+      ),
+    }),
   );
 
   app.get(

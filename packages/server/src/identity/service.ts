@@ -1,6 +1,6 @@
 import type { User } from '@gatehouse/contract';
 import type { Kysely, Transaction } from 'kysely';
-import { isUniqueViolation, type Store } from '../db/index.js';
+import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
@@ -14,40 +14,26 @@ import type { Environment } from '../tenancy/settings.js';
 import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { hashPassword, verifyPassword } from './passwords.js';
+import { needsRehash } from './password-digests.js';
 import * as q from './queries.js';
 import { userView } from './views.js';
-import { mergeMetadata, metadataText, parseMetadata } from './metadata.js';
+import {
+  conflictFrom,
+  emailTaken,
+  metadataColumns,
+  passwordHashOf,
+  validUsername,
+  type AdminUserInput,
+  type CreateUserInput,
+  type MetadataInput,
+  type ProfileInput,
+} from './user-input.js';
+
+export type { AdminUserInput, CreateUserInput, MetadataInput, ProfileInput };
+import { mergeMetadata, parseMetadata } from './metadata.js';
 
 export type UserView = User;
 export { userView };
-
-export interface ProfileInput {
-  firstName?: string | null | undefined;
-  lastName?: string | null | undefined;
-  username?: string | null | undefined;
-  imageUrl?: string | null | undefined;
-}
-
-export interface MetadataInput {
-  publicMetadata?: Record<string, unknown> | undefined;
-  privateMetadata?: Record<string, unknown> | undefined;
-  unsafeMetadata?: Record<string, unknown> | undefined;
-}
-
-export interface AdminUserInput extends ProfileInput, MetadataInput {
-  email?: string | undefined;
-  password?: string | undefined;
-  emailVerified?: boolean | undefined;
-}
-
-/** The stored text of each metadata object given (validated); omitted ones are left out. */
-function metadataColumns(input: MetadataInput) {
-  const columns: { public_metadata?: string; private_metadata?: string; unsafe_metadata?: string } = {};
-  if (input.publicMetadata !== undefined) columns.public_metadata = metadataText(input.publicMetadata, 'publicMetadata');
-  if (input.privateMetadata !== undefined) columns.private_metadata = metadataText(input.privateMetadata, 'privateMetadata');
-  if (input.unsafeMetadata !== undefined) columns.unsafe_metadata = metadataText(input.unsafeMetadata, 'unsafeMetadata');
-  return columns;
-}
 
 /**
  * Called inside the delete transaction, after the user row is locked and before anything is
@@ -57,7 +43,6 @@ function metadataColumns(input: MetadataInput) {
  */
 export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environment, userId: string) => Promise<void>;
 
-const USERNAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{1,62}[A-Za-z0-9])$/;
 const INVALID_CREDENTIALS = 'The email or password is incorrect.';
 
 // One message whichever counter is locked and whether or not the account exists.
@@ -73,35 +58,6 @@ function methodDisabled(what: string): ApiError {
     'method_disabled',
     `${what} is disabled for this environment. Enable it in the environment settings, or use another method.`,
   );
-}
-
-function validUsername(username: string): string {
-  if (!USERNAME.test(username)) {
-    throw apiError(
-      'invalid_request',
-      'Field "username" must be 3 to 64 characters of letters, digits, "_", "." or "-", starting and ending with a letter or digit.',
-      { fields: ['username'] },
-    );
-  }
-  return username;
-}
-
-function emailTaken(): ApiError {
-  return apiError(
-    'conflict',
-    'A user with this email address already exists in this environment (addresses match whatever their case). Sign in instead.',
-    { fields: ['email'] },
-  );
-}
-
-/** Maps a unique-index violation on users to a 409 naming the field. */
-function conflictFrom(error: unknown): ApiError | undefined {
-  if (!isUniqueViolation(error)) return undefined;
-  const text = `${(error as { constraint?: string }).constraint ?? ''} ${(error as Error).message ?? ''}`;
-  if (text.includes('username')) {
-    return apiError('conflict', 'That username is taken in this environment; choose another.', { fields: ['username'] });
-  }
-  return emailTaken();
 }
 
 export interface IdentityServiceOptions {
@@ -147,17 +103,20 @@ export class IdentityService {
     return columns;
   }
 
-  private async insert(environment: Environment, input: AdminUserInput & { email: string }): Promise<q.UserRow> {
-    if (input.password !== undefined) assertAcceptablePassword(input.password);
-    const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
-    return this.insertHashed(this.db, environment, input, passwordHash);
+  private async insert(environment: Environment, input: CreateUserInput): Promise<q.UserRow> {
+    return this.insertHashed(this.db, environment, input, await passwordHashOf(input));
   }
 
-  /** Inserts the user in `db` (a transaction of the caller's, or not), the password already hashed. */
-  private async insertHashed(
-    db: Kysely<Database> | Transaction<Database>,
+  /** The row of a new user, its fields checked (400 naming the field), not stored yet. */
+  async newUserRow(
     environment: Environment,
-    input: ProfileInput & MetadataInput & { email: string; emailVerified?: boolean | undefined },
+    input: ProfileInput &
+      MetadataInput & {
+        email: string;
+        emailVerified?: boolean | undefined;
+        externalId?: string | null | undefined;
+        createdAt?: number | undefined;
+      },
     passwordHash: string | null,
   ): Promise<q.UserRow> {
     const email = normalizeEmail(input.email);
@@ -180,9 +139,21 @@ export class IdentityService {
       public_metadata: metadata.public_metadata ?? '{}',
       private_metadata: metadata.private_metadata ?? '{}',
       unsafe_metadata: metadata.unsafe_metadata ?? '{}',
-      created_at: now,
+      external_id: input.externalId ?? null,
+      created_at: input.createdAt ?? now,
       updated_at: now,
     };
+    return row;
+  }
+
+  /** Inserts the user in `db` (a transaction of the caller's, or not), the password already hashed. */
+  private async insertHashed(
+    db: Kysely<Database> | Transaction<Database>,
+    environment: Environment,
+    input: Parameters<IdentityService['newUserRow']>[1],
+    passwordHash: string | null,
+  ): Promise<q.UserRow> {
+    const row = await this.newUserRow(environment, input, passwordHash);
     try {
       // The unique index settles races; this also sees a collision group's marked users, which it leaves out.
       if (await q.emailKeyTaken(db, environment.id, row.email_key)) throw emailTaken();
@@ -191,6 +162,25 @@ export class IdentityService {
       throw conflictFrom(error) ?? error;
     }
     return row;
+  }
+
+  /**
+   * Bulk import: rows from newUserRow whose email keys and externalIds the caller found free, all
+   * stored in one transaction or none (a race lost to another writer: the caller goes one by one).
+   */
+  async insertNewUsers(environment: Environment, rows: readonly q.UserRow[]): Promise<void> {
+    await inTransaction(this.db, async (tx) => {
+      for (const row of rows) await q.insertUser(tx, environment.id, row);
+    });
+  }
+
+  /** The users holding these externalIds, and which of these email keys are held (bulk import look-ups). */
+  async importLookups(environment: Environment, externalIds: string[], emailKeys: string[]) {
+    const [users, taken] = await Promise.all([
+      q.findUsersByExternalIds(this.db, environment.id, externalIds),
+      q.takenEmailKeys(this.db, environment.id, emailKeys),
+    ]);
+    return { byExternalId: new Map(users.map((u) => [u.external_id!, u])), takenEmailKeys: taken };
   }
 
   /** Sign-up needs password authentication and sign-up on (403 method_disabled otherwise). */
@@ -233,13 +223,28 @@ export class IdentityService {
       const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
       const ok = await verifyPassword(row?.password_hash, input.password);
       if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
+      if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
       const session = await this.sessions.create(environment, row.id, context);
       return { user: userView(row), session };
     });
   }
 
-  async createUser(environment: Environment, input: AdminUserInput & { email: string }): Promise<UserView> {
+  async createUser(environment: Environment, input: CreateUserInput): Promise<UserView> {
     return userView(await this.insert(environment, input));
+  }
+
+  /**
+   * An imported digest (or an older argon2 cost) proved right: the password becomes argon2id now.
+   * Compare-and-set on the old hash, so a password changed meanwhile is never overwritten.
+   */
+  private async rehash(environment: Environment, userId: string, oldHash: string, password: string): Promise<void> {
+    const passwordHash = await hashPassword(password);
+    await q.replacePasswordHash(this.db, environment.id, userId, oldHash, passwordHash);
+  }
+
+  /** The user whose externalId this is, if any (bulk imports are idempotent on it). */
+  findByExternalId(environment: Environment, externalId: string): Promise<q.UserRow | undefined> {
+    return q.findUserByExternalId(this.db, environment.id, externalId);
   }
 
   async getUserRow(environment: Environment, userId: string): Promise<q.UserRow> {
@@ -274,6 +279,7 @@ export class IdentityService {
       columns.email_verified = 0;
     }
     if (input.emailVerified !== undefined) columns.email_verified = input.emailVerified ? 1 : 0;
+    if (input.externalId !== undefined) columns.external_id = input.externalId;
     if (input.password !== undefined) {
       assertAcceptablePassword(input.password);
       columns.password_hash = await hashPassword(input.password);
@@ -375,7 +381,13 @@ export class IdentityService {
 
   async listUsers(
     environment: Environment,
-    options: { limit: number; beforeId: string | undefined; email: string | undefined; query: string | undefined },
+    options: {
+      limit: number;
+      beforeId: string | undefined;
+      email: string | undefined;
+      query: string | undefined;
+      externalId?: string | undefined;
+    },
   ): Promise<{ users: UserView[]; hasMore: boolean }> {
     const query = options.query?.trim() || undefined;
     const rows = await q.listUsers(this.db, environment.id, {
@@ -383,6 +395,7 @@ export class IdentityService {
       beforeId: options.beforeId,
       emailKey: options.email === undefined ? undefined : emailKeyOf(options.email),
       query,
+      externalId: options.externalId,
     });
     return { users: rows.slice(0, options.limit).map(userView), hasMore: rows.length > options.limit };
   }

@@ -17,6 +17,7 @@ export function userView(row: Readonly<UsersTable>): User {
     publicMetadata: parseMetadata(row.public_metadata),
     privateMetadata: parseMetadata(row.private_metadata),
     unsafeMetadata: parseMetadata(row.unsafe_metadata),
+    externalId: row.external_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

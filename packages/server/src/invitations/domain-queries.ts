@@ -113,22 +113,31 @@ export async function findRequest(db: Db, environmentId: EnvironmentId, requestI
     .executeTakeFirst();
 }
 
-/** A user's open suggestions and requests, with their organizations. */
-export async function listSuggestionsFor(db: Db, environmentId: EnvironmentId, userId: string) {
-  return db
+/**
+ * A user's open suggestions and requests, with their organizations, and what decides whether a
+ * suggestion still stands: the user's current address and the domain that offered it.
+ */
+export async function listSuggestionsFor(db: Db, environmentId: EnvironmentId, userId: string, requestId?: string) {
+  let query = db
     .selectFrom('organization_membership_requests as r')
     .innerJoin('organizations as o', (join) =>
       join.onRef('o.environment_id', '=', 'r.environment_id').onRef('o.id', '=', 'r.organization_id'),
     )
+    .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 'r.environment_id').onRef('u.id', '=', 'r.user_id'))
+    .leftJoin('organization_domains as d', (join) =>
+      join.onRef('d.environment_id', '=', 'r.environment_id').onRef('d.id', '=', 'r.domain_id'),
+    )
     .selectAll('r')
     .select(['o.name as organization_name', 'o.slug as organization_slug', 'o.image_url as organization_image_url'])
+    .select(['u.email as user_email', 'u.email_verified as user_email_verified', 'd.name as domain_name', 'd.verified as domain_verified'])
     .where('r.environment_id', '=', environmentId)
     .where('r.user_id', '=', userId)
-    .where('r.status', 'in', ['suggested', 'pending'])
-    .orderBy('r.created_at', 'desc')
-    .limit(100)
-    .execute();
+    .where('r.status', 'in', ['suggested', 'pending']);
+  if (requestId !== undefined) query = query.where('r.id', '=', requestId);
+  return query.orderBy('r.created_at', 'desc').limit(100).execute();
 }
+
+export type SuggestionRow = Awaited<ReturnType<typeof listSuggestionsFor>>[number];
 
 /** An organization's requests in one status, with the requester's email, oldest first. */
 export async function listRequests(db: Db, environmentId: EnvironmentId, organizationId: string, status: MembershipRequestStatus) {

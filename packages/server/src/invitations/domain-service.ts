@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { EnrollmentMode, OrganizationDomain } from '@gatehouse/contract';
 import { createHmac, randomInt } from 'node:crypto';
 import type { Store } from '../db/index.js';
@@ -91,6 +92,8 @@ function domainNotFound(domainId: string): ApiError {
   return apiError('not_found', `Domain ${domainId} was not found in this organization.`);
 }
 
+type EnrollingUser = { id: string; email: string; email_key: string; email_verified: number };
+
 export interface DomainServiceOptions {
   store: Store;
   access: OrganizationAccess;
@@ -99,6 +102,8 @@ export interface DomainServiceOptions {
   /** HMAC key for stored domain codes. */
   codeKey: Buffer;
   wake: () => void;
+  /** Where an enrolment that failed is reported: it never fails the sign-in that ran it. */
+  log?: Pick<FastifyBaseLogger, 'warn'> | undefined;
 }
 
 /**
@@ -290,51 +295,62 @@ export class DomainService {
    * at an enrolling domain gets an invitation or a suggestion, once per organization. An
    * invitation that was revoked or accepted, or a suggestion already decided, is not made again.
    */
-  async enrol(environment: Environment, user: { id: string; email: string; email_key: string; email_verified: number }): Promise<void> {
+  async enrol(environment: Environment, user: EnrollingUser): Promise<void> {
     if (user.email_verified !== 1) return;
-    const domains = await dq.enrollingDomains(this.db, environment.id, domainOf(user.email));
+    // The session is committed before this runs: a failure here is logged, never the sign-in's
+    // answer, and the next sign-in enrols again. One organization's failure does not stop the others.
+    const domains = await dq.enrollingDomains(this.db, environment.id, domainOf(user.email)).catch((error: unknown) => {
+      this.options.log?.warn({ err: error }, 'domain enrolment failed');
+      return [];
+    });
     for (const domain of domains) {
-      await this.options.access.withOrganization(environment, { kind: 'backend' }, domain.organization_id, async (tx) => {
-        if (await findMembership(tx, environment.id, domain.organization_id, user.id)) return;
-        const now = this.options.now();
-        if (domain.enrollment_mode === 'automatic_invitation') {
-          if (await q.hasAnyInvitation(tx, environment.id, domain.organization_id, user.email_key)) return;
-          await q.insertInvitation(
-            tx,
-            environment.id,
-            {
-              id: newId('orginv', environment.id),
-              organization_id: domain.organization_id,
-              email: user.email,
-              email_key: user.email_key,
-              role: 'member',
-              status: 'pending',
-              // Nothing is emailed: the invitation shows in the user's list, and its token is never used.
-              token_hash: sha256Hex(newSecret('', 32)),
-              redirect_url: '',
-              inviter_user_id: null,
-              accepted_user_id: null,
-              expires_at: now + 30 * 86_400_000,
-              sent_at: 0,
-              created_at: now,
-              updated_at: now,
-            },
-            now,
-          );
-        } else if (!(await dq.findRequestOf(tx, environment.id, domain.organization_id, user.id))) {
-          // Checked under the organization's lock, so no concurrent enrolment inserts it meanwhile.
-          await dq.insertRequest(tx, environment.id, {
-            id: newId('orgreq', environment.id),
-            organization_id: domain.organization_id,
-            user_id: user.id,
-            domain_id: domain.id,
-            status: 'suggested',
-            created_at: now,
-            updated_at: now,
-          });
-        }
+      await this.enrolAt(environment, user, domain).catch((error: unknown) => {
+        this.options.log?.warn({ err: error, organizationId: domain.organization_id }, 'domain enrolment failed');
       });
     }
+  }
+
+  private async enrolAt(environment: Environment, user: EnrollingUser, domain: dq.DomainRow): Promise<void> {
+    await this.options.access.withOrganization(environment, { kind: 'backend' }, domain.organization_id, async (tx) => {
+      if (await findMembership(tx, environment.id, domain.organization_id, user.id)) return;
+      const now = this.options.now();
+      if (domain.enrollment_mode === 'automatic_invitation') {
+        if (await q.hasAnyInvitation(tx, environment.id, domain.organization_id, user.email_key)) return;
+        await q.insertInvitation(
+          tx,
+          environment.id,
+          {
+            id: newId('orginv', environment.id),
+            organization_id: domain.organization_id,
+            email: user.email,
+            email_key: user.email_key,
+            role: 'member',
+            status: 'pending',
+            // Nothing is emailed: the invitation shows in the user's list, and its token is never used.
+            token_hash: sha256Hex(newSecret('', 32)),
+            redirect_url: '',
+            inviter_user_id: null,
+            accepted_user_id: null,
+            expires_at: now + 30 * 86_400_000,
+            sent_at: 0,
+            created_at: now,
+            updated_at: now,
+          },
+          now,
+        );
+      } else if (!(await dq.findRequestOf(tx, environment.id, domain.organization_id, user.id))) {
+        // Checked under the organization's lock, so no concurrent enrolment inserts it meanwhile.
+        await dq.insertRequest(tx, environment.id, {
+          id: newId('orgreq', environment.id),
+          organization_id: domain.organization_id,
+          user_id: user.id,
+          domain_id: domain.id,
+          status: 'suggested',
+          created_at: now,
+          updated_at: now,
+        });
+      }
+    });
   }
 
   private newRow(environment: Environment, organizationId: string, name: string, mode: EnrollmentMode, now: number) {

@@ -2,10 +2,11 @@ import type { MembershipRequest, OrganizationSuggestion } from '@gatehouse/contr
 import type { Store } from '../db/index.js';
 import { apiError } from '../lib/errors.js';
 import { type Actor, type OrganizationAccess, requirePermission } from '../organizations/access.js';
-import { findMembership, findOrganization, insertMembership } from '../organizations/queries.js';
+import { findMembership, insertMembership } from '../organizations/queries.js';
 import { PERMISSIONS } from '../organizations/roles.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as dq from './domain-queries.js';
+import { domainOf } from './domain-service.js';
 import { organizationBrief, requestView } from './views.js';
 
 export interface RequestServiceOptions {
@@ -18,6 +19,30 @@ export interface RequestServiceOptions {
  * Suggestions (offered by an automatic_suggestion domain) and the membership requests a user files
  * by accepting one; members with org:members:manage accept (the user joins as member) or reject.
  */
+/**
+ * A suggestion is offered to an address, not to a user: once the user's address is no longer a
+ * verified one at the domain that offered it (the address changed, or the domain did), it is gone.
+ * A request the user already filed stays for the organization to decide, with the current address.
+ */
+function stillOpen(row: dq.SuggestionRow): boolean {
+  if (row.status !== 'suggested') return true;
+  return row.user_email_verified === 1 && row.domain_verified === 1 && row.domain_name === domainOf(row.user_email);
+}
+
+function suggestionView(row: dq.SuggestionRow, status: OrganizationSuggestion['status']): OrganizationSuggestion {
+  return {
+    id: row.id,
+    status,
+    organization: organizationBrief({
+      id: row.organization_id,
+      name: row.organization_name,
+      slug: row.organization_slug,
+      image_url: row.organization_image_url,
+    }),
+    createdAt: row.created_at,
+  };
+}
+
 export class RequestService {
   constructor(private readonly options: RequestServiceOptions) {}
 
@@ -27,34 +52,17 @@ export class RequestService {
 
   async suggestionsFor(environment: Environment, userId: string): Promise<OrganizationSuggestion[]> {
     const rows = await dq.listSuggestionsFor(this.db, environment.id, userId);
-    return rows.map((row) => ({
-      id: row.id,
-      status: row.status as OrganizationSuggestion['status'],
-      organization: organizationBrief({
-        id: row.organization_id,
-        name: row.organization_name,
-        slug: row.organization_slug,
-        image_url: row.organization_image_url,
-      }),
-      createdAt: row.created_at,
-    }));
+    return rows.filter(stillOpen).map((row) => suggestionView(row, row.status as OrganizationSuggestion['status']));
   }
 
   /** The user asks to join: the suggestion becomes a pending request. */
   async acceptSuggestion(environment: Environment, userId: string, suggestionId: string): Promise<OrganizationSuggestion> {
-    const row = await dq.findRequest(this.db, environment.id, suggestionId);
-    if (!row || row.user_id !== userId || !['suggested', 'pending'].includes(row.status)) {
+    const [row] = await dq.listSuggestionsFor(this.db, environment.id, userId, suggestionId);
+    if (!row || !stillOpen(row)) {
       throw apiError('not_found', `Suggestion ${suggestionId} was not found among your organization suggestions.`);
     }
     if (row.status === 'suggested') await dq.moveRequest(this.db, environment.id, row.id, 'suggested', 'pending', this.options.now());
-    const organization = await findOrganization(this.db, environment.id, row.organization_id);
-    if (!organization) throw apiError('not_found', `Suggestion ${suggestionId} was not found among your organization suggestions.`);
-    return {
-      id: row.id,
-      status: 'pending',
-      organization: organizationBrief(organization),
-      createdAt: row.created_at,
-    };
+    return suggestionView(row, 'pending');
   }
 
   async listPending(environment: Environment, actor: Actor, organizationId: string): Promise<MembershipRequest[]> {

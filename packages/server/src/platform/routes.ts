@@ -36,6 +36,12 @@ const SettingsPatch = Type.Object(
       Type.Boolean({ description: 'Whether signed-in users may create organizations with POST /v1/me/organizations (default true)' }),
     ),
     emailVerification: Type.Optional(EmailVerification),
+    sessionClaims: Type.Optional(
+      Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+        description:
+          'Custom access-token claims: a JSON object (at most 1 KiB) whose string values may hold {{user.email}}, {{user.publicMetadata.<key>}} and the like; null removes them',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -59,6 +65,7 @@ export function environmentView(environment: Environment) {
     sessionInactivitySeconds: s.sessionInactivitySeconds,
     usersCanCreateOrganizations: s.usersCanCreateOrganizations,
     emailVerification: s.emailVerification,
+    sessionClaims: s.sessionClaims,
   };
 }
 

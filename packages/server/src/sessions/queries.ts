@@ -108,6 +108,7 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
       'users.public_metadata as user_public_metadata',
       'users.private_metadata as user_private_metadata',
       'users.unsafe_metadata as user_unsafe_metadata',
+      'users.external_id as user_external_id',
       'users.created_at as user_created_at',
       'users.updated_at as user_updated_at',
       'sessions.user_id as session_user_id',
@@ -133,6 +134,19 @@ export async function findSignInUser(db: Db, environmentId: EnvironmentId, userI
     .where('environment_id', '=', environmentId)
     .where('id', '=', userId)
     .executeTakeFirst();
+}
+
+const claimsUser = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>
+  db
+    .selectFrom('users')
+    .select(['id', 'email', 'email_verified', 'first_name', 'last_name', 'username', 'image_url', 'public_metadata', 'created_at'])
+    .where('environment_id', '=', p.environmentId)
+    .where('id', '=', p.userId),
+);
+
+/** What a custom claims template may read of the user (sessions/claims-template.ts); read at every token issue, so compiled once. */
+export async function findClaimsUser(db: Kysely<Database>, environmentId: EnvironmentId, userId: string) {
+  return (await claimsUser(db, { environmentId, userId }))[0];
 }
 
 export type SignInUser = NonNullable<Awaited<ReturnType<typeof findSignInUser>>>;
@@ -184,11 +198,17 @@ export async function rotateRefreshToken(
     .$if(rotation.activeOrganizationId !== undefined, (q) => q.set({ active_organization_id: rotation.activeOrganizationId! }))
     .executeTakeFirst();
   const rotated = result.numUpdatedRows > 0n;
-  if (rotated) announce(db, { kind: 'session', environmentId, sessionId });
+  // Only a switch changes what caches hold; a plain rotation is not announced (see below).
+  if (rotated && rotation.activeOrganizationId !== undefined) announce(db, { kind: 'session', environmentId, sessionId });
   return rotated;
 }
 
 /**
+ * Not announced: a rotation changes the refresh hashes, which no cache holds, and the last activity,
+ * which only grows. A cached copy that is older can only look inactive too soon, and the session
+ * check reads the row again before refusing on inactivity (SessionService.verifyAccessToken). So a
+ * refresh costs no change announcement, which with several nodes is a Redis call.
+ *
  * The common refresh in one statement: rotates the presented token when it is the session's current
  * one and the session is live (not revoked, within its lifetime and its inactivity limit), and
  * returns what the new access token needs. Undefined when anything else holds; the caller then reads
@@ -205,7 +225,6 @@ export async function rotateCurrentRefreshToken(
     .where('last_active_at', '>', rotation.now - rotation.inactivityMs)
     .returning(['user_id', 'active_organization_id'])
     .executeTakeFirst();
-  if (row) announce(db, { kind: 'session', environmentId, sessionId });
   return row;
 }
 

@@ -15,6 +15,7 @@ import type { UsageService } from '../usage/service.js';
 import * as q from './queries.js';
 import type { RefreshTokens } from './refresh-token.js';
 import type { AccessTokens } from './tokens.js';
+import { CustomClaims } from './claims-template.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -128,6 +129,7 @@ export class SessionService {
   /** Requests (by their session) that found this node caught up, whose other cached reads may serve too. */
   private readonly caughtUpFor = new WeakSet<SessionIdentity>();
   private readonly usersReadWithSession = new WeakMap<SessionIdentity, Readonly<UsersTable>>();
+  private readonly customClaims = new CustomClaims();
 
   constructor(options: SessionServiceOptions) {
     this.store = options.store;
@@ -150,14 +152,19 @@ export class SessionService {
     session: { id: string; userId: string; activeOrganizationId: string | null },
     context: RequestContext,
   ) {
-    const extraClaims = this.extraClaims
-      ? await this.extraClaims({
-          environment,
-          userId: session.userId,
-          sessionId: session.id,
-          activeOrganizationId: session.activeOrganizationId,
-        })
-      : undefined;
+    const [custom, extra] = await Promise.all([
+      this.customClaims.render(this.db, environment, session.userId),
+      this.extraClaims
+        ? this.extraClaims({
+            environment,
+            userId: session.userId,
+            sessionId: session.id,
+            activeOrganizationId: session.activeOrganizationId,
+          })
+        : undefined,
+    ]);
+    // Custom claims first: org_* and the registered claims (added by issue) always win.
+    const extraClaims = custom ? { ...custom, ...extra } : extra;
     return this.tokens.issue(environment, {
       userId: session.userId,
       sessionId: session.id,
@@ -168,7 +175,8 @@ export class SessionService {
 
   /** Starts a session for a user who just proved who they are, and counts them as active. */
   async create(environment: Environment, userId: string, context: RequestContext): Promise<SessionTokens> {
-    // A missing user is not refused here: the session insert's foreign key refuses it.
+    // A missing user is not refused here: the session insert's foreign key refuses it. The ban is
+    // read first so that a banned user's attempt creates no session (nor its webhook events).
     if ((await q.findSignInUser(this.db, environment.id, userId))?.banned === 1) throw userBanned();
     const now = this.now();
     const id = newId('sess', environment.id);
@@ -327,11 +335,17 @@ export class SessionService {
       // Taken again: a change applied while waiting has dropped it.
       cached = caughtUp ? this.cache?.get(environmentId, claims.sid) : undefined;
     }
-    const record = cached ?? (await this.readSession(environmentId, claims.sid));
+    let record = cached ?? (await this.readSession(environmentId, claims.sid));
+    let liveness = record && sessionLiveness(record.environment, record.times, this.now());
+    // Rotations are not announced (queries.ts): a cached copy's last activity may be older than the
+    // row's, which can only make it look inactive too soon. Such a refusal is checked on the row.
+    if (cached && liveness === 'expired' && cached.times.revoked_at === null && this.now() < cached.times.expires_at) {
+      record = await this.readSession(environmentId, claims.sid);
+      liveness = record && sessionLiveness(record.environment, record.times, this.now());
+    }
     if (!record || record.user.id !== claims.sub) {
       throw new ApiError('unauthenticated', 'The session of this access token does not exist. Sign in again.');
     }
-    const liveness = sessionLiveness(record.environment, record.times, this.now());
     if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
     if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
     const session: SessionIdentity = {
@@ -380,6 +394,7 @@ export class SessionService {
         public_metadata: row.user_public_metadata,
         private_metadata: row.user_private_metadata,
         unsafe_metadata: row.user_unsafe_metadata,
+        external_id: row.user_external_id,
         created_at: row.user_created_at,
         updated_at: row.user_updated_at,
       }),

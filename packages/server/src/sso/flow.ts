@@ -62,7 +62,8 @@ function withError(redirectUrl: string, code: string, description: string): stri
 }
 
 export class SsoFlowService {
-  private readonly configs = new Map<string, { config: Configuration; at: number }>();
+  /** Discovery per connection, until it changes (updatedAt) or 10 minutes pass. */
+  private readonly configs = new Map<string, { config: Configuration; at: number; version: number }>();
 
   constructor(
     private readonly options: {
@@ -81,11 +82,11 @@ export class SsoFlowService {
   }
 
   private async oidcConfiguration(environment: Environment, connection: Connection & { type: 'oidc' }): Promise<Configuration> {
-    const key = `${connection.id}@${connection.row.updated_at}`;
-    const cached = this.configs.get(key);
-    if (cached && cached.at + DISCOVERY_CACHE_MS > Date.now()) return cached.config;
+    const cached = this.configs.get(connection.id);
+    if (cached && cached.version === connection.row.updated_at && cached.at + DISCOVERY_CACHE_MS > Date.now()) return cached.config;
     const config = await (await oidcClient()).discover(this.options.connections.oidcSettings(environment, connection));
-    this.configs.set(key, { config, at: Date.now() });
+    // Keyed by the connection alone, so an edited connection replaces its entry rather than adding one.
+    this.configs.set(connection.id, { config, at: Date.now(), version: connection.row.updated_at });
     return config;
   }
 
@@ -104,6 +105,8 @@ export class SsoFlowService {
       throw apiError('invalid_request', 'Send email (routed by its domain) or connectionId.', { fields: ['email', 'connectionId'] });
     }
     const now = this.options.now();
+    // Expired starts are swept as new ones arrive (as captured mail is): they must not pile up.
+    await q.sweepAttempts(this.db, environment.id, now);
     const urls = endpoints(this.options.baseUrl, connection.id);
     const attempt = { id: newId('ssoa', environment.id), connection_id: connection.id, redirect_url: redirect.href, created_at: now, expires_at: now + ATTEMPT_TTL_MS };
     if (connection.type === 'oidc') {
@@ -120,7 +123,7 @@ export class SsoFlowService {
         ...attempt,
         state_hash: sha256Hex(started.state),
         nonce: started.nonce,
-        code_verifier: started.codeVerifier,
+        code_verifier: this.options.connections.sealVerifier(environment, attempt.id, started.codeVerifier),
       });
       return { url: started.url };
     }
@@ -165,13 +168,16 @@ export class SsoFlowService {
         profile = await (await oidcClient()).completeAuthorization(config, this.options.connections.oidcSettings(environment, connection), callbackUrl, {
           state,
           nonce: attempt.nonce,
-          codeVerifier: attempt.code_verifier!,
+          codeVerifier: this.options.connections.openVerifier(environment, attempt.id, attempt.code_verifier!),
         });
       } catch (error) {
         if (error instanceof OidcError) throw new SignInRefused(error.reason === 'idp_error' ? 'access_denied' : error.reason, error.message);
         throw error;
       }
-      return this.account(environment, connection, { ...profile, emailTrusted: profile.emailVerified });
+      // A verified email proves the address only where the operator let this IdP speak: a
+      // connection that lists domains vouches for those alone (an IdP administrator can give any
+      // user any address, and a squatted account would later pull its owner into it).
+      return this.account(environment, connection, { ...profile, emailTrusted: profile.emailVerified && vouchedFor(connection, profile.email) });
     });
   }
 
@@ -190,7 +196,9 @@ export class SsoFlowService {
       if (!connection.config.allowIdpInitiated || !connection.config.idpInitiatedRedirectUrl) {
         throw apiError('invalid_request', 'This connection does not accept sign-ins started at the identity provider; start the sign-in from the application.');
       }
-      redirectUrl = connection.config.idpInitiatedRedirectUrl;
+      // Checked again now, not only when saved: the origin lock may have changed since (a domain
+      // given up can be someone else's by now, and the token must not travel there).
+      redirectUrl = validateRedirectUrl(environment, connection.config.idpInitiatedRedirectUrl).href;
     }
     const ledger: SamlReplayLedger = {
       consumeRequest: (requestId) => q.consumeSamlRequest(this.db, environment.id, connection.id, requestId, this.options.now()),
@@ -232,8 +240,8 @@ export class SsoFlowService {
         email: assertion.email,
         emailVerified: false,
         emailTrusted: domainOk,
-        firstName: assertion.attributes.givenName?.[0] ?? assertion.attributes.firstName?.[0] ?? null,
-        lastName: assertion.attributes.surname?.[0] ?? assertion.attributes.lastName?.[0] ?? null,
+        firstName: firstOf(assertion.attributes, ['givenName', 'firstName', `${WS_CLAIMS}/givenname`]),
+        lastName: firstOf(assertion.attributes, ['surname', 'lastName', `${WS_CLAIMS}/surname`]),
       });
     });
   }
@@ -287,14 +295,14 @@ export class SsoFlowService {
           'An account with this email already exists and this sign-in cannot prove it owns it. Sign in with your usual method.',
         );
       }
-      await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject: profile.subject, user_id: existing.id, email, now });
-      await this.proveAddress(environment, existing, email, profile.emailTrusted);
-      return existing.id;
+      const linked = await this.bind(environment, connection, profile.subject, existing.id, email, now);
+      if (linked === existing.id) await this.proveAddress(environment, existing, email, profile.emailTrusted);
+      return linked;
     }
     if (!profile.emailTrusted) {
       throw new SignInRefused(
         'email_not_verified',
-        connection.type === 'oidc'
+        connection.type === 'oidc' && !profile.emailVerified
           ? 'The identity provider has not verified this email address, so no account can be created with it. Verify it at the provider and try again.'
           : `The email domain is not one of this connection's domains (${connection.domains.join(', ') || 'none'}), so no account can be created with it.`,
       );
@@ -306,8 +314,13 @@ export class SsoFlowService {
       ...(profile.firstName ? { firstName: profile.firstName } : {}),
       ...(profile.lastName ? { lastName: profile.lastName } : {}),
     });
-    await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject: profile.subject, user_id: user.id, email, now });
-    return user.id;
+    return this.bind(environment, connection, profile.subject, user.id, email, now);
+  }
+
+  /** Records the identity; when a racing sign-in of the same subject got there first, its user wins. */
+  private async bind(environment: Environment, connection: Connection, subject: string, userId: string, email: string, now: number): Promise<string> {
+    await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject, user_id: userId, email, now });
+    return (await q.findIdentity(this.db, environment.id, connection.id, subject))?.user_id ?? userId;
   }
 
   /**
@@ -334,7 +347,20 @@ export class SsoFlowService {
   }
 }
 
+/** Entra ID and AD FS name their attributes with WS-Federation claim URIs. */
+const WS_CLAIMS = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
+
+function firstOf(attributes: Record<string, string[]>, names: string[]): string | null {
+  for (const name of names) if (attributes[name]?.[0]) return attributes[name][0];
+  return null;
+}
+
 function emailDomain(email: string): string {
   return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+}
+
+/** OIDC: a connection without domains vouches for every address its IdP verifies; one with domains, for those. */
+function vouchedFor(connection: Connection, email: string | null): boolean {
+  return connection.domains.length === 0 || (email !== null && connection.domains.includes(emailDomain(email)));
 }
 

@@ -54,6 +54,21 @@ export async function insertAttempt(db: Db, environmentId: EnvironmentId, row: O
     .execute();
 }
 
+/**
+ * Forgets the environment's starts that can no longer do anything: the start has expired (its
+ * state, nonce, verifier and request id are refused from then on) and so has any handoff token it
+ * issued. Unknown and expired answer alike, so deleting changes no answer.
+ */
+export async function sweepAttempts(db: Db, environmentId: EnvironmentId, now: number): Promise<number> {
+  const result = await db
+    .deleteFrom('sso_attempts')
+    .where('environment_id', '=', environmentId)
+    .where('expires_at', '<=', now)
+    .where((eb) => eb.or([eb('token_expires_at', 'is', null), eb('token_expires_at', '<=', now)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** Consumes a live start by its state in one statement: two racing callbacks cannot both win. */
 export function consumeAttemptByState(db: Db, environmentId: EnvironmentId, connectionId: string, stateHash: string, now: number) {
   return db
@@ -154,6 +169,8 @@ export async function insertIdentity(
       created_at: row.now,
       last_sign_in_at: row.now,
     })
+    // A racing first sign-in of the same subject may have linked it a moment ago: same key, same user.
+    .onConflict((oc) => oc.columns(['environment_id', 'connection_id', 'subject']).doNothing())
     .execute();
 }
 

@@ -134,10 +134,20 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ connections: SsoConnectionSe
 
   app.post(
     '/v1/sso/saml/:connectionId/acs',
-    { schema: { summary: 'SAML assertion consumer service (HTTP-POST binding)', tags, params: IdParams('connectionId') } },
+    {
+      schema: {
+        summary: 'SAML assertion consumer service (HTTP-POST binding)',
+        tags,
+        params: IdParams('connectionId'),
+        // Strings only: whatever else is posted is a 400 naming the field, never a crash further in.
+        body: Type.Object(
+          { SAMLResponse: Type.Optional(Type.String({ maxLength: 512 * 1024 })), RelayState: Type.Optional(Type.String({ maxLength: 1024 })) },
+          { description: 'The form the IdP posts: SAMLResponse (base64) and RelayState.' },
+        ),
+      },
+    },
     async (request, reply) => {
-      const body = (request.body ?? {}) as { SAMLResponse?: string; RelayState?: string };
-      const { location } = await flows.samlAcs(request.params.connectionId, body);
+      const { location } = await flows.samlAcs(request.params.connectionId, request.body ?? {});
       return reply.header('cache-control', 'no-store').redirect(location, 303);
     },
   );

@@ -32,6 +32,13 @@ export interface ConnectionInput {
   idpInitiatedRedirectUrl?: string | null;
 }
 
+/** Where the presets live and how the IdP is reached; tests point them at local stand-ins. */
+export interface SsoTestHooks {
+  presetIssuers?: Partial<Record<OidcPreset, string>>;
+  /** Used for every OIDC request (discovery, JWKS, token endpoint) instead of the global fetch. */
+  fetch?: OidcSettings['fetch'];
+}
+
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
 const invalid = (field: string, message: string) => apiError('invalid_request', message, { fields: [field] });
@@ -77,10 +84,13 @@ export class SsoConnectionService {
     instanceSecret: string,
     private readonly baseUrl: string,
     private readonly now: () => number,
-    /** Where presets live; tests point them at a local IdP. */
-    private readonly presetIssuers: Partial<Record<OidcPreset, string>> = {},
+    private readonly hooks: SsoTestHooks = {},
   ) {
     this.sealer = new SecretSealer(instanceSecret);
+  }
+
+  private get presetIssuers(): Partial<Record<OidcPreset, string>> {
+    return this.hooks.presetIssuers ?? {};
   }
 
   private get db() {
@@ -101,11 +111,21 @@ export class SsoConnectionService {
     return readConnection(row);
   }
 
+  /** A start's PKCE verifier, sealed like a client secret: it must be read back at the callback. */
+  sealVerifier(environment: Environment, attemptId: string, verifier: string): string {
+    return this.sealer.seal(environment.id, attemptId, verifier);
+  }
+
+  openVerifier(environment: Environment, attemptId: string, sealed: string): string {
+    return this.sealer.open(environment.id, attemptId, sealed);
+  }
+
   /** The OIDC settings to talk to the IdP with, secret opened. */
   oidcSettings(environment: Environment, connection: Connection & { type: 'oidc' }): OidcSettings {
     const secret = connection.row.client_secret ? this.sealer.open(environment.id, connection.id, connection.row.client_secret) : '';
     const { preset, issuer, clientId, scopes } = connection.config;
     const settings: OidcSettings = { preset, issuer, clientId, clientSecret: secret, scopes };
+    if (this.hooks.fetch) settings.fetch = this.hooks.fetch;
     if (preset === 'github' && this.presetIssuers.github) settings.apiBase = this.presetIssuers.github;
     return settings;
   }
@@ -132,7 +152,7 @@ export class SsoConnectionService {
       // The IdP libraries load on first use: a start that never sees SSO never pays for them.
       const { discover } = await import('./oidc/client.js');
       try {
-        await discover({ preset, issuer, clientId: input.clientId, clientSecret: secret, scopes });
+        await discover({ preset, issuer, clientId: input.clientId, clientSecret: secret, scopes, ...(this.hooks.fetch ? { fetch: this.hooks.fetch } : {}) });
       } catch (error) {
         if (error instanceof OidcError) throw invalid('issuer', error.message);
         throw error;

@@ -1,3 +1,4 @@
+import { compileSessionClaims } from '../sessions/claims-template.js';
 import { newEnvironmentId } from '../lib/ids.js';
 import type { CreatedSecretKey } from '@gatehouse/contract';
 import { announce, changeFeed, inTransaction } from '../db/changes.js';
@@ -26,6 +27,7 @@ export interface SettingsPatch {
   sessionInactivitySeconds?: number;
   usersCanCreateOrganizations?: boolean;
   emailVerification?: EnvironmentSettings['emailVerification'];
+  sessionClaims?: Record<string, unknown> | null;
 }
 
 export function secretKeyHint(secretKey: string): string {
@@ -282,5 +284,10 @@ function applySettingsPatch(current: EnvironmentSettings, patch: SettingsPatch):
   if (patch.sessionInactivitySeconds !== undefined) next.sessionInactivitySeconds = patch.sessionInactivitySeconds;
   if (patch.usersCanCreateOrganizations !== undefined) next.usersCanCreateOrganizations = patch.usersCanCreateOrganizations;
   if (patch.emailVerification !== undefined) next.emailVerification = patch.emailVerification;
+  if (patch.sessionClaims !== undefined) {
+    // Checked here, so a bad template is refused when saved and never fails a sign-in.
+    if (patch.sessionClaims !== null) compileSessionClaims(patch.sessionClaims);
+    next.sessionClaims = patch.sessionClaims === null || Object.keys(patch.sessionClaims).length === 0 ? null : patch.sessionClaims;
+  }
   return next;
 }

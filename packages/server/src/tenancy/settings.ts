@@ -28,6 +28,8 @@ export interface EnvironmentSettings {
   usersCanCreateOrganizations: boolean;
   /** "required": a password sign-up is verified by an emailed code before the account exists. */
   emailVerification: EmailVerification;
+  /** Custom access-token claims (sessions/claims-template.ts), checked when saved; null for none. */
+  sessionClaims: Record<string, unknown> | null;
 }
 
 export const DEFAULT_RATE_LIMIT: Record<EnvironmentType, number> = { development: 1000, production: 6000 };
@@ -51,6 +53,7 @@ export function defaultSettings(): EnvironmentSettings {
     usersCanCreateOrganizations: true,
     // What settings stored before the field read as: existing environments keep their behaviour.
     emailVerification: 'off',
+    sessionClaims: null,
   };
 }
 

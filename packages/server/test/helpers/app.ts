@@ -73,6 +73,8 @@ export interface TestAppOptions extends Pick<AppOptions, 'redis' | 'rateLimit' |
    * injected, so any base reaches the app.
    */
   assetBaseUrl?: string;
+  /** The server's own base URL (default BASE_URL): a server a real browser reaches sets its loopback URL. */
+  baseUrl?: string;
 }
 
 /** A clock tests move by hand, for time-dependent rules, instead of sleeping. */
@@ -110,6 +112,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     mail,
     objectStore: makeObjectStore,
     assetBaseUrl,
+    baseUrl,
     ...appOptions
   } = options;
   const store = givenStore ?? (await openTestStore());
@@ -125,7 +128,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     objectStore = created.objects;
   }
   const app = await buildApp({
-    config: { baseUrl: BASE_URL },
+    config: { baseUrl: baseUrl ?? BASE_URL },
     store,
     platformKey,
     instanceSecret,

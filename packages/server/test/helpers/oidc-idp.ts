@@ -13,6 +13,8 @@ import { BASE_URL } from './app.js';
 export interface IdpAccount {
   email?: string;
   email_verified?: boolean;
+  /** Entra ID's optional claim: the tenant verified the email's domain. */
+  xms_edov?: boolean;
   given_name?: string;
   family_name?: string;
 }
@@ -68,7 +70,7 @@ export async function startOidcIdp(): Promise<TestOidcIdp> {
         },
       ],
       jwks: { keys: [signing] },
-      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['given_name', 'family_name'] },
+      claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['given_name', 'family_name'] },
       conformIdTokenClaims: false,
       pkce: { required: () => true },
       findAccount: async (_ctx: unknown, id: string) => ({

@@ -32,7 +32,7 @@ describe('hosted pages and the handoff', () => {
   });
 
   it('serves each hosted page with the environment\'s publishable key and a strict CSP', async () => {
-    for (const page of ['sign-in', 'sign-up', 'user', 'organization']) {
+    for (const page of ['sign-in', 'sign-up', 'user', 'organization', 'accept-invitation']) {
       const res = await t.call({ method: 'GET', url: `/hosted/${env().id}/${page}` });
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toContain('text/html');

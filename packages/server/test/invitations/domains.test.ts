@@ -3,6 +3,8 @@ import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { codeFrom, outbox, REDIRECT, start, tokenFrom } from '../helpers/flows.js';
 import { json, signUp } from '../helpers/identity.js';
 import { actAs, addMember, createOrg, person, plainUser } from '../helpers/organizations.js';
+import { DomainService } from '../../src/invitations/domain-service.js';
+import { OrganizationAccess } from '../../src/organizations/access.js';
 
 let domainCounter = 0;
 function uniqueDomain(): string {
@@ -133,6 +135,70 @@ describe('verified domains and membership requests', () => {
     expect(members).toContain(alice.userId);
     expect(members).not.toContain(bob.userId);
     expect(json(await as(alice, 'GET', '/v1/me/organization-suggestions')).data).toEqual([]);
+  });
+
+  it('a suggestion follows the address: after the user moves to another address it is neither listed nor accepted', async () => {
+    const owner = await person(t, undefined, 'owner');
+    const org = await createOrg(t, owner.userId, { name: 'Initech' });
+    const name = uniqueDomain();
+    await sk('POST', `/v1/organizations/${org.id}/domains`, { name, enrollmentMode: 'automatic_suggestion' });
+    const leaver = await verifiedSignUp(`leaver@${name}`);
+    const [suggestion] = json(await as(leaver, 'GET', '/v1/me/organization-suggestions')).data;
+    expect(suggestion.status).toBe('suggested');
+
+    const moved = await sk('PATCH', `/v1/users/${leaver.userId}`, { email: `leaver@elsewhere-${name}`, emailVerified: true });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(json(await as(leaver, 'GET', '/v1/me/organization-suggestions')).data).toEqual([]);
+    const asked = await as(leaver, 'POST', `/v1/me/organization-suggestions/${suggestion.id}/accept`);
+    expect(asked.statusCode).toBe(404);
+    await actAs(t, owner, org.id);
+    expect(json(await as(owner, 'GET', '/v1/me/organization/membership-requests')).data).toEqual([]);
+
+    // Back at the domain with a verified address, it stands again.
+    await sk('PATCH', `/v1/users/${leaver.userId}`, { email: `leaver@${name}`, emailVerified: true });
+    expect(json(await as(leaver, 'GET', '/v1/me/organization-suggestions')).data.map((s: { id: string }) => s.id)).toEqual([suggestion.id]);
+  });
+
+  it('an organization deleted between the domain lookup and its lock is logged, and enrolment goes on with the next one', async () => {
+    const name = uniqueDomain();
+    const owner = await plainUser(t, undefined, 'owner');
+    const [doomed, kept] = [await createOrg(t, owner.id, { name: 'Doomed' }), await createOrg(t, owner.id, { name: 'Kept' })];
+    for (const org of [doomed, kept]) await sk('POST', `/v1/organizations/${org.id}/domains`, { name, enrollmentMode: 'automatic_suggestion' });
+    const user = await verifiedSignUp(`racer@${name}`);
+    const environment = await t.tenancy.getEnvironment(t.project.development.id);
+    const row = await t.store.db
+      .selectFrom('users')
+      .selectAll()
+      .where('environment_id', '=', environment.id)
+      .where('id', '=', user.userId)
+      .executeTakeFirstOrThrow();
+    // Undo the sign-up's own enrolment, so that the racing one below is the one observed.
+    await t.store.db
+      .deleteFrom('organization_membership_requests')
+      .where('environment_id', '=', environment.id)
+      .where('user_id', '=', user.userId)
+      .execute();
+
+    const real = new OrganizationAccess(t.store);
+    const warnings: unknown[] = [];
+    const racing = new DomainService({
+      store: t.store,
+      tenancy: t.tenancy,
+      now: clock.now,
+      codeKey: Buffer.alloc(32),
+      wake: () => undefined,
+      log: { warn: (entry: unknown) => warnings.push(entry) },
+      access: {
+        withOrganization: async (env, actor, organizationId, work) => {
+          if (organizationId === doomed.id) await sk('DELETE', `/v1/organizations/${doomed.id}`);
+          return real.withOrganization(env, actor, organizationId, work);
+        },
+      } as OrganizationAccess,
+    });
+    await expect(racing.enrol(environment, row)).resolves.toBeUndefined();
+    expect(warnings).toEqual([expect.objectContaining({ organizationId: doomed.id })]);
+    const suggestions = json(await as(user, 'GET', '/v1/me/organization-suggestions')).data;
+    expect(suggestions.map((s: { organization: { id: string } }) => s.organization.id)).toEqual([kept.id]);
   });
 
   describe('on the session surface', () => {

@@ -32,6 +32,7 @@ describe('GET and PATCH /v1/me', () => {
         banned: false,
         publicMetadata: {},
         unsafeMetadata: {},
+        externalId: null,
         createdAt: expect.any(Number),
         updatedAt: expect.any(Number),
       },

@@ -182,4 +182,22 @@ describe('GET /v1/me after a settings change: the cached environment is never st
     expect(refused.statusCode).toBe(401);
     expect(json(refused).error.message).toMatch(/inactive too long/);
   });
+
+  it('keeps a refreshed session alive past the cached copy\'s inactivity limit (rotations are not announced)', async () => {
+    const environment = t.project.development.id;
+    await t.setSettings(environment, { accessTokenTtlSeconds: 3600, sessionInactivitySeconds: 300 });
+    const user = await signUp(t);
+    clock.advance(200_000);
+    for (let i = 0; i < 2; i++) expect((await me(t, user.accessToken)).statusCode).toBe(200);
+    const rotated = json(await refresh(t, user.refreshToken)).session;
+    // 350 s after sign-up, 150 s after the refresh: the copy cached before the refresh looks
+    // inactive, the row does not.
+    clock.advance(150_000);
+    for (const token of [user.accessToken, rotated.accessToken]) expect((await me(t, token)).statusCode).toBe(200);
+    // And a session that really went inactive is still refused.
+    clock.advance(301_000);
+    const refused = await me(t, rotated.accessToken);
+    expect(refused.statusCode).toBe(401);
+    expect(json(refused).error.message).toMatch(/inactive too long/);
+  });
 });

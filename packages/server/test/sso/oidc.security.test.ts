@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json, signUp, uniqueEmail } from '../helpers/identity.js';
@@ -56,6 +57,29 @@ describe(`OIDC single sign-on attacks (${testDb()})`, () => {
     expect(errorOf(String(replay.headers.location))).toBe('invalid_response');
   });
 
+  it('a database reader learns no PKCE verifier: what is stored does not hash to the code_challenge sent', async () => {
+    const url = new URL(await startUrl());
+    const rows = await t.store.db
+      .selectFrom('sso_attempts')
+      .select(['code_verifier', 'nonce'])
+      .where('environment_id', '=', t.project.development.id)
+      .where('nonce', '=', url.searchParams.get('nonce')!)
+      .execute();
+    expect(rows).toHaveLength(1);
+    const stored = rows[0]!.code_verifier!;
+    expect(createHash('sha256').update(stored).digest('base64url')).not.toBe(url.searchParams.get('code_challenge'));
+    expect(stored.length).toBeGreaterThan(43);
+  });
+
+  it("the IdP's refusal (error=access_denied) goes back to redirectUrl and spends the state", async () => {
+    const state = new URL(await startUrl()).searchParams.get('state')!;
+    const callback = `${new URL(connection.redirectUri).pathname}?error=access_denied&error_description=${encodeURIComponent('The user said no')}&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(idp.issuer)}`;
+    const refused = await t.call({ method: 'GET', url: callback });
+    expect(refused.statusCode).toBe(303);
+    expect(errorOf(String(refused.headers.location))).toBe('access_denied');
+    expect((await t.call({ method: 'GET', url: callback })).statusCode).toBe(400);
+  });
+
   it('a tampered state answers 400 invalid_request, with no redirect', async () => {
     const person = account('tamper');
     const callbackUrl = await new TestBrowser(t).codeFor(await startUrl(), person.id);
@@ -105,6 +129,16 @@ describe(`OIDC single sign-on attacks (${testDb()})`, () => {
     await signUp(t, { email: person.email });
     const answer = await new TestBrowser(t).signIn(await startUrl(), person.id);
     expect(errorOf(answer.location)).toBe('account_exists');
+  });
+
+  it('account squatting across an unvouched domain: a verified email outside the connection domains creates no account and proves nothing', async () => {
+    // The IdP's administrator gives a user someone else's address at another domain, "verified".
+    const squatter = account('squat', { domain: 'victim-mail.test' });
+    const answer = await new TestBrowser(t).signIn(await startUrl(), squatter.id);
+    expect(new URL(answer.location!).searchParams.get('token')).toBeNull();
+    expect(errorOf(answer.location)).toBe('email_not_verified');
+    const users = await t.call({ method: 'GET', url: `/v1/users?email=${encodeURIComponent(squatter.email)}`, credential: t.project.development.secretKey });
+    expect(json(users).data).toEqual([]);
   });
 
   it('an IdP that is down at the callback sends the browser back with error=idp_unavailable', async () => {

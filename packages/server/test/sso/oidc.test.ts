@@ -96,6 +96,15 @@ describe(`OIDC single sign-on against a real OpenID Provider (${testDb()})`, () 
     expect(json(user).emailVerified).toBe(true);
   });
 
+  it('a single-tenant Entra ID as a generic connection: xms_edov (no email_verified) proves the address', async () => {
+    const id = `acct-entra-${Math.random().toString(36).slice(2)}`;
+    const email = uniqueEmail('entra').replace(/@.*/, '@corp.test');
+    idp.accounts.set(id, { email, xms_edov: true });
+    const back = await signInThrough(id);
+    expect(back.error).toBeNull();
+    expect(json(await ssoVerify(t, t.project.development, back.token!)).user.email).toBe(email);
+  });
+
   it('GET /v1/environment lists the connection', async () => {
     const env = json(await t.call({ method: 'GET', url: '/v1/environment', credential: t.project.development.publishableKey }));
     expect(env.ssoConnections).toContainEqual({ id: connection.id, name: 'Corp OIDC', type: 'oidc', domains: ['corp.test'] });

@@ -72,6 +72,16 @@ describe(`SAML single sign-on through the API (${testDb()})`, () => {
     expect(json(await ssoVerify(t, t.project.development, again.token!)).user.id).toBe(user.id);
   });
 
+  it('reads the names from WS-Federation claim attributes (Entra ID, AD FS)', async () => {
+    const email = uniqueEmail('names').replace(/@.*/, '@corp.test');
+    const request = await begin(email);
+    const claims = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
+    const response = await idp.issue(sp(), { inResponseTo: request.id, nameId: email, attributes: { [`${claims}/givenname`]: 'Grace', [`${claims}/surname`]: 'Hopper' } });
+    const back = landing(await postAcs(t, path(connection.acsUrl), { SAMLResponse: response, RelayState: request.relayState! }));
+    const { user } = json(await ssoVerify(t, t.project.development, back.token!));
+    expect(json(await t.call({ method: 'GET', url: `/v1/users/${user.id}`, credential: t.project.development.secretKey }))).toMatchObject({ firstName: 'Grace', lastName: 'Hopper' });
+  });
+
   it('links an existing password user at a listed domain', async () => {
     const email = uniqueEmail('existing').replace(/@.*/, '@corp.test');
     const existing = await signUp(t, { email });
@@ -123,6 +133,31 @@ describe(`SAML single sign-on through the API (${testDb()})`, () => {
     expect(json(patched)).toMatchObject({ name: 'Temp 2', domains: ['temp2.test'], idpEntityId: idp.entityId });
     expect((await t.call({ method: 'DELETE', url: base, credential: t.platformKey })).statusCode).toBe(200);
     expect((await t.call({ method: 'GET', url: base, credential: t.platformKey })).statusCode).toBe(404);
+  });
+
+  it('sign-up rules apply: verification required does not hold up an address the IdP proved; signUp off refuses a new person but signs a known one in', async () => {
+    const project = await t.createProject('Rules');
+    await enableSso(t, project.development);
+    await t.setSettings(project.development.id, { emailVerification: 'required' });
+    const rules = json(await createConnection(t, project.development, { type: 'saml', name: 'Rules', domains: ['rules.test'], idpMetadataXml: idp.metadataXml }));
+    const signInAs = async (email: string) => {
+      const started = await ssoStart(t, project.development, { email });
+      const request = readRedirectRequest(json(started).url);
+      const response = await idp.issue({ spEntityId: rules.spEntityId, acsUrl: rules.acsUrl }, { inResponseTo: request.id, nameId: email });
+      return landing(await postAcs(t, path(rules.acsUrl), { SAMLResponse: response, RelayState: request.relayState! }));
+    };
+    const known = uniqueEmail('rules-known').replace(/@.*/, '@rules.test');
+    const first = await signInAs(known);
+    expect(first.error).toBeNull();
+    const { user } = json(await ssoVerify(t, project.development, first.token!));
+    expect(json(await t.call({ method: 'GET', url: `/v1/users/${user.id}`, credential: project.development.secretKey })).emailVerified).toBe(true);
+
+    await t.setSettings(project.development.id, { signUp: false });
+    const stranger = await signInAs(uniqueEmail('rules-new').replace(/@.*/, '@rules.test'));
+    expect(stranger.token).toBeNull();
+    expect(stranger.error).toBe('method_disabled');
+    const again = await signInAs(known);
+    expect(json(await ssoVerify(t, project.development, again.token!)).user.id).toBe(user.id);
   });
 
   it('with authMethods.sso off, start and verify answer 403 method_disabled (connections stay manageable)', async () => {

@@ -31,6 +31,7 @@ describe('/v1/users (secret key)', () => {
       publicMetadata: {},
       privateMetadata: {},
       unsafeMetadata: {},
+      externalId: null,
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
     });

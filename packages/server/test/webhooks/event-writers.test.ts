@@ -8,7 +8,7 @@ import { writesTo } from '../helpers/source-writes.js';
  */
 const EVENT_TABLES = ['users', 'sessions', 'organizations', 'organization_members', 'organization_invitations'];
 
-/** Writes for which no event is defined: a session's rotation or organization switch, an invitation's renewal. */
+/** Writes for which no event is defined: a session's rotation or organization switch, an invitation's renewal, a rehash. */
 const NO_EVENT = new Set([
   'rotateRefreshToken',
   'rotateCurrentRefreshToken',
@@ -16,6 +16,8 @@ const NO_EVENT = new Set([
   'clearActiveOrganization',
   // Inviting a pending address again renews its invitation (token, role, expiry): no event is defined for that.
   'refreshInvitation',
+  // An imported digest rehashed to argon2id at the first sign-in: the same password, nothing the user object shows changes.
+  'replacePasswordHash',
 ]);
 
 /** Deleting a whole project removes its rows wholesale; there is no one left to tell. */

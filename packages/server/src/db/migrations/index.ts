@@ -18,6 +18,7 @@ import { signUpAttempts } from './0016_sign_up_attempts.js';
 import { handoff } from './0017_handoff.js';
 import { sso } from './0018_sso.js';
 import { operators } from './0019_operators.js';
+import { userExternalId } from './0020_user_external_id.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '0017_handoff': handoff,
   '0018_sso': sso,
   '0019_operators': operators,
+  '0020_user_external_id': userExternalId,
 };

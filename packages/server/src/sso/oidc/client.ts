@@ -53,6 +53,7 @@ export async function discover(settings: OidcSettings): Promise<oidc.Configurati
   try {
     config = await oidc.discovery(new URL(settings.issuer), settings.clientId, { client_secret: settings.clientSecret }, clientAuth(settings.clientSecret), {
       ...insecureOptions(settings.issuer),
+      ...(settings.fetch ? { [oidc.customFetch]: settings.fetch } : {}),
       timeout: 10,
     });
   } catch (error) {
@@ -128,8 +129,9 @@ export async function completeAuthorization(
   return {
     subject: claims.sub,
     email: str(claims.email),
-    // Entra ID rarely sends email_verified; its xms_edov says the tenant owns the email's domain.
-    emailVerified: claims.email_verified === true || (settings.preset === 'microsoft' && claims.xms_edov === true),
+    // Entra ID never sends email_verified; its optional xms_edov says the tenant verified the email's
+    // domain. Honoured for any connection (a single-tenant Entra ID is a generic one), as what the IdP signs.
+    emailVerified: claims.email_verified === true || claims.xms_edov === true,
     firstName: str(claims.given_name),
     lastName: str(claims.family_name),
   };

@@ -25,6 +25,8 @@ export interface OidcSettings {
   scopes: string[];
   /** For GitHub (and tests): where its REST API lives. */
   apiBase?: string;
+  /** Tests only: reaches the IdP instead of the global fetch (openid-client's customFetch shape). */
+  fetch?: (url: string, options: { method: string; headers: Record<string, string>; body?: unknown }) => Promise<Response>;
 }
 
 /** What a successful callback proves about the person. */

@@ -6,7 +6,7 @@
 import { constantTimeEqual } from '../../lib/crypto.js';
 import type { SpEndpoints } from './authn-request.js';
 import type { IdpSettings } from './metadata.js';
-import { SamlResponseError, type VerifiedAssertion, verifySamlResponse } from './response.js';
+import { SAML_CLOCK_SKEW_MS, SamlResponseError, type VerifiedAssertion, verifySamlResponse } from './response.js';
 
 export interface SamlReplayLedger {
   /**
@@ -42,7 +42,14 @@ export async function acceptSamlResponse(input: {
   if (!input.allowIdpInitiated) {
     throw new SamlResponseError('unsolicited', 'The response answers no request from Gatehouse, and this connection does not accept IdP-initiated sign-in.');
   }
-  if (!(await input.ledger.rememberAssertion(assertion.assertionId, assertion.notOnOrAfter))) {
+  if (input.expectedRequestId !== null) {
+    // RelayState named a start of ours: only the answer to its request completes it. An unsolicited
+    // assertion posted with it would leave the start unconsumed, to be completed again and again.
+    throw new SamlResponseError('request_mismatch', 'The response answers no request, but this browser started one; start again.');
+  }
+  // Remembered as long as the validator would still accept it: NotOnOrAfter plus the clock skew.
+  // Forgetting it at NotOnOrAfter would let a replay through during the last 5 s of grace.
+  if (!(await input.ledger.rememberAssertion(assertion.assertionId, assertion.notOnOrAfter + SAML_CLOCK_SKEW_MS))) {
     throw new SamlResponseError('replayed', 'This assertion was already used; sign in again from the identity provider.');
   }
   return assertion;

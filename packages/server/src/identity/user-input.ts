@@ -1,0 +1,98 @@
+import { isUniqueViolation } from '../db/index.js';
+import { ApiError, apiError } from '../lib/errors.js';
+import { metadataText } from './metadata.js';
+import { assertAcceptablePassword } from './password-policy.js';
+import { storedDigest, type PasswordHasher } from './password-digests.js';
+import { hashPassword } from './passwords.js';
+
+/** What creating or changing a user takes, and the checks and conversions that need no database. */
+
+export interface ProfileInput {
+  firstName?: string | null | undefined;
+  lastName?: string | null | undefined;
+  username?: string | null | undefined;
+  imageUrl?: string | null | undefined;
+}
+
+export interface MetadataInput {
+  publicMetadata?: Record<string, unknown> | undefined;
+  privateMetadata?: Record<string, unknown> | undefined;
+  unsafeMetadata?: Record<string, unknown> | undefined;
+}
+
+export interface AdminUserInput extends ProfileInput, MetadataInput {
+  email?: string | undefined;
+  password?: string | undefined;
+  emailVerified?: boolean | undefined;
+  externalId?: string | null | undefined;
+}
+
+/** POST /v1/users and the bulk import: also a digest from another system, and the original creation time. */
+export interface CreateUserInput extends AdminUserInput {
+  email: string;
+  passwordDigest?: string | undefined;
+  passwordHasher?: PasswordHasher | undefined;
+  createdAt?: number | undefined;
+}
+
+/** The stored text of each metadata object given (validated); omitted ones are left out. */
+export function metadataColumns(input: MetadataInput) {
+  const columns: { public_metadata?: string; private_metadata?: string; unsafe_metadata?: string } = {};
+  if (input.publicMetadata !== undefined) columns.public_metadata = metadataText(input.publicMetadata, 'publicMetadata');
+  if (input.privateMetadata !== undefined) columns.private_metadata = metadataText(input.privateMetadata, 'privateMetadata');
+  if (input.unsafeMetadata !== undefined) columns.unsafe_metadata = metadataText(input.unsafeMetadata, 'unsafeMetadata');
+  return columns;
+}
+
+const USERNAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{1,62}[A-Za-z0-9])$/;
+export function validUsername(username: string): string {
+  if (!USERNAME.test(username)) {
+    throw apiError(
+      'invalid_request',
+      'Field "username" must be 3 to 64 characters of letters, digits, "_", "." or "-", starting and ending with a letter or digit.',
+      { fields: ['username'] },
+    );
+  }
+  return username;
+}
+
+export function emailTaken(): ApiError {
+  return apiError(
+    'conflict',
+    'A user with this email address already exists in this environment (addresses match whatever their case). Sign in instead.',
+    { fields: ['email'] },
+  );
+}
+
+/** Maps a unique-index violation on users to a 409 naming the field. */
+export function conflictFrom(error: unknown): ApiError | undefined {
+  if (!isUniqueViolation(error)) return undefined;
+  const text = `${(error as { constraint?: string }).constraint ?? ''} ${(error as Error).message ?? ''}`;
+  if (text.includes('external_id')) {
+    return apiError('conflict', 'Another user of this environment has that externalId; each user has their own.', {
+      fields: ['externalId'],
+    });
+  }
+  if (text.includes('username')) {
+    return apiError('conflict', 'That username is taken in this environment; choose another.', { fields: ['username'] });
+  }
+  return emailTaken();
+}
+
+/** The stored hash of a new user: argon2id of a password, or an imported digest as it came; null for neither. */
+export async function passwordHashOf(input: CreateUserInput): Promise<string | null> {
+  if (input.password !== undefined && input.passwordDigest !== undefined) {
+    throw apiError('invalid_request', 'Send either "password" or "passwordDigest" with "passwordHasher", not both.', {
+      fields: ['password', 'passwordDigest'],
+    });
+  }
+  if ((input.passwordDigest === undefined) !== (input.passwordHasher === undefined)) {
+    throw apiError('invalid_request', '"passwordDigest" and "passwordHasher" go together: send both, or neither.', {
+      fields: ['passwordDigest', 'passwordHasher'],
+    });
+  }
+  if (input.passwordDigest !== undefined) return storedDigest(input.passwordHasher!, input.passwordDigest);
+  if (input.password === undefined) return null;
+  assertAcceptablePassword(input.password);
+  return hashPassword(input.password);
+}
