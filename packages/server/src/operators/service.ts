@@ -18,7 +18,10 @@ import * as q from './queries.js';
 /** The reserved project and the environment whose users are the operators. */
 export interface OperatorsEnvironment {
   projectId: string;
+  /** The production environment: its users are the operators. */
   environment: Environment;
+  /** Both of the project's environments (the development one stays unused). */
+  environmentIds: string[];
 }
 
 export const OPERATORS_PROJECT_NAME = 'Gatehouse operators';
@@ -65,17 +68,8 @@ export class OperatorService {
 
   /** Whether a project or environment id is the reserved one (platform requests naming it are 404). */
   async isReserved(id: string): Promise<boolean> {
-    const { projectId, environment } = await this.operatorsEnvironment();
-    return id === projectId || id === environment.id || (await this.reservedEnvironmentIds()).includes(id);
-  }
-
-  private reservedIds: string[] | undefined;
-  private async reservedEnvironmentIds(): Promise<string[]> {
-    if (!this.reservedIds) {
-      const { projectId } = await this.operatorsEnvironment();
-      this.reservedIds = (await this.options.tenancy.getProject(projectId)).environments.map((e) => e.id);
-    }
-    return this.reservedIds;
+    const { projectId, environmentIds } = await this.operatorsEnvironment();
+    return id === projectId || environmentIds.includes(id);
   }
 
   private async ensureReserved(): Promise<OperatorsEnvironment> {
@@ -107,7 +101,7 @@ export class OperatorService {
     ) {
       environment = await tenancy.updateSettings(environment.id, wanted);
     }
-    return { projectId, environment };
+    return { projectId, environment, environmentIds: environments.map((e) => e.id) };
   }
 
   /** The current environment (settings may have changed since it was reserved). */
