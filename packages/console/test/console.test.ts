@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,29 @@ import { freePort, startServerProcess, stopServerProcess, type ServerProcess } f
 
 const SCREENSHOTS = fileURLToPath(new URL('../../../docs/screenshots/console/', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
+
+function newest(dir: string): number {
+  let time = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name);
+    time = Math.max(time, entry.isDirectory() ? newest(full) : statSync(full).mtimeMs);
+  }
+  return time;
+}
+
+/** The server serves packages/console/dist: a build older than src/ would test yesterday's console. */
+function assertConsoleBuilt(): void {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  let built: number;
+  try {
+    built = statSync(join(root, 'dist/index.html')).mtimeMs;
+  } catch {
+    throw new Error('packages/console/dist is missing: run `npm run build -w packages/console` (npm install and npm test build it).');
+  }
+  if (newest(join(root, 'src')) > built) {
+    throw new Error('packages/console/dist is older than its sources: run `npm run build -w packages/console` (npm test builds it first).');
+  }
+}
 
 /** The console in Chromium against a real server started as `npm start` starts it (SQLite, fresh data directory). */
 describe.skipIf(!chromiumAvailable())('the console', () => {
@@ -32,6 +55,7 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
   const tab = (name: string) => page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name });
 
   beforeAll(async () => {
+    assertConsoleBuilt();
     mkdirSync(SCREENSHOTS, { recursive: true });
     dataDir = mkdtempSync(join(os.tmpdir(), 'gatehouse-console-'));
     const port = await freePort();
