@@ -43,6 +43,8 @@ export default defineConfig({
       { extends: true, test: { name: 'js', include: ['packages/js/test/**/*.test.ts'], testTimeout: 60_000 } },
       // @gatehouse/react: its components in Chromium against a real Gatehouse.
       { extends: true, test: { name: 'react', include: ['packages/react/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'], testTimeout: 60_000 } },
+      // The console in Chromium against a real server.
+      { extends: true, test: { name: 'console', include: ['packages/console/test/**/*.test.ts'], testTimeout: 60_000 } },
       { extends: true, test: { name: 'sqlite', include: [serverTests], exclude: [unitTests], env: { GATEHOUSE_TEST_DB: 'sqlite' } } },
       ...(postgres
         ? [

@@ -12,3 +12,4 @@ export * from './health.js';
 export * from './invitations.js';
 export * from './webhooks.js';
 export * from './sso.js';
+export * from './operators.js';

@@ -29,6 +29,11 @@ import { domainRoutes } from './invitations/domain-routes.js';
 import { roleRoutes } from './organizations/role-routes.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { platformRoutes } from './platform/routes.js';
+import { auditPlugin } from './operators/audit.js';
+import { mirrorSecretKeyRoutes } from './operators/mirror.js';
+import { operatorRoutes } from './operators/routes.js';
+import { OperatorService } from './operators/service.js';
+import { consoleRoutes } from './operators/console.js';
 import { rateLimitPlugin } from './ratelimit/plugin.js';
 import type { Clock } from './ratelimit/window.js';
 import type { TenancyCacheOptions } from './tenancy/cache.js';
@@ -39,6 +44,7 @@ import { SsoConnectionService, type SsoTestHooks } from './sso/service.js';
 import { SsoFlowService } from './sso/flow.js';
 import type { TenancyService } from './tenancy/service.js';
 import { usageRoutes } from './usage/routes.js';
+import { RequestRate, requestRatePlugin } from './usage/request-rate.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { WebhookService } from './webhooks/service.js';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/worker.js';
@@ -55,6 +61,8 @@ declare module 'fastify' {
     outbox: OutboxWorker;
     /** The webhook delivery worker; tests drive it by hand (`app.webhooks.drain()`). */
     webhooks: WebhookWorker;
+    /** Operators and their reserved environment; main.ts prints the setup link through it. */
+    operators: OperatorService;
   }
 }
 
@@ -132,8 +140,30 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.addHook('onClose', async () => void unsubscribeKeys());
 
+  const registerMirrors = mirrorSecretKeyRoutes(app);
+  const operators = new OperatorService({
+    store: options.store,
+    tenancy,
+    identity,
+    baseUrl: options.config.baseUrl,
+    now,
+    wake: () => app.outbox.wake(),
+  });
+  app.decorate('operators', operators);
+
   installCors(app);
-  await app.register(credentialsPlugin, { tenancy, platformKeyHash: sha256Hex(options.platformKey), verifyAccessToken });
+  await app.register(credentialsPlugin, {
+    tenancy,
+    platformKeyHash: sha256Hex(options.platformKey),
+    verifyAccessToken,
+    operators: {
+      environmentId: async () => (await operators.operatorsEnvironment()).environment.id,
+      isReserved: (id) => operators.isReserved(id),
+    },
+  });
+  await app.register(auditPlugin, { operators });
+  const rate = new RequestRate(now);
+  await app.register(requestRatePlugin, { rate });
   if (limiter) await app.register(rateLimitPlugin, { limiter });
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   const ssoConnections = new SsoConnectionService(options.store, options.instanceSecret, options.config.baseUrl, now, options.sso);
@@ -158,7 +188,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(organizationRoutes, { organizations, sessions, cursors });
   await app.register(memberRoutes, { members, cursors });
   await app.register(roleRoutes, { roles, tenancy });
-  await app.register(usageRoutes, { usage, now });
+  await app.register(usageRoutes, { usage, now, rate, tenancy });
   await app.register(outboxRoutes, { mailbox: new Mailbox(options.store), tenancy });
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
@@ -211,6 +241,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     unwake();
     await webhookWorker.stop();
   });
+
+  await app.register(operatorRoutes, { operators, cursors, baseUrl: options.config.baseUrl });
+  await app.register(consoleRoutes);
+  registerMirrors();
 
   app.decorate('tenancy', tenancy);
 

@@ -44,8 +44,7 @@ async function main(): Promise<void> {
     '',
     'Gatehouse is running.',
     `  Base URL:      ${config.baseUrl}`,
-    // The console's URL belongs here; the console is not built yet, so say so rather than omit it.
-    `  Console:       not built yet; operators use the platform API at ${config.baseUrl}/v1/platform`,
+    `  Console:       ${config.baseUrl}/console`,
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
     `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
     `  Object store:  ${describeObjectStore(config)}`,
@@ -55,6 +54,16 @@ async function main(): Promise<void> {
     lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);
   }
   if (created) lines.push(...describeDefaultProject(created, config.baseUrl));
+  // Printed at every start while no operator exists, so existing installations get one too.
+  const setupLink = await app.operators.setupLinkIfNoOperator();
+  if (setupLink) {
+    lines.push(
+      '',
+      'No operator yet. Open this one-time link to create the first operator of the console:',
+      `  ${setupLink}`,
+      '  (it works once; while no operator exists, every start prints a new one)',
+    );
+  }
   if (config.databaseUrl && !config.s3) {
     lines.push(
       '',

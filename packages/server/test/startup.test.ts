@@ -12,6 +12,8 @@ describe(`npm start (${testDb()})`, () => {
   const databaseEnv: Record<string, string> =
     testDb() === 'postgres' ? { DATABASE_URL: process.env.DATABASE_URL!, DATABASE_SCHEMA: schema } : {};
 
+  let firstSetupLink: string | undefined;
+
   afterAll(async () => {
     rmSync(dataDir, { recursive: true, force: true });
     await dropPostgresSchema(schema);
@@ -23,6 +25,9 @@ describe(`npm start (${testDb()})`, () => {
     try {
       expect(started.exitCode).toBeNull();
       expect(started.output).toContain(`Base URL:      http://localhost:${port}`);
+      expect(started.output).toContain(`Console:       http://localhost:${port}/console\n`);
+      firstSetupLink = /(http:\/\/localhost:\d+\/console\/setup\?token=gh_setup_\S+)/.exec(started.output)?.[1];
+      expect(firstSetupLink).toBeDefined();
       const platformKey = /Platform key:\s+(plk_\S+)/.exec(started.output)?.[1];
       const publishableKey = /Publishable key:\s+(pk_test_\S+)/.exec(started.output)?.[1];
       const secretKey = /Secret key:\s+(sk_test_\S+)/.exec(started.output)?.[1];
@@ -83,13 +88,22 @@ describe(`npm start (${testDb()})`, () => {
     }
   });
 
-  it('on a later start keeps the data and prints no keys again', async () => {
+  it('on a later start keeps the data and prints no keys again, but a new setup link while no operator exists', async () => {
     const port = await freePort();
     const started = await startServerProcess({ PORT: String(port), GATEHOUSE_DATA_DIR: dataDir, ...databaseEnv });
     try {
       expect(started.exitCode).toBeNull();
       expect(started.output).not.toContain('Secret key:');
       expect(started.output).not.toContain('Platform key:');
+      const link = /(http:\/\/localhost:\d+\/console\/setup\?token=gh_setup_\S+)/.exec(started.output)?.[1];
+      expect(link).toBeDefined();
+      expect(new URL(link!).searchParams.get('token')).not.toBe(new URL(firstSetupLink!).searchParams.get('token'));
+      const created = await fetch(`http://127.0.0.1:${port}/v1/console/setup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: new URL(link!).searchParams.get('token'), email: 'ops@example.com', password: 'correct horse battery staple' }),
+      });
+      expect(created.status).toBe(201);
     } finally {
       await stopServerProcess(started);
     }

@@ -11,6 +11,28 @@ export interface InstanceMetaTable {
   value: string;
 }
 
+export interface OperatorTokensTable {
+  id: string;
+  token_hash: string;
+  /** Null for the first-operator setup link; the invited address otherwise. */
+  email: string | null;
+  invited_by: string | null;
+  created_at: number;
+  expires_at: number | null;
+  used_at: number | null;
+}
+
+export interface OperatorAuditLogTable {
+  id: string;
+  at: number;
+  actor_kind: 'platform_key' | 'operator' | 'setup';
+  actor_id: string | null;
+  actor_email: string | null;
+  action: string;
+  target: string | null;
+  status: number;
+}
+
 export interface ProjectsTable {
   id: string;
   name: string;
@@ -387,6 +409,8 @@ export interface Database {
   handoff_tokens: HandoffTokensTable;
   email_outbox: EmailOutboxTable;
   instance_meta: InstanceMetaTable;
+  operator_tokens: OperatorTokensTable;
+  operator_audit_log: OperatorAuditLogTable;
   projects: ProjectsTable;
   environments: EnvironmentsTable;
   secret_keys: SecretKeysTable;

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { constantTimeEqual, sha256Hex } from '../lib/crypto.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
-import { ApiError } from '../lib/errors.js';
+import { ApiError, notFound } from '../lib/errors.js';
 import { isOriginAllowed } from '../tenancy/origin.js';
 
 export type CredentialKind = 'publishable' | 'secret' | 'session' | 'platform';
@@ -21,7 +21,21 @@ export type AuthContext =
   | { kind: 'publishable'; environment: Environment }
   | { kind: 'secret'; environment: Environment; secretKeyId: string }
   | { kind: 'session'; environment: Environment; session: SessionIdentity }
-  | { kind: 'platform' };
+  | {
+      kind: 'platform';
+      /** Set when an operator's access token (not the platform key) made the request. */
+      operator?: { userId: string; sessionId: string };
+      /** Set on the platform's copies of secret-key routes (/v1/platform/environments/{id}/users…). */
+      environment?: Environment;
+    };
+
+/** What the credentials check needs of the operators' reserved environment (operators/service.ts). */
+export interface OperatorsDirectory {
+  /** The operators' environment id. */
+  environmentId(): Promise<string>;
+  /** Whether a project or environment id is the reserved one: the platform API answers 404 for it. */
+  isReserved(id: string): Promise<boolean>;
+}
 
 /** Verifies an access token for Gatehouse's own `/v1/me*`, or throws a 401 ApiError. */
 export type AccessTokenVerifier = (token: string, request: FastifyRequest) => Promise<{ environment: Environment; session: SessionIdentity }>;
@@ -30,6 +44,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The credential kinds this route accepts. Absent means a public route. */
     credentials?: readonly CredentialKind[];
+    /** The platform's copy of a secret-key route: the environment is the path's `environmentId`. */
+    actsInEnvironment?: boolean;
   }
   interface FastifyRequest {
     auth: AuthContext | null;
@@ -41,6 +57,11 @@ const DESCRIPTION: Record<CredentialKind, string> = {
   secret: 'a secret key (sk_test_… or sk_live_…), sent from your backend only',
   session: 'a session access token (the accessToken returned by sign-in)',
   platform: 'the platform key (plk_…)',
+};
+
+/** What a surface takes, where it differs from the credential's own name. */
+const ACCEPTED: Partial<Record<CredentialKind, string>> = {
+  platform: "the platform key (plk_…, from a server only) or an operator's access token (the console's)",
 };
 
 const WHY_REFUSED: Partial<Record<CredentialKind, string>> = {
@@ -57,7 +78,7 @@ export function classifyCredential(token: string): CredentialKind | 'refresh' | 
 }
 
 function describeAccepted(kinds: readonly CredentialKind[]): string {
-  return kinds.map((k) => DESCRIPTION[k]).join(' or ');
+  return kinds.map((k) => ACCEPTED[k] ?? DESCRIPTION[k]).join(' or ');
 }
 
 function unauthenticated(message: string): ApiError {
@@ -80,6 +101,7 @@ export interface CredentialOptions {
   tenancy: TenancyService;
   platformKeyHash: string;
   verifyAccessToken: AccessTokenVerifier;
+  operators: OperatorsDirectory;
 }
 
 /**
@@ -111,6 +133,10 @@ async function resolve(request: FastifyRequest, accepted: readonly CredentialKin
       'credential_not_accepted',
       `A refresh token is not a bearer credential; exchange it at POST /v1/auth/refresh. This endpoint takes ${describeAccepted(accepted)}.`,
     );
+  }
+  // On the platform surface an access token is an operator's: the console's browser credential.
+  if (kind === 'session' && accepted.includes('platform') && !accepted.includes('session')) {
+    return hideReserved(request, options, await resolveOperator(request, token, options));
   }
   if (!accepted.includes(kind)) {
     throw new ApiError(
@@ -154,18 +180,55 @@ async function resolve(request: FastifyRequest, accepted: readonly CredentialKin
       if (!constantTimeEqual(sha256Hex(token), options.platformKeyHash)) {
         throw unauthenticated('Unknown platform key. Use the value of GATEHOUSE_PLATFORM_KEY, or the key generated on first start.');
       }
-      return { kind };
+      return hideReserved(request, options, { kind });
     }
     case 'session':
       return { kind, ...(await options.verifyAccessToken(token, request)) };
   }
 }
 
+type PlatformAuth = AuthContext & { kind: 'platform' };
+
+async function resolveOperator(request: FastifyRequest, token: string, options: CredentialOptions): Promise<PlatformAuth> {
+  const { environment, session } = await options.verifyAccessToken(token, request);
+  if (environment.id !== (await options.operators.environmentId())) {
+    throw new ApiError(
+      'credential_not_accepted',
+      "This access token belongs to an application's environment, not to an operator. The platform API takes the platform key (plk_…, from a server only) or an operator's access token (sign in to the console).",
+    );
+  }
+  // Bearer tokens are not ambient, but the console's origin is known: nothing else should hold its tokens.
+  const origin = request.headers.origin;
+  if (origin !== undefined && !isOriginAllowed(environment, origin)) {
+    throw new ApiError('origin_not_allowed', `Origin ${JSON.stringify(origin)} is not the console's. Use the console at the server's base URL.`);
+  }
+  return { kind: 'platform', operator: { userId: session.userId, sessionId: session.sessionId } };
+}
+
+/**
+ * The operators' reserved project is not the platform API's to show or change: a path naming it is
+ * 404, exactly like an id that does not exist. Copies of secret-key routes get their environment here.
+ */
+async function hideReserved(request: FastifyRequest, options: CredentialOptions, auth: PlatformAuth): Promise<AuthContext> {
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  for (const name of ['projectId', 'environmentId'] as const) {
+    const id = params[name];
+    if (typeof id === 'string' && (await options.operators.isReserved(id))) {
+      throw notFound(`${name === 'projectId' ? 'Project' : 'Environment'} ${id}`);
+    }
+  }
+  if (request.routeOptions.config.actsInEnvironment) {
+    const environment = await options.tenancy.getEnvironment(String(params.environmentId));
+    return { ...auth, environment };
+  }
+  return auth;
+}
+
 /** The environment of an environment-scoped request. Routes only call this behind a credential. */
 export function environmentOf(request: FastifyRequest): Environment {
   const auth = request.auth;
-  if (!auth || auth.kind === 'platform') throw new Error('Route has no environment credential');
-  return auth.environment;
+  if (!auth || (auth.kind === 'platform' && !auth.environment)) throw new Error('Route has no environment credential');
+  return auth.environment!;
 }
 
 export function sessionOf(request: FastifyRequest): { environment: Environment; session: SessionIdentity } {

@@ -137,6 +137,37 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
     },
   );
 
+  app.get(
+    '/v1/users/:userId/sessions',
+    {
+      config: { credentials: ['secret'] },
+      schema: {
+        summary: "A user's live sessions (the console's user page)",
+        tags: ['users'],
+        params: IdParams('userId'),
+        response: { 200: SessionList },
+      },
+    },
+    async (request) => ({ data: await sessions.listForUser(environmentOf(request), request.params.userId) }),
+  );
+
+  app.delete(
+    '/v1/users/:userId/sessions/:sessionId',
+    {
+      config: { credentials: ['secret'] },
+      schema: {
+        summary: 'Revoke one live session of a user',
+        tags: ['users'],
+        params: IdParams('userId', 'sessionId'),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      await sessions.revokeOwn(environmentOf(request), request.params.userId, request.params.sessionId);
+      return reply.code(204).send(null);
+    },
+  );
+
   app.delete(
     '/v1/me/sessions/:sessionId',
     {

@@ -429,11 +429,11 @@ export class SessionService {
     }));
   }
 
-  /** Revokes one of the user's sessions; 404 when it is not theirs or not live. */
+  /** Revokes one of the user's sessions (/v1/me, or the secret-key API); 404 when it is not theirs or not live. */
   async revokeOwn(environment: Environment, userId: string, sessionId: string): Promise<void> {
     const session = await q.findSession(this.db, environment.id, sessionId);
     if (!session || session.user_id !== userId || sessionLiveness(environment, session, this.now()) !== 'live') {
-      throw notFound(`Live session ${sessionId} of the signed-in user`);
+      throw notFound(`Live session ${sessionId} of this user`);
     }
     await q.revokeSession(this.db, environment.id, sessionId, this.now(), userId);
   }

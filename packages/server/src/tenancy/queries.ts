@@ -100,8 +100,18 @@ export async function findProject(db: Db, projectId: string) {
   return db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
 }
 
+/** The instance_meta key naming the reserved project whose users are the operators (operators/). */
+export const OPERATORS_PROJECT_KEY = 'operators_project';
+
+/** Projects the platform API shows: every one but the operators' reserved project. */
+function visibleProjects(db: Db) {
+  return db
+    .selectFrom('projects')
+    .where('id', 'not in', db.selectFrom('instance_meta').select('value').where('key', '=', OPERATORS_PROJECT_KEY));
+}
+
 export async function listProjects(db: Db, limit: number, afterId: string | undefined) {
-  let query = db.selectFrom('projects').selectAll().orderBy('id').limit(limit);
+  let query = visibleProjects(db).selectAll().orderBy('id').limit(limit);
   if (afterId) query = query.where('id', '>', afterId);
   return query.execute();
 }
@@ -112,8 +122,7 @@ export async function listEnvironmentsOfProjects(db: Db, projectIds: string[]) {
 }
 
 export async function countProjects(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom('projects')
+  const row = await visibleProjects(db)
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);

@@ -1,11 +1,36 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ProjectUsage } from '@gatehouse/contract';
+import { ProjectUsage, RequestRate as RequestRateShape } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { apiError } from '../lib/errors.js';
 import { IdParams } from '../http/schemas.js';
+import type { TenancyService } from '../tenancy/service.js';
+import type { RequestRate } from './request-rate.js';
 import { isMonth, utcMonth, type UsageService } from './service.js';
 
-export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService; now: () => number }> = async (app, { usage, now }) => {
+export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService; now: () => number; rate: RequestRate; tenancy: TenancyService }> = async (
+  app,
+  { usage, now, rate, tenancy },
+) => {
+  app.get(
+    '/v1/platform/projects/:projectId/requests',
+    {
+      config: { credentials: ['platform'] },
+      schema: {
+        summary: "Requests per minute over the last hour for each of a project's environments, as counted by this node",
+        tags: ['platform'],
+        params: IdParams('projectId'),
+        response: { 200: RequestRateShape },
+      },
+    },
+    async (request) => {
+      const { environments } = await tenancy.getProject(request.params.projectId);
+      return {
+        projectId: request.params.projectId,
+        environments: environments.map((e) => ({ id: e.id, type: e.type, perMinute: rate.lastHour(e.id) })),
+      };
+    },
+  );
+
   app.get(
     '/v1/platform/projects/:projectId/usage',
     {

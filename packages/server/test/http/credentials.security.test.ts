@@ -169,6 +169,7 @@ describe('credential plugin surfaces', () => {
       verifyAccessToken: async () => {
         throw new ApiError('unauthenticated', 'probe verifier refuses every token');
       },
+      operators: { environmentId: async () => 'env_operators', isReserved: async () => false },
     });
     for (const kind of ['publishable', 'secret', 'session', 'platform'] as const) {
       probe.get(`/${kind}`, { config: { credentials: [kind] } }, async (request) => ({ kind: request.auth?.kind }));

@@ -49,6 +49,9 @@ describe('GET /v1/openapi.json', () => {
       'post /v1/sso/saml/{connectionId}/acs',
       'get /hosted/assets/hosted.js',
       'get /hosted/{environmentId}/{page}',
+      'get /console',
+      'get /console/setup',
+      'get /console/assets/{file}',
     ]);
     const shapes = contractShapes();
     let checked = 0;

@@ -6,7 +6,7 @@ import { connectionSettings, isUniqueViolation, migrate, openStore } from '../..
 import { openTestStore, testDb, type TestStore } from '../helpers/store.js';
 
 /** Tables that hold no tenant data, so they are keyed otherwise. */
-const INSTANCE_TABLES = new Set(['instance_meta', 'projects', 'environments']);
+const INSTANCE_TABLES = new Set(['instance_meta', 'projects', 'environments', 'operator_tokens', 'operator_audit_log']);
 /** SQLite's own storage of the FTS5 search index (its virtual table, users_search, does lead with environment_id). */
 const FTS5_SHADOW_TABLE = /^users_search_(config|data|idx|docsize)$/;
 

@@ -17,6 +17,7 @@ import { userMetadata } from './0015_user_metadata.js';
 import { signUpAttempts } from './0016_sign_up_attempts.js';
 import { handoff } from './0017_handoff.js';
 import { sso } from './0018_sso.js';
+import { operators } from './0019_operators.js';
 import { userExternalId } from './0020_user_external_id.js';
 import { lastSignIn } from './0021_last_sign_in.js';
 
@@ -43,6 +44,7 @@ export const migrations: Record<string, Migration> = {
   '0016_sign_up_attempts': signUpAttempts,
   '0017_handoff': handoff,
   '0018_sso': sso,
+  '0019_operators': operators,
   '0020_user_external_id': userExternalId,
   '0021_last_sign_in': lastSignIn,
 };

@@ -1,0 +1,61 @@
+import { useMemo } from 'react';
+import type { Gatehouse } from '@gatehouse/js';
+import { GatehouseProvider, SignedIn, SignedOut, SignIn, UserButton } from '@gatehouse/react';
+import { createApi, type Api } from './api.js';
+import { href, useRoute } from './router.js';
+import { ProjectsPage } from './pages/projects.js';
+import { ProjectPage } from './pages/project.js';
+import { OperatorsPage } from './pages/operators.js';
+import { AuditPage } from './pages/audit.js';
+
+export function App({ client }: { client: Gatehouse }) {
+  const api = useMemo(() => createApi(client), [client]);
+  return (
+    <GatehouseProvider client={client} appearance={{ applicationName: 'the Gatehouse console' }}>
+      <SignedOut>
+        <main className="center">
+          <SignIn />
+        </main>
+      </SignedOut>
+      <SignedIn>
+        <Shell api={api} />
+      </SignedIn>
+    </GatehouseProvider>
+  );
+}
+
+function Shell({ api }: { api: Api }) {
+  const route = useRoute();
+  const section = route[0] ?? 'projects';
+  const link = (to: string, label: string) => (
+    <a href={href(to)} aria-current={section === to ? 'page' : undefined}>
+      {label}
+    </a>
+  );
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <a href={href('projects')} className="brand">
+          Gatehouse console
+        </a>
+        <nav aria-label="Console">
+          {link('projects', 'Projects')}
+          {link('operators', 'Operators')}
+          {link('audit', 'Audit log')}
+        </nav>
+        <UserButton />
+      </header>
+      <main className="content">
+        {section === 'projects' && route[1] ? (
+          <ProjectPage api={api} projectId={route[1]} environmentType={route[2] === 'production' ? 'production' : 'development'} tab={route[3] ?? 'keys'} rest={route.slice(4)} />
+        ) : section === 'operators' ? (
+          <OperatorsPage api={api} />
+        ) : section === 'audit' ? (
+          <AuditPage api={api} />
+        ) : (
+          <ProjectsPage api={api} />
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,160 @@
+import { useState } from 'react';
+import type { CreatedSecretKey, PlatformEnvironment, SecretKeyList, SigningKey, SigningKeyList } from '@gatehouse/contract';
+import { formatTime, type Api } from '../api.js';
+import { ConfirmButton, Copyable, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
+
+export function KeysTab({ api, environment }: { api: Api; environment: PlatformEnvironment }) {
+  const base = `/v1/platform/environments/${environment.id}`;
+  const secretKeys = useLoad(() => api<SecretKeyList>('GET', `${base}/secret-keys`), [environment.id]);
+  const signingKeys = useLoad(() => api<SigningKeyList>('GET', `${base}/signing-keys`), [environment.id]);
+  const [created, setCreated] = useState<CreatedSecretKey | null>(null);
+  const create = useAction();
+
+  return (
+    <>
+      <Section title="Publishable key">
+        <p className="muted">Public: it goes in your frontend. Requests with it must come from an allowed origin (Settings).</p>
+        <Copyable label="Publishable key" value={environment.publishableKey} />
+        <p className="muted">
+          Environment <code>{environment.id}</code> · issuer <code>{`${location.origin}/v1/environments/${environment.id}`}</code>
+        </p>
+      </Section>
+
+      <Section
+        title="Secret keys"
+        actions={
+          <button
+            type="button"
+            className="primary"
+            disabled={create.pending}
+            onClick={() =>
+              void create.run(async () => {
+                setCreated(await api<CreatedSecretKey>('POST', `${base}/secret-keys`));
+                secretKeys.reload();
+              })
+            }
+          >
+            Create secret key
+          </button>
+        }
+      >
+        <p className="muted">For your backend only. A key's value is shown once, when it is created; only its last characters are kept.</p>
+        <ErrorMessage error={create.error} />
+        {created && (
+          <div className="callout" role="status">
+            <p>
+              New secret key <code>{created.id}</code>. Copy it now: it will <strong>not be shown again</strong>.
+            </p>
+            <Copyable label="New secret key" value={created.secretKey} />
+          </div>
+        )}
+        <ErrorMessage error={secretKeys.error} />
+        {!secretKeys.data && !secretKeys.error && <Loading what="secret keys" />}
+        {secretKeys.data && (
+          <table>
+            <thead>
+              <tr>
+                <th>Key</th>
+                <th>Created</th>
+                <th>Status</th>
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {secretKeys.data.data.map((k) => (
+                <tr key={k.id} data-key-id={k.id}>
+                  <td>
+                    <code>…{k.hint}</code> <span className="muted">{k.id}</span>
+                  </td>
+                  <td>{formatTime(k.createdAt)}</td>
+                  <td>{k.revokedAt ? `Revoked ${formatTime(k.revokedAt)}` : 'Active'}</td>
+                  <td>
+                    {!k.revokedAt && (
+                      <ConfirmButton
+                        label="Revoke"
+                        title={`Revoke key …${k.hint}`}
+                        message={<p>Requests with this key fail at once. This cannot be undone.</p>}
+                        confirmLabel="Revoke key"
+                        onConfirm={async () => {
+                          await api('DELETE', `${base}/secret-keys/${k.id}`);
+                          if (created?.id === k.id) setCreated(null);
+                          secretKeys.reload();
+                        }}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+              {secretKeys.data.data.length === 0 && (
+                <tr>
+                  <td colSpan={4} className="muted">
+                    No secret key.
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        )}
+      </Section>
+
+      <Section
+        title="Signing keys"
+        actions={
+          <ConfirmButton
+            label="Rotate"
+            className="secondary"
+            title="Rotate the signing key"
+            message={
+              <p>
+                A new key is published now and signs once verifiers have had time to fetch it; the current one stays published until every
+                token it signed has expired. No signed-in user is signed out.
+              </p>
+            }
+            confirmLabel="Rotate signing key"
+            onConfirm={async () => {
+              await api<SigningKey>('POST', `${base}/signing-keys/rotate`);
+              signingKeys.reload();
+            }}
+          />
+        }
+      >
+        <ErrorMessage error={signingKeys.error} />
+        {signingKeys.data && (
+          <table>
+            <thead>
+              <tr>
+                <th>Key id</th>
+                <th>Algorithm</th>
+                <th>State</th>
+                <th>Signs from</th>
+                <th>Published until</th>
+              </tr>
+            </thead>
+            <tbody>
+              {signingKeys.data.data.map((k) => (
+                <tr key={k.kid}>
+                  <td>
+                    <code>{k.kid}</code>
+                  </td>
+                  <td>{k.algorithm}</td>
+                  <td>{k.state}</td>
+                  <td>{formatTime(k.activatesAt)}</td>
+                  <td>{k.publishUntil ? formatTime(k.publishUntil) : '—'}</td>
+                </tr>
+              ))}
+              {signingKeys.data.data.length === 0 && (
+                <tr>
+                  <td colSpan={5} className="muted">
+                    No key yet: the first token signed creates one.
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        )}
+      </Section>
+    </>
+  );
+}

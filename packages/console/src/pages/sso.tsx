@@ -1,0 +1,152 @@
+import { useState } from 'react';
+import type { PlatformEnvironment, SsoConnection } from '@gatehouse/contract';
+import { formatTime, type Api } from '../api.js';
+import { ConfirmButton, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
+
+type Kind = 'oidc' | 'google' | 'github' | 'microsoft' | 'saml';
+
+export function SsoTab({ api, environment }: { api: Api; environment: PlatformEnvironment }) {
+  const base = `/v1/platform/environments/${environment.id}/sso-connections`;
+  const connections = useLoad(() => api<{ data: SsoConnection[] }>('GET', base), [base]);
+  const [kind, setKind] = useState<Kind>('oidc');
+  const [name, setName] = useState('');
+  const [domains, setDomains] = useState('');
+  const [issuer, setIssuer] = useState('');
+  const [clientId, setClientId] = useState('');
+  const [clientSecret, setClientSecret] = useState('');
+  const [metadata, setMetadata] = useState('');
+  const create = useAction();
+
+  const body = () => {
+    const common = { name, domains: domains.split(',').map((d) => d.trim()).filter(Boolean) };
+    if (kind === 'saml') return { type: 'saml', ...common, idpMetadataXml: metadata };
+    if (kind === 'oidc') return { type: 'oidc', ...common, issuer, clientId, clientSecret };
+    return { type: 'oidc', preset: kind, ...common, clientId, clientSecret };
+  };
+
+  return (
+    <>
+      {!environment.authMethods.sso && (
+        <p className="callout">Single sign-on is off for this environment: turn it on in Settings for these connections to be used.</p>
+      )}
+      <Section title="Add a connection">
+        <form
+          className="stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create.run(async () => {
+              await api<SsoConnection>('POST', base, body());
+              setName('');
+              setDomains('');
+              setClientSecret('');
+              setMetadata('');
+              connections.reload();
+            });
+          }}
+        >
+          <div className="row wrap">
+            <label>
+              Provider
+              <select value={kind} onChange={(e) => setKind(e.target.value as Kind)}>
+                <option value="oidc">OpenID Connect</option>
+                <option value="google">Google</option>
+                <option value="github">GitHub</option>
+                <option value="microsoft">Microsoft</option>
+                <option value="saml">SAML</option>
+              </select>
+            </label>
+            <label>
+              Name
+              <input required value={name} onChange={(e) => setName(e.target.value)} />
+            </label>
+            <label>
+              Email domains (comma-separated)
+              <input required value={domains} placeholder="example.com" onChange={(e) => setDomains(e.target.value)} />
+            </label>
+          </div>
+          {kind === 'saml' ? (
+            <label>
+              IdP metadata XML
+              <textarea rows={5} required value={metadata} onChange={(e) => setMetadata(e.target.value)} />
+            </label>
+          ) : (
+            <div className="row wrap">
+              {kind === 'oidc' && (
+                <label>
+                  Issuer
+                  <input type="url" required value={issuer} onChange={(e) => setIssuer(e.target.value)} />
+                </label>
+              )}
+              <label>
+                Client id
+                <input required value={clientId} onChange={(e) => setClientId(e.target.value)} />
+              </label>
+              <label>
+                Client secret
+                <input type="password" required value={clientSecret} autoComplete="off" onChange={(e) => setClientSecret(e.target.value)} />
+              </label>
+            </div>
+          )}
+          <ErrorMessage error={create.error} />
+          <div>
+            <button type="submit" className="primary" disabled={create.pending}>
+              Add connection
+            </button>
+          </div>
+        </form>
+      </Section>
+      <Section title="Connections">
+        <ErrorMessage error={connections.error} />
+        {!connections.data && !connections.error && <Loading what="connections" />}
+        {connections.data && (
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Type</th>
+                <th>Domains</th>
+                <th>Register at the IdP</th>
+                <th>Created</th>
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {connections.data.data.map((c) => (
+                <tr key={c.id}>
+                  <td>{c.name}</td>
+                  <td>{c.type === 'oidc' ? (c.preset ?? 'OIDC') : 'SAML'}</td>
+                  <td>{c.domains.join(', ')}</td>
+                  <td>
+                    <code>{c.redirectUri ?? c.acsUrl ?? '—'}</code>
+                  </td>
+                  <td>{formatTime(c.createdAt)}</td>
+                  <td>
+                    <ConfirmButton
+                      label="Delete"
+                      title={`Delete ${c.name}`}
+                      message={<p>Users of {c.domains.join(', ')} can no longer sign in through {c.name}.</p>}
+                      confirmLabel="Delete connection"
+                      onConfirm={async () => {
+                        await api('DELETE', `${base}/${c.id}`);
+                        connections.reload();
+                      }}
+                    />
+                  </td>
+                </tr>
+              ))}
+              {connections.data.data.length === 0 && (
+                <tr>
+                  <td colSpan={6} className="muted">
+                    No connection yet.
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        )}
+      </Section>
+    </>
+  );
+}

@@ -1,0 +1,78 @@
+import { Type, type Static } from 'typebox';
+import { EnvironmentType } from './environments.js';
+import { List, Page } from './lists.js';
+import { define } from './registry.js';
+
+/** What the console page reads before anyone signs in: public values only. */
+export const ConsoleConfig = define(
+  'ConsoleConfig',
+  Type.Object({
+    environmentId: Type.String({ description: "The operators' reserved environment" }),
+    publishableKey: Type.String(),
+    baseUrl: Type.String(),
+  }),
+);
+export type ConsoleConfig = Static<typeof ConsoleConfig>;
+
+/** An operator: a user of the reserved operators' environment. */
+export const Operator = define(
+  'Operator',
+  Type.Object({
+    id: Type.String(),
+    email: Type.String(),
+    firstName: Type.Union([Type.String(), Type.Null()]),
+    lastName: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Type.Integer(),
+  }),
+);
+export type Operator = Static<typeof Operator>;
+
+export const OperatorList = List('OperatorList', Operator);
+export type OperatorList = Static<typeof OperatorList>;
+
+export const OperatorInvitation = define(
+  'OperatorInvitation',
+  Type.Object({
+    id: Type.String(),
+    email: Type.String(),
+    url: Type.String({ description: 'The one-time link, also emailed; shown only here' }),
+    expiresAt: Type.Integer(),
+  }),
+);
+export type OperatorInvitation = Static<typeof OperatorInvitation>;
+
+export const AuditLogEntry = define(
+  'AuditLogEntry',
+  Type.Object({
+    id: Type.String(),
+    at: Type.Integer(),
+    actor: Type.Object({
+      kind: Type.Union([Type.Literal('platform_key'), Type.Literal('operator'), Type.Literal('setup')]),
+      id: Type.Union([Type.String(), Type.Null()]),
+      email: Type.Union([Type.String(), Type.Null()]),
+    }),
+    action: Type.String({ description: 'Method and route, e.g. "PATCH /v1/platform/environments/:environmentId"' }),
+    target: Type.Union([Type.String(), Type.Null()], { description: 'The path as requested' }),
+    status: Type.Integer(),
+  }),
+);
+export type AuditLogEntry = Static<typeof AuditLogEntry>;
+
+export const AuditLogPage = Page('AuditLogPage', AuditLogEntry);
+export type AuditLogPage = Static<typeof AuditLogPage>;
+
+/** Requests per minute over the last hour, per environment, as counted by this node. */
+export const RequestRate = define(
+  'RequestRate',
+  Type.Object({
+    projectId: Type.String(),
+    environments: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        type: EnvironmentType,
+        perMinute: Type.Array(Type.Object({ minute: Type.Integer({ description: 'Start of the minute, ms' }), requests: Type.Integer() })),
+      }),
+    ),
+  }),
+);
+export type RequestRate = Static<typeof RequestRate>;
