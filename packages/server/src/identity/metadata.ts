@@ -12,20 +12,22 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function depth(value: unknown): number {
-  if (typeof value !== 'object' || value === null) return 0;
-  let deepest = 0;
-  for (const child of Object.values(value)) {
-    deepest = Math.max(deepest, depth(child));
-    if (deepest > MAX_DEPTH) break;
-  }
-  return deepest + 1;
+/**
+ * Whether `value` nests deeper than `max` levels (an object or array is one level). The recursion
+ * stops at `max`: a body of 500,000 nested arrays (JSON.parse takes it) overflows no stack here,
+ * while JSON.stringify would.
+ */
+export function exceedsDepth(value: unknown, max: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (max <= 0) return true;
+  for (const child of Object.values(value)) if (exceedsDepth(child, max - 1)) return true;
+  return false;
 }
 
 /** The stored text of a metadata object, or a 400 naming the field. */
 export function metadataText(value: unknown, field: MetadataField): string {
   if (!isObject(value)) throw apiError('invalid_request', `Field "${field}" must be a JSON object.`, { fields: [field] });
-  if (depth(value) > MAX_DEPTH) {
+  if (exceedsDepth(value, MAX_DEPTH)) {
     throw apiError('invalid_request', `Field "${field}" is nested more than ${MAX_DEPTH} levels deep; flatten it.`, { fields: [field] });
   }
   const text = JSON.stringify(value);

@@ -23,14 +23,18 @@ const ARGON2 = /^\$(argon2id|argon2i)\$(?:v=(16|19)\$)?m=(\d{1,7}),t=(\d{1,3}),p
 const PBKDF2 = /^pbkdf2_sha256\$(\d{1,8})\$([^$]{1,128})\$([A-Za-z0-9+/]{43}=)$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
+// Bounded so that an imported digest cannot make one wrong-password try cost seconds of the event
+// loop (bcryptjs runs there) or hundreds of MiB of a pool thread, for every tenant: bcrypt 12 is
+// Laravel's and Devise's default (Clerk and Supabase export 10), argon2 64 MiB × 10 passes is above
+// every common default, Firebase's defaults are 8 rounds and mem cost 14, Django's pbkdf2 is 1.2M.
 const LIMITS = {
-  bcryptCost: 15,
-  argon2MemoryKiB: 262_144,
-  argon2Passes: 20,
+  bcryptCost: 12,
+  argon2MemoryKiB: 65_536,
+  argon2Passes: 10,
   argon2Lanes: 16,
   pbkdf2Iterations: 2_000_000,
-  firebaseRounds: 16,
-  firebaseMemCost: 16,
+  firebaseRounds: 10,
+  firebaseMemCost: 15,
 };
 
 function refuse(hasher: string, message: string): never {

@@ -28,6 +28,8 @@ export function mirrorSecretKeyRoutes(app: FastifyInstance): () => void {
         method: route.method,
         url: `/v1/platform/environments/:environmentId${route.url.slice('/v1'.length)}`,
         handler: route.handler,
+        // A route's own body limit (the 16 MiB of /v1/users/import) holds on its copy too.
+        ...(route.bodyLimit !== undefined ? { bodyLimit: route.bodyLimit } : {}),
         config: { ...route.config, credentials: ['platform'], actsInEnvironment: true },
         schema: {
           ...rest,

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { lockForUpdate, type Store } from '../db/index.js';
 import type { Database, OperatorAuditLogTable, OperatorTokensTable } from '../db/schema.js';
 import { OPERATORS_PROJECT_KEY } from '../tenancy/queries.js';
 
@@ -8,6 +9,11 @@ type Db = Kysely<Database> | Transaction<Database>;
 export async function readOperatorsProjectId(db: Db): Promise<string | undefined> {
   const row = await db.selectFrom('instance_meta').select('value').where('key', '=', OPERATORS_PROJECT_KEY).executeTakeFirst();
   return row?.value;
+}
+
+/** Serializes operator setups: the operators project's marker row, locked for the transaction. */
+export async function lockOperatorSetup(store: Store, tx: Transaction<Database>): Promise<void> {
+  await lockForUpdate(store, tx.selectFrom('instance_meta').select('key').where('key', '=', OPERATORS_PROJECT_KEY)).execute();
 }
 
 /** Claims the marker for `projectId`; false when another node claimed it first. */

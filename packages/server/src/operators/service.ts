@@ -93,11 +93,15 @@ export class OperatorService {
       callbackOrigins: origin ? [origin] : [],
       authMethods: { password: true, magicLink: false, emailCode: false, sso: false },
       signUp: false,
+      // Every user of this environment is an operator: an organization's invitations would make
+      // operators outside the audited operator invitations, so operators create none.
+      usersCanCreateOrganizations: false,
     };
     if (
       JSON.stringify(s.callbackOrigins) !== JSON.stringify(wanted.callbackOrigins) ||
       JSON.stringify(s.authMethods) !== JSON.stringify(wanted.authMethods) ||
-      s.signUp
+      s.signUp ||
+      s.usersCanCreateOrganizations
     ) {
       environment = await tenancy.updateSettings(environment.id, wanted);
     }
@@ -153,6 +157,9 @@ export class OperatorService {
     const passwordHash = await hashPassword(input.password);
     const operatorExists = await this.hasOperator();
     const user = await inTransaction(this.db, async (tx) => {
+      // One setup at a time, instance-wide: two printed links used at once would otherwise each lock
+      // its own token and then wait for the other's in retireSetupTokens (a deadlock on PostgreSQL).
+      await q.lockOperatorSetup(this.options.store, tx);
       const row = await lockForUpdate(this.options.store, tx.selectFrom('operator_tokens').selectAll().where('token_hash', '=', tokenHash)).executeTakeFirst();
       if (!row || row.used_at !== null || (row.expires_at !== null && row.expires_at <= now)) throw new ApiError('unauthenticated', INVALID_LINK);
       let email: string;
@@ -181,7 +188,7 @@ export class OperatorService {
       await q.insertAuditEntry(tx, {
         id: newId('aud'),
         at: now,
-        actor_kind: row.email === null ? 'setup' : 'operator',
+        actor_kind: row.email === null ? 'setup' : row.invited_by === null ? 'platform_key' : 'operator',
         actor_id: row.email === null ? created.id : row.invited_by,
         actor_email: row.email === null ? created.email : null,
         action: row.email === null ? 'Created the first operator' : 'Accepted an operator invitation',

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { apiError } from '../lib/errors.js';
 import type { Environment } from '../tenancy/settings.js';
+import { exceedsDepth } from '../identity/metadata.js';
 import { findClaimsUser } from './queries.js';
 
 /**
@@ -17,8 +18,11 @@ export const SESSION_CLAIMS_MAX_BYTES = 1024;
 /** Registered claims and the organization claims: a template never sets them. */
 const REGISTERED = new Set(['iss', 'sub', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp', 'aud', 'typ', 'kid', 'alg']);
 
+/** Names that alter an object's prototype in applications that copy claims into plain objects. */
+const PROTOTYPE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+
 export function isProtectedClaim(name: string): boolean {
-  return REGISTERED.has(name) || name.startsWith('org_');
+  return REGISTERED.has(name) || name.startsWith('org_') || PROTOTYPE_NAMES.has(name);
 }
 
 /** What a template may read of the user: what the user may see anyway and nobody but the backend writes. */
@@ -135,7 +139,10 @@ function compileValue(value: unknown, depth: number, reads: { user: boolean }): 
     return (user) => items.map((item) => item(user));
   }
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).map(([key, child]) => [key, compileValue(child, depth + 1, reads)] as const);
+    const entries = Object.entries(value).map(([key, child]) => {
+      if (PROTOTYPE_NAMES.has(key)) refuse(`uses the key "${key}", which alters applications' objects when they copy claims. Choose another name.`);
+      return [key, compileValue(child, depth + 1, reads)] as const;
+    });
     return (user) => Object.fromEntries(entries.map(([key, child]) => [key, child(user)]));
   }
   return () => value;
@@ -149,6 +156,8 @@ export function compileSessionClaims(template: unknown): CompiledClaims {
   if (typeof template !== 'object' || template === null || Array.isArray(template)) {
     refuse('must be a JSON object (the claims to add) or null (none).');
   }
+  // Before anything stringifies it: 500,000 nested arrays parse, but overflow JSON.stringify's stack.
+  if (exceedsDepth(template, MAX_DEPTH + 1)) refuse(`nested more than ${MAX_DEPTH} levels deep.`);
   const bytes = Buffer.byteLength(JSON.stringify(template), 'utf8');
   if (bytes > SESSION_CLAIMS_MAX_BYTES) {
     refuse(
@@ -159,7 +168,7 @@ export function compileSessionClaims(template: unknown): CompiledClaims {
   const taken = names.filter(isProtectedClaim);
   if (taken.length > 0) {
     refuse(
-      `${taken.map((n) => `"${n}"`).join(', ')} cannot be set: registered claims (iss, sub, sid, iat, nbf, exp, jti, azp, aud) and org_* claims belong to Gatehouse. Choose other names.`,
+      `${taken.map((n) => `"${n}"`).join(', ')} cannot be set: registered claims (iss, sub, sid, iat, nbf, exp, jti, azp, aud) and org_* claims belong to Gatehouse, and __proto__, constructor and prototype alter applications' objects. Choose other names.`,
     );
   }
   const reads = { user: false };

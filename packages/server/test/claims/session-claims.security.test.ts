@@ -51,6 +51,27 @@ describe('custom session claims: attacks', { timeout: 30_000 }, () => {
     }
   });
 
+  it('prototype pollution and stack exhaustion: __proto__-like names and a 200,000-deep template are refused with a 400', async () => {
+    for (const sessionClaims of [{ constructor: 'x' }, { app: { prototype: { admin: true } } }]) {
+      const refused = await setClaims(sessionClaims);
+      expect(refused.statusCode, refused.body).toBe(400);
+      expect(json(refused).error.details).toEqual({ fields: ['sessionClaims'] });
+    }
+    const raw = (body: string) =>
+      t.call({
+        method: 'PATCH',
+        url: `/v1/platform/environments/${env().id}`,
+        credential: t.platformKey,
+        headers: { 'content-type': 'application/json' },
+        payload: body,
+      });
+    const proto = await raw('{"sessionClaims":{"__proto__":{"admin":true}}}');
+    expect(proto.statusCode, proto.body).toBe(400);
+    const deep = await raw(`{"sessionClaims":{"a":${'['.repeat(200_000)}${']'.repeat(200_000)}}}`);
+    expect(deep.statusCode, deep.body.slice(0, 300)).toBe(400);
+    expect(json(deep).error.code).toBe('invalid_request');
+  });
+
   it('privateMetadata (hidden from the user) and unsafeMetadata (written by the user) cannot be templated', async () => {
     for (const placeholder of [
       '{{user.privateMetadata}}',

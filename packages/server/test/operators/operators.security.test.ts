@@ -23,6 +23,19 @@ describe(`operators: attacks (${testDb()})`, () => {
   const setup = (token: string, email = uniqueEmail('intruder')) =>
     t.call({ method: 'POST', url: '/v1/console/setup', payload: { token, email, password: GOOD_PASSWORD } });
 
+  it('operator by the back door: an operator cannot create an organization to invite non-operators into the operators environment', async () => {
+    const created = await t.call({
+      method: 'POST',
+      url: '/v1/me/organizations',
+      credential: operator.accessToken,
+      headers: { origin: CONSOLE_ORIGIN },
+      payload: { name: 'Back door' },
+    });
+    expect(created.statusCode, created.body).toBe(403);
+    const operators = json(await t.call({ method: 'GET', url: '/v1/platform/operators', credential: t.platformKey }));
+    expect(operators.data).toHaveLength(1);
+  });
+
   it('a setup link cannot be used twice', async () => {
     const reused = await setup(tokenOf(operator.link));
     expect(reused.statusCode).toBe(401);
@@ -143,5 +156,29 @@ describe(`operators: attacks (${testDb()})`, () => {
       payload: { email: uniqueEmail(), password: GOOD_PASSWORD },
     });
     expect(signUpAttempt.statusCode).toBe(403);
+  });
+});
+
+describe(`operators: two printed setup links used at once (${testDb()})`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('race: exactly one first operator, the other link refused with 401 (no deadlock, no 500)', async () => {
+    const links = [(await t.app.operators.setupLinkIfNoOperator())!, (await t.app.operators.setupLinkIfNoOperator())!];
+    const answers = await Promise.all(
+      links.map((link) =>
+        t.call({
+          method: 'POST',
+          url: '/v1/console/setup',
+          payload: { token: tokenOf(link), email: uniqueEmail('racer'), password: GOOD_PASSWORD },
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([201, 401]);
+    const operators = json(await t.call({ method: 'GET', url: '/v1/platform/operators', credential: t.platformKey }));
+    expect(operators.data).toHaveLength(1);
   });
 });

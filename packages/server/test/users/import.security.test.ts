@@ -29,6 +29,12 @@ describe('importing users: attacks', { timeout: 30_000 }, () => {
   it('cost exhaustion: digests with costs that would stall every sign-in are refused at import', async () => {
     const heavy = [
       { passwordHasher: 'bcrypt', passwordDigest: `$2b$31$${'a'.repeat(53)}` },
+      // Just past the bounds: bcrypt 13 (bcryptjs runs on the event loop), argon2 65 MiB or 11 passes, Firebase 11 rounds or mem cost 16.
+      { passwordHasher: 'bcrypt', passwordDigest: `$2b$13$${'a'.repeat(53)}` },
+      { passwordHasher: 'argon2id', passwordDigest: '$argon2id$v=19$m=66560,t=1,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4' },
+      { passwordHasher: 'argon2id', passwordDigest: '$argon2id$v=19$m=19456,t=11,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4' },
+      { passwordHasher: 'scrypt_firebase', passwordDigest: 'aGFzaA==$c2FsdA==$a2V5$Bw==$11$14' },
+      { passwordHasher: 'scrypt_firebase', passwordDigest: 'aGFzaA==$c2FsdA==$a2V5$Bw==$8$16' },
       {
         passwordHasher: 'argon2id',
         passwordDigest: '$argon2id$v=19$m=4194304,t=1,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4',
@@ -44,6 +50,13 @@ describe('importing users: attacks', { timeout: 30_000 }, () => {
     const results = json(await importInto(t.project.development.secretKey, rows)).data;
     for (const result of results)
       expect(result.error, JSON.stringify(result)).toMatchObject({ code: 'invalid_request', details: { fields: ['passwordDigest'] } });
+    // At the bounds, accepted.
+    const edge = [
+      { passwordHasher: 'bcrypt', passwordDigest: `$2b$12$${'a'.repeat(53)}` },
+      { passwordHasher: 'argon2id', passwordDigest: '$argon2id$v=19$m=65536,t=10,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4' },
+      { passwordHasher: 'scrypt_firebase', passwordDigest: 'aGFzaA==$c2FsdA==$a2V5$Bw==$10$15' },
+    ].map((digest) => ({ email: uniqueEmail('edge'), ...digest }));
+    for (const result of json(await importInto(t.project.development.secretKey, edge)).data) expect(result, JSON.stringify(result)).toMatchObject({ created: true });
   });
 
   it('credential confusion: the import takes a secret key only, never a publishable key or a session', async () => {

@@ -110,6 +110,20 @@ describe('user metadata', () => {
     expect(json(await sk('GET', `/v1/users/${user.id}`)).publicMetadata).toEqual({ kept: true });
   });
 
+  it('stack exhaustion: 200,000 nested arrays in unsafeMetadata are a 400, not a 500', async () => {
+    const user = await signUp(t);
+    const deep = `{"unsafeMetadata":{"a":${'['.repeat(200_000)}${']'.repeat(200_000)}}}`;
+    const refused = await t.call({
+      method: 'PATCH',
+      url: '/v1/me',
+      credential: user.accessToken,
+      headers: { 'content-type': 'application/json' },
+      payload: deep,
+    });
+    expect(refused.statusCode, refused.body.slice(0, 300)).toBe(400);
+    expect(json(refused).error).toMatchObject({ code: 'invalid_request', details: { fields: ['unsafeMetadata'] } });
+  });
+
   it('8 KiB is measured in UTF-8 bytes of the JSON', async () => {
     // 2,800 three-byte characters: under 8,192 characters, over 8,192 bytes.
     const res = await sk('POST', '/v1/users', { email: uniqueEmail('utf8'), publicMetadata: { text: '€'.repeat(2800) } });
