@@ -66,10 +66,24 @@ export class OperatorService {
     return this.reserved;
   }
 
-  /** Whether a project or environment id is the reserved one (platform requests naming it are 404). */
+  /**
+   * Whether a project or environment id is the reserved one (platform requests naming it are 404).
+   * Only reads: until the console is first used there is nothing to hide, and a platform request
+   * never writes on its way in (two nodes creating the project at once would race for SQLite's lock).
+   */
   async isReserved(id: string): Promise<boolean> {
-    const { projectId, environmentIds } = await this.operatorsEnvironment();
-    return id === projectId || environmentIds.includes(id);
+    const reserved = this.known ?? (await this.findReserved());
+    return reserved !== undefined && (id === reserved.projectId || reserved.environmentIds.includes(id));
+  }
+
+  private known: { projectId: string; environmentIds: string[] } | undefined;
+
+  private async findReserved(): Promise<{ projectId: string; environmentIds: string[] } | undefined> {
+    const projectId = await q.readOperatorsProjectId(this.db);
+    if (!projectId) return undefined;
+    const { environments } = await this.options.tenancy.getProject(projectId);
+    this.known = { projectId, environmentIds: environments.map((e) => e.id) };
+    return this.known;
   }
 
   private async ensureReserved(): Promise<OperatorsEnvironment> {
