@@ -124,10 +124,6 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
 );
 
 /**
- * The session with its environment and user, in one read: what verifying an access token needs, and
- * what GET /v1/me shows, on every request.
- */
-/**
  * Records a new session's sign-in on its user, and answers what the session checks and passes on:
  * the ban, and the address enrolment reads. Undefined when the user is gone.
  */
@@ -143,16 +139,6 @@ export async function recordSignIn(db: Db, environmentId: EnvironmentId, userId:
   return row;
 }
 
-/** What a new session checks of its user before it exists: the ban. */
-export async function findSignInUser(db: Db, environmentId: EnvironmentId, userId: string) {
-  return db
-    .selectFrom('users')
-    .select(['id', 'banned', 'email', 'email_key', 'email_verified'])
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', userId)
-    .executeTakeFirst();
-}
-
 const claimsUser = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>
   db
     .selectFrom('users')
@@ -166,8 +152,12 @@ export async function findClaimsUser(db: Kysely<Database>, environmentId: Enviro
   return (await claimsUser(db, { environmentId, userId }))[0];
 }
 
-export type SignInUser = NonNullable<Awaited<ReturnType<typeof findSignInUser>>>;
+export type SignInUser = NonNullable<Awaited<ReturnType<typeof recordSignIn>>>;
 
+/**
+ * The session with its environment and user, in one read: what verifying an access token needs, and
+ * what GET /v1/me shows, on every request.
+ */
 export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: EnvironmentId, sessionId: string) {
   return (await sessionWithEnvironment(db, { environmentId, sessionId }))[0];
 }

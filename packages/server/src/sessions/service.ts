@@ -175,33 +175,32 @@ export class SessionService {
 
   /** Starts a session for a user who just proved who they are, and counts them as active. */
   async create(environment: Environment, userId: string, context: RequestContext): Promise<SessionTokens> {
-    // A missing user is not refused here: the session insert's foreign key refuses it. The ban is
-    // read first so that a banned user's attempt creates no session (nor its webhook events).
-    if ((await q.findSignInUser(this.db, environment.id, userId))?.banned === 1) throw userBanned();
     const now = this.now();
     const id = newId('sess', environment.id);
     const refreshToken = this.refreshTokens.first(environment.id, id);
-    await q.insertSession(this.db, environment.id, {
-      id,
-      user_id: userId,
-      refresh_hash: sha256Hex(refreshToken),
-      previous_hash: null,
-      generation: 0,
-      rotated_at: null,
-      created_at: now,
-      last_active_at: now,
-      expires_at: now + environment.settings.sessionLifetimeSeconds * 1000,
-      revoked_at: null,
-      active_organization_id: null,
-      user_agent: context.userAgent?.slice(0, 300) ?? null,
+    // One transaction, which stamps the user's row (and so holds its lock) before inserting the
+    // session. A ban sets its flag on that row, then revokes: a ban committed first is read here and
+    // nothing is inserted (no session, no event); a later one waits for this commit, and its
+    // revocation finds this session. A missing user is refused by the insert's foreign key.
+    const user = await inTransaction(this.db, async (tx) => {
+      const user = await q.recordSignIn(tx, environment.id, userId, now);
+      if (user?.banned === 1) throw userBanned();
+      await q.insertSession(tx, environment.id, {
+        id,
+        user_id: userId,
+        refresh_hash: sha256Hex(refreshToken),
+        previous_hash: null,
+        generation: 0,
+        rotated_at: null,
+        created_at: now,
+        last_active_at: now,
+        expires_at: now + environment.settings.sessionLifetimeSeconds * 1000,
+        revoked_at: null,
+        active_organization_id: null,
+        user_agent: context.userAgent?.slice(0, 300) ?? null,
+      });
+      return user;
     });
-    // A ban commits its flag before it revokes sessions: read after this insert, the flag either
-    // shows the ban, or the ban's revocation comes later and finds this session.
-    const user = await q.recordSignIn(this.db, environment.id, userId, now);
-    if (user?.banned === 1) {
-      await q.revokeSession(this.db, environment.id, id, this.now());
-      throw userBanned();
-    }
     const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null }, context);
     await this.usage.recordActivity(environment.id, userId);
     if (this.signedIn && user) await this.signedIn(environment, user);

@@ -45,9 +45,11 @@ export class RequestRate {
 /** Counts every answered request authenticated to an environment (PK, SK or access token). */
 export const requestRatePlugin = fp<{ rate: RequestRate }>(
   async (app: FastifyInstance, { rate }) => {
-    app.addHook('onResponse', async (request) => {
+    // A callback, not an async function: no promise per request on every route.
+    app.addHook('onResponse', (request, _reply, done) => {
       const auth = request.auth;
       if (auth && auth.kind !== 'platform') rate.hit(auth.environment.id);
+      done();
     });
   },
   { name: 'gatehouse-request-rate' },

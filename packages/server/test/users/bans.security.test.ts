@@ -34,6 +34,10 @@ describe('bans', () => {
   it('every sign-in method answers 403 user_banned, once the person has proven who they are', async () => {
     const user = await signUp(t);
     await ban(user.userId);
+    const lastSignInAt = () =>
+      t.call({ method: 'GET', url: `/v1/users/${user.userId}`, credential: t.project.development.secretKey }).then((r) => json(r).lastSignInAt);
+    const stampedAtSignUp = await lastSignInAt();
+    expect(stampedAtSignUp).toEqual(expect.any(Number));
 
     const password = await signIn(t, user.email, GOOD_PASSWORD);
     expect(password.statusCode).toBe(403);
@@ -62,6 +66,10 @@ describe('bans', () => {
       .where('user_id', '=', user.userId)
       .execute();
     expect(sessions.every((s) => s.revoked_at !== null)).toBe(true);
+    // Not even a revoked one: the attempts inserted nothing (no session, no session.created event).
+    expect(sessions).toHaveLength(1);
+    // And a refused attempt is not a sign-in.
+    expect(await lastSignInAt()).toBe(stampedAtSignUp);
   });
 
   it('a banned user cannot join an organization by an invitation link', async () => {
