@@ -40,7 +40,13 @@ export function validationError(issues: readonly ValidationIssue[], where: strin
   return new ApiError('invalid_request', describe(issues[0]!, where), { fields });
 }
 
-function toApiError(error: FastifyError): ApiError {
+/** The route's own body limit (the import's 16 MiB), else the server's 1 MiB. */
+function bodyLimitText(request: FastifyRequest | undefined): string {
+  const bytes = request?.routeOptions.bodyLimit ?? 1024 * 1024;
+  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+}
+
+function toApiError(error: FastifyError, request?: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   if (error.validation) {
     const where =
@@ -58,7 +64,7 @@ function toApiError(error: FastifyError): ApiError {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(
         'payload_too_large',
-        'The request body is larger than this endpoint accepts (1 MiB for JSON). Send a smaller body.',
+        `The request body is larger than this endpoint accepts (${bodyLimitText(request)}). Send a smaller body.`,
       );
   }
   // Backstop for text PostgreSQL cannot store (NUL, invalid encodings): the input is at fault.
@@ -217,7 +223,7 @@ export function installErrorHandling(app: FastifyInstance, headers: Readonly<Rec
   answerWhatNodeWouldRefuse(app, headers);
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const apiError = toApiError(error);
+    const apiError = toApiError(error, request);
     if (apiError.statusCode >= 500) request.log.error({ err: error }, 'unhandled error');
     if (apiError.headers) void reply.headers(apiError.headers);
     return sendError(reply, apiError);

@@ -94,6 +94,7 @@ describe('errors', () => {
     const res = await patchEnvironment(huge);
     expect(res.statusCode).toBe(413);
     expectErrorShape(res.json(), 'payload_too_large');
+    expect(res.json().error.message).toContain('(1 MiB)');
   });
 
   it('answers a JSON array where an object is expected with 400', async () => {

@@ -198,4 +198,16 @@ describe('importing users with their password digests', { timeout: 60_000 }, () 
     expect(json(refused).error.message).toMatch(/At most 1000 users per call/);
     expect(json(await sk('GET', `/v1/users?query=${tag}`)).data).toHaveLength(0);
   });
+
+  it('a body over the import\'s 16 MiB is a 413 that names that limit', async () => {
+    const huge = await t.call({
+      method: 'POST',
+      url: '/v1/users/import',
+      credential: t.project.development.secretKey,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ users: [{ email: 'x@example.test', firstName: 'x'.repeat(17 * 1024 * 1024) }] }),
+    });
+    expect(huge.statusCode).toBe(413);
+    expect(json(huge).error).toMatchObject({ code: 'payload_too_large', message: expect.stringContaining('16 MiB') });
+  });
 });
