@@ -144,13 +144,41 @@ function withStatementCache(database: SQLite.Database): SQLite.Database {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
+/**
+ * The migrator looks for its own tables with Kysely's introspection, which reads every table of
+ * every schema through functions that take names (`has_schema_privilege`, `pg_get_serial_sequence`):
+ * a schema dropped meanwhile by another session makes that query fail ("schema … does not exist").
+ * In a schema of its own, the migrator is shown only that schema's tables, read by plain catalog
+ * columns.
+ */
+function withScopedIntrospection(db: Kysely<Database>, schema: string): Kysely<Database> {
+  const introspection = {
+    getSchemas: async () =>
+      (await sql<{ name: string }>`select nspname as name from pg_catalog.pg_namespace where nspname = ${schema}`.execute(db)).rows,
+    getTables: async () =>
+      (
+        await sql<{ name: string; schema: string }>`select table_name as name, table_schema as schema
+          from information_schema.tables where table_schema = ${schema}`.execute(db)
+      ).rows.map((row) => ({ ...row, isView: false, columns: [] })),
+    getMetadata: async () => ({ tables: [] }),
+  };
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'introspection') return introspection;
+      // Kysely keeps its state in private fields: its getters and methods run on the instance itself.
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 /** Applies pending migrations. Safe to call from several nodes at once: Kysely takes a lock. */
 export async function migrate(store: Store, postgresSchema?: string): Promise<void> {
   if (store.dialect === 'postgres' && postgresSchema) {
     await sql`create schema if not exists ${sql.id(postgresSchema)}`.execute(store.db);
   }
   const migrator = new Migrator({
-    db: store.db,
+    db: postgresSchema && store.dialect === 'postgres' ? withScopedIntrospection(store.db, postgresSchema) : store.db,
     provider,
     ...(postgresSchema ? { migrationTableSchema: postgresSchema } : {}),
   });
