@@ -22,6 +22,7 @@ const SMOKE: Record<string, string> = {
   BENCH_IDLE_SECONDS: '1',
   BENCH_USER_SIZES: '500,1000',
   BENCH_PAGES: '3',
+  BENCH_RATE_WARM_UP_SECONDS: '0.2',
   BENCH_IMPORT_USERS: '1000',
 };
 

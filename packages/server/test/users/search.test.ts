@@ -1,4 +1,6 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
+import { listUsers } from '../../src/identity/queries.js';
+import type { EnvironmentId } from '../../src/lib/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json } from '../helpers/identity.js';
@@ -111,6 +113,82 @@ describe(`user search (${testDb()})`, () => {
     expect(await found('vacuumed9')).toEqual(['after@vacuum.test']);
     expect(await found('vacuumed4')).toEqual(['vac4@vacuum.test']);
   });
+
+  // SQLite chooses between the newest users, the index and a scan by cost (identity/queries.ts);
+  // each choice must give the same answers, page after page, on both databases.
+  const importUsers = async (credential: string, users: Record<string, unknown>[]) => {
+    for (let i = 0; i < users.length; i += 1000) {
+      const answer = await t.call({ method: 'POST', url: '/v1/users/import', credential, payload: { users: users.slice(i, i + 1000) } });
+      expect(answer.statusCode, answer.body).toBe(200);
+    }
+  };
+  const pages = async (query: string, credential: string, limit: number) => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const body = await search(query, credential, `&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      seen.push(...body.data.map((u: { email: string }) => u.email));
+      cursor = body.nextCursor;
+    } while (cursor);
+    return seen;
+  };
+
+  it('pages through a common needle, a rare one and one found only among older users alike', async () => {
+    const project = await t.createProject('Search choices');
+    const choicesKey = project.development.secretKey;
+    // Oldest first: 120 users where every 40th is "Sparse", then 200 where every fourth is "Common".
+    const users = [
+      ...Array.from({ length: 120 }, (_, i) => ({ email: `old${i}@choices.test`, firstName: i % 40 === 0 ? 'Sparse' : 'Filler' })),
+      ...Array.from({ length: 200 }, (_, i) => ({ email: `new${i}@choices.test`, firstName: i % 4 === 0 ? 'Common' : 'Plain' })),
+    ];
+    for (const user of users) expect((await create(user, choicesKey)).statusCode).toBe(201);
+    const newestFirst = (predicate: (email: string, name: string) => boolean) =>
+      users.filter((u) => predicate(u.email, u.firstName)).map((u) => u.email).reverse();
+    // At 3 a page the newest 64 users hold a page of "common" (SQLite reads no index for it).
+    expect(await pages('common', choicesKey, 3)).toEqual(newestFirst((_, name) => name === 'Common'));
+    // One a page: the newest 32 users below each cursor never hold two, so SQLite asks the index.
+    expect(await pages('sparse', choicesKey, 1)).toEqual(['old80@choices.test', 'old40@choices.test', 'old0@choices.test']);
+    expect(await pages('new17@', choicesKey, 3)).toEqual(['new17@choices.test']);
+    expect(await pages('new1', choicesKey, 7)).toEqual(newestFirst((email) => email.startsWith('new1')));
+    expect(await pages('nowhere', choicesKey, 3)).toEqual([]);
+  });
+
+  it('finds the few matches of an environment when another has thousands (the index is shared)', async () => {
+    const crowded = await t.createProject('Search crowded');
+    await importUsers(
+      crowded.development.secretKey,
+      Array.from({ length: 2100 }, (_, i) => ({ email: `crowd${i}@crowded.test`, lastName: 'Multitude' })),
+    );
+    const quiet = await t.createProject('Search quiet');
+    const quietKey = quiet.development.secretKey;
+    for (let i = 0; i < 70; i++) {
+      const name = i === 3 || i === 41 ? 'Multitude' : 'Solitude';
+      expect((await create({ email: `q${i}@quiet.test`, lastName: name }, quietKey)).statusCode).toBe(201);
+    }
+    expect(await pages('multitude', quietKey, 1)).toEqual(['q41@quiet.test', 'q3@quiet.test']);
+    expect(new Set(await pages('multitude', crowded.development.secretKey, 100)).size).toBe(2100);
+  });
+
+  it('an exact email filter with a query answers that user only when the query matches too', async () => {
+    const found = await search('lovelace', key, `&email=${encodeURIComponent('ADA.lovelace@engines.test')}`);
+    expect(found.data.map((u: { email: string }) => u.email)).toEqual(['ada.lovelace@engines.test']);
+    expect((await search('hopper', key, `&email=${encodeURIComponent('ada.lovelace@engines.test')}`)).data).toEqual([]);
+  });
+
+  it.skipIf(testDb() !== 'sqlite')(
+    'an email filter reads that address from its index, not every user (SQLite keeps no statistics to choose by)',
+    async () => {
+      // The statement listUsers really sends, captured on its way to the database.
+      const sent: CompiledQuery[] = [];
+      const db = t.store.db.withPlugin({
+        transformQuery: (args) => (sent.push(t.store.db.getExecutor().compileQuery(args.node, args.queryId)), args.node),
+        transformResult: async (args) => args.result,
+      });
+      await listUsers(db, 'env_x' as EnvironmentId, { limit: 21, emailKey: 'a@b.test' });
+      const plan = await t.store.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${sent[0]!.sql}`, [...sent[0]!.parameters]));
+      expect(plan.rows.map((r) => r.detail).join('\n')).toMatch(/USING (COVERING )?INDEX users_email_key_order \(environment_id=\? AND email_key=\?\)/);
+    },
+  );
 
   it("never answers with another environment's users", async () => {
     const other = await t.createProject('Search elsewhere');

@@ -20,6 +20,7 @@ import { sso } from './0018_sso.js';
 import { operators } from './0019_operators.js';
 import { userExternalId } from './0020_user_external_id.js';
 import { lastSignIn } from './0021_last_sign_in.js';
+import { userEmailOrder } from './0022_user_email_order.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0019_operators': operators,
   '0020_user_external_id': userExternalId,
   '0021_last_sign_in': lastSignIn,
+  '0022_user_email_order': userEmailOrder,
 };
