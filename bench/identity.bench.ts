@@ -74,8 +74,12 @@ function rateSync(op: () => unknown, seconds = Math.min(SECONDS, 2)): number {
 }
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-/** `BENCH_ME_ONLY=1`: only the GET /v1/me pair, on PostgreSQL (with and without Redis), for before/after comparisons. */
-const ME_ONLY = process.env.BENCH_ME_ONLY === '1';
+/**
+ * For before/after comparisons, one pair on PostgreSQL (SQLite without DATABASE_URL): `BENCH_ONLY=me`
+ * (with and without Redis; `BENCH_ME_ONLY=1` says the same) or `BENCH_ONLY=refresh`.
+ */
+const ONLY = process.env.BENCH_ONLY ?? (process.env.BENCH_ME_ONLY === '1' ? 'me' : undefined);
+if (ONLY !== undefined && ONLY !== 'me' && ONLY !== 'refresh') throw new Error(`BENCH_ONLY is "me" or "refresh", not "${ONLY}"`);
 
 /**
  * Measures the raw limit and the server alternately, ROUNDS times each, and reports the medians and
@@ -130,8 +134,8 @@ interface Deployment {
   redisUrl?: string | undefined;
   /** Servers over one database must share it. */
   instanceSecret: string;
-  /** Only the GET /v1/me pair. */
-  meOnly?: boolean;
+  /** Only this pair. */
+  only?: 'me' | 'refresh' | undefined;
 }
 
 async function httpBenchmarks(deployment: Deployment, raw: RawLimits) {
@@ -155,60 +159,73 @@ async function httpBenchmarks(deployment: Deployment, raw: RawLimits) {
       duration: WARM_UP_SECONDS,
       headers: { authorization: `Bearer ${accessToken}` },
     });
-    if (deployment.meOnly) {
+    if (deployment.only === 'me') {
       await paired('GET /v1/me', 'bare node:http fixed JSON', raw.bare, () =>
         cannon({ url: `${server.url}/v1/me`, connections: HTTP_CONNECTIONS, headers: { authorization: `Bearer ${accessToken}` } }),
       );
       return;
     }
-    await paired('POST /v1/auth/signin', `raw argon2id verify (c=${HASH_CONCURRENCY})`, raw.hash, () =>
-      cannon({
-        url: `${server.url}/v1/auth/signin`,
-        method: 'POST',
-        connections: HASH_CONCURRENCY,
-        duration: SIGN_IN_SECONDS,
-        headers: { authorization: `Bearer ${pk}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ email, password: PASSWORD }),
-      }),
-    );
-
-    await paired('GET /v1/me', 'bare node:http fixed JSON', raw.bare, () =>
-      cannon({ url: `${server.url}/v1/me`, connections: HTTP_CONNECTIONS, headers: { authorization: `Bearer ${accessToken}` } }),
-    );
-
-    // Every request really rotates: a pool holds one live refresh token per connection; each
-    // request takes one and its answer puts the successor back. Each round starts with fresh
-    // sessions, since requests cut off at the end of a round lose their successors.
-    const pool: string[] = [];
-    const refill = async () => {
-      pool.length = 0;
-      for (let i = 0; i < HTTP_CONNECTIONS; i++) {
-        pool.push(
-          (await json(`${server.url}/v1/auth/signin`, { method: 'POST', token: pk, body: { email, password: PASSWORD } })).session
-            .refreshToken,
-        );
-      }
-    };
-    await paired('POST /v1/auth/refresh (rotating)', 'raw RS256 sign (1 core)', raw.sign, async () => {
-      await refill();
-      return cannon({
-        url: `${server.url}/v1/auth/refresh`,
-        connections: HTTP_CONNECTIONS,
-        requests: [
-          {
-            method: 'POST',
-            headers: { authorization: `Bearer ${pk}`, 'content-type': 'application/json' },
-            setupRequest: (request: Record<string, unknown>) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
-            onResponse: (status: number, body: string) => {
-              if (status === 200) pool.push(JSON.parse(body).session.refreshToken);
-            },
-          },
-        ],
-      });
-    });
+    if (deployment.only !== 'refresh') await signInAndMe(server.url, pk, email, accessToken, raw);
+    await refreshPair(server.url, pk, email, raw);
   } finally {
     await gatehouse.stop();
   }
+}
+
+async function signInAndMe(serverUrl: string, pk: string, email: string, accessToken: string, raw: RawLimits) {
+  await paired('POST /v1/auth/signin', `raw argon2id verify (c=${HASH_CONCURRENCY})`, raw.hash, () =>
+    cannon({
+      url: `${serverUrl}/v1/auth/signin`,
+      method: 'POST',
+      connections: HASH_CONCURRENCY,
+      duration: SIGN_IN_SECONDS,
+      headers: { authorization: `Bearer ${pk}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    }),
+  );
+
+  await paired('GET /v1/me', 'bare node:http fixed JSON', raw.bare, () =>
+    cannon({ url: `${serverUrl}/v1/me`, connections: HTTP_CONNECTIONS, headers: { authorization: `Bearer ${accessToken}` } }),
+  );
+}
+
+async function refreshPair(serverUrl: string, pk: string, email: string, raw: RawLimits) {
+  // Every request really rotates: a pool holds one live refresh token per connection; each
+  // request takes one and its answer puts the successor back. Each round starts with fresh
+  // sessions, since requests cut off at the end of a round lose their successors.
+  const pool: string[] = [];
+  const refill = async () => {
+    pool.length = 0;
+    for (let i = 0; i < HTTP_CONNECTIONS; i++) {
+      pool.push(
+        (await json(`${serverUrl}/v1/auth/signin`, { method: 'POST', token: pk, body: { email, password: PASSWORD } })).session
+          .refreshToken,
+      );
+    }
+  };
+  const rotate = (duration?: number) =>
+    cannon({
+      url: `${serverUrl}/v1/auth/refresh`,
+      connections: HTTP_CONNECTIONS,
+      requests: [
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${pk}`, 'content-type': 'application/json' },
+          setupRequest: (request: Record<string, unknown>) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
+          onResponse: (status: number, body: string) => {
+            if (status === 200) pool.push(JSON.parse(body).session.refreshToken);
+          },
+        },
+      ],
+      ...(duration === undefined ? {} : { duration }),
+    });
+  // Warmed like the other pairs: the first rotations run in the interpreter.
+  await refill();
+  await rotate(WARM_UP_SECONDS);
+  await paired('POST /v1/auth/refresh (rotating)', 'raw RS256 sign (1 core)', raw.sign, async () => {
+    await refill();
+    return rotate();
+  });
 }
 
 function errorsNote(r: { non2xx: number; errors: number }): string {
@@ -286,15 +303,17 @@ export async function run(): Promise<void> {
 }
 
 async function runAll(raw: RawLimits): Promise<void> {
-  if (!ME_ONLY) {
-    await httpBenchmarks({ label: 'SQLite', instanceSecret: randomBytes(48).toString('base64url') }, raw);
+  const databaseUrl = process.env.DATABASE_URL;
+  if (ONLY === undefined || !databaseUrl) {
+    await httpBenchmarks({ label: 'SQLite', instanceSecret: randomBytes(48).toString('base64url'), only: ONLY }, raw);
+  }
+  if (ONLY === undefined) {
     const sqlite = openStore({ sqliteFile: ':memory:' });
     await migrate(sqlite);
     await verificationBenchmark(sqlite);
     await sqlite.close();
   }
 
-  const databaseUrl = process.env.DATABASE_URL;
   if (databaseUrl) {
     const schema = `bench_${randomBytes(4).toString('hex')}`;
     const admin = openStore({ databaseUrl, postgresSchema: schema });
@@ -303,12 +322,12 @@ async function runAll(raw: RawLimits): Promise<void> {
       console.log('');
       const redisUrl = process.env.REDIS_URL;
       const postgres = { databaseUrl, databaseSchema: schema, instanceSecret: randomBytes(48).toString('base64url') };
-      await httpBenchmarks({ ...postgres, label: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', redisUrl, meOnly: ME_ONLY }, raw);
-      if (redisUrl) {
+      await httpBenchmarks({ ...postgres, label: redisUrl ? 'PostgreSQL + Redis' : 'PostgreSQL', redisUrl, only: ONLY }, raw);
+      if (redisUrl && ONLY !== 'refresh') {
         console.log('');
-        await httpBenchmarks({ ...postgres, label: 'PostgreSQL without Redis (no session cache)', meOnly: true }, raw);
+        await httpBenchmarks({ ...postgres, label: 'PostgreSQL without Redis (no session cache)', only: 'me' }, raw);
       }
-      if (!ME_ONLY) await verificationBenchmark(admin);
+      if (ONLY === undefined) await verificationBenchmark(admin);
     } finally {
       const { sql } = await import('kysely');
       await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin.db);

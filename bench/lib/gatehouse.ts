@@ -13,8 +13,15 @@ import { fileURLToPath } from 'node:url';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const PASSWORD = 'correct horse battery staple';
-/** The server as `npm start` runs it: built JavaScript (`npm run bench` builds it first). */
-export const SERVER_ARGS = ['--enable-source-maps', 'packages/server/dist/main.js'];
+/**
+ * The server as `npm start` runs it: built JavaScript (`npm run bench` builds it first).
+ * `BENCH_SERVER_NODE_ARGS` adds options for Node, to profile it: `--cpu-prof --cpu-prof-dir=…`.
+ */
+export const SERVER_ARGS = [
+  ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  '--enable-source-maps',
+  'packages/server/dist/main.js',
+];
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

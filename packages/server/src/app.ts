@@ -132,6 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     roles,
     verifyAccessToken,
     setOutboxWake,
+    signatureThread,
   } = buildServices(options, redis, installCaches(app, options, redis), app.log);
 
   // A rotation on another node reaches this one as an environment change.
@@ -139,6 +140,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (change.kind === 'environment') keys.forget(change.environmentId);
   });
   app.addHook('onClose', async () => void unsubscribeKeys());
+  app.addHook('onClose', () => signatureThread.close());
 
   const registerMirrors = mirrorSecretKeyRoutes(app);
   const operators = new OperatorService({

@@ -20,6 +20,7 @@ import { RefreshTokens } from '../sessions/refresh-token.js';
 import { SessionService, type CacheFreshness } from '../sessions/service.js';
 import { SigningKeys } from '../sessions/signing-keys.js';
 import { AccessTokens } from '../sessions/tokens.js';
+import { SignatureThread } from '../sessions/signature-thread.js';
 import { TenancyService } from '../tenancy/service.js';
 import { effectiveRateLimit, type Environment } from '../tenancy/settings.js';
 import { UsageService } from '../usage/service.js';
@@ -44,7 +45,8 @@ export function buildServices(
   const now = options.now ?? Date.now;
   const usage = new UsageService(options.store, tenancy, now);
   const keys = new SigningKeys(options.store, options.instanceSecret, now);
-  const tokens = new AccessTokens(keys, options.config.baseUrl, now);
+  const signatureThread = new SignatureThread();
+  const tokens = new AccessTokens(keys, options.config.baseUrl, now, undefined, signatureThread);
   const assets = new AssetService(options.store, options.objectStore);
   const acceptImageUrl = (environment: Environment, url: string) => assets.acceptImageUrl(environment, url);
   const limiter =
@@ -136,6 +138,7 @@ export function buildServices(
     usage,
     keys,
     tokens,
+    signatureThread,
     assets,
     limiter,
     link,

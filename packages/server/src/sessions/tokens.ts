@@ -4,6 +4,7 @@ import { ApiError } from '../lib/errors.js';
 import type { Environment, TokenAlgorithm } from '../tenancy/settings.js';
 import { CLOCK_SKEW_MS } from './key-schedule.js';
 import { KID_PATTERN, type SigningKey, type SigningKeys } from './signing-keys.js';
+import type { SignatureThread } from './signature-thread.js';
 
 /**
  * Access tokens: compact JWS signed with node:crypto directly and cached KeyObjects (no JOSE
@@ -107,6 +108,8 @@ export class AccessTokens {
     private readonly now: () => number,
     /** 0 turns the verified-token cache off (the benchmark measures the full check that way). */
     private readonly cacheSize = VERIFIED_CACHE_MAX,
+    /** Signs RS256 tokens off the event loop; without it every token is signed inline. */
+    private readonly signatureThread?: SignatureThread,
   ) {
     this.issuerPrefix = `${baseUrl}/v1/environments/`;
   }
@@ -130,12 +133,20 @@ export class AccessTokens {
       jti: randomBytes(16).toString('base64url'),
       ...(input.origin !== undefined ? { azp: input.origin } : {}),
     };
-    return { token: this.sign(key, claims), expiresIn };
+    const signingInput = `${key.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    return { token: `${signingInput}.${await this.signature(key, signingInput)}`, expiresIn };
   }
 
-  sign(key: SigningKey, claims: Record<string, unknown>): string {
-    const input = `${key.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-    return `${input}.${signInput(key.alg, Buffer.from(input), key.privateKey).toString('base64url')}`;
+  /** The base64url signature of `input`. */
+  private async signature(key: SigningKey, input: string): Promise<string> {
+    const inline = () => signInput(key.alg, Buffer.from(input), key.privateKey).toString('base64url');
+    if (key.alg !== 'RS256' || !this.signatureThread) return inline();
+    try {
+      return await this.signatureThread.signRs256(input, key.privateKey);
+    } catch {
+      // The thread failed (it restarts on the next signature): this token is signed here.
+      return inline();
+    }
   }
 
   /**
