@@ -12,8 +12,12 @@ export interface RateLimiterOptions {
   granularityMs?: number;
 }
 
-/** Each request is counted once, by whichever asks first: the credential check or the limiter hook. */
-const COUNTED = Symbol('gatehouse.rateLimitDecision');
+/**
+ * Each request is counted once, by whichever asks first: the credential check or the limiter hook.
+ * The decision is kept on the request under this key, which the plugin declares on every request
+ * (Fastify's `decorateRequest`), so adding it never changes a request object's shape.
+ */
+export const COUNTED = Symbol('gatehouse.rateLimitDecision');
 
 /**
  * Chooses the store per request: the shared Redis window while Redis is healthy, otherwise the
@@ -46,7 +50,7 @@ export class RateLimiter implements RateLimitStore {
    */
   hitOnce(request: object, key: string, limit: number): RateLimitDecision | Promise<RateLimitDecision> {
     // Kept on the request itself (a WeakMap cost about 1 % of a cached request's CPU).
-    const counted = request as { [COUNTED]?: RateLimitDecision | Promise<RateLimitDecision> };
+    const counted = request as { [COUNTED]?: RateLimitDecision | Promise<RateLimitDecision> | null };
     return (counted[COUNTED] ??= this.hit(key, limit));
   }
 

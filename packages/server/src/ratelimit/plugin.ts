@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import fp from 'fastify-plugin';
 import { ApiError } from '../lib/errors.js';
 import { effectiveRateLimit } from '../tenancy/settings.js';
-import type { RateLimiter } from './limiter.js';
+import { COUNTED, type RateLimiter } from './limiter.js';
 import { resetSeconds, retryAfterSeconds, type RateLimitDecision } from './window.js';
 
 declare module 'fastify' {
@@ -21,13 +21,22 @@ export function routeIsCounted(request: FastifyRequest): boolean {
   return request.routeOptions.config.rateLimit !== false;
 }
 
+/** The text of a number that repeats from request to request (a limit, a second), made once per change. */
+function textOfRepeating() {
+  let last = Number.NaN;
+  let text = '';
+  return (value: number) => (value === last ? text : ((last = value), (text = String(value))));
+}
+const limitText = textOfRepeating();
+const resetText = textOfRepeating();
+
 function apply(environmentId: string, decision: RateLimitDecision, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   // Set before the handler runs, so errors it throws later (400, 404, …) carry them too.
   // Strings, one call each: no object to build and walk, nothing for Node to convert.
   void reply
-    .header('x-ratelimit-limit', String(decision.limit))
+    .header('x-ratelimit-limit', limitText(decision.limit))
     .header('x-ratelimit-remaining', String(decision.remaining))
-    .header('x-ratelimit-reset', String(resetSeconds(decision)));
+    .header('x-ratelimit-reset', resetText(resetSeconds(decision)));
   if (decision.allowed) return done();
   const seconds = retryAfterSeconds(decision);
   done(
@@ -48,6 +57,7 @@ function apply(environmentId: string, decision: RateLimitDecision, reply: Fastif
  */
 export const rateLimitPlugin = fp<RateLimitPluginOptions>(
   async (app: FastifyInstance, { limiter }) => {
+    app.decorateRequest(COUNTED, null);
     const count = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       const auth = request.auth;
       if (!auth || auth.kind === 'platform') return done();
