@@ -280,18 +280,27 @@ export async function listUsers(
   return searchSqlite(db, environmentId, needle, scan, options);
 }
 
-/** SQLite reads this many of the newest users per row asked for before it turns to the index. */
+/** Up to this many index candidates per row asked for, SQLite fetches them before anything else. */
 const NEWEST_PER_ROW = 16;
 /** Up to this many trigram candidates, SQLite fetches them by key; above, it scans in id order. */
 const FEW_CANDIDATES = 2000;
+/**
+ * Needles that had more candidates than a page's window when last searched (oldest first): their
+ * next search, typically the next page, starts with the newest users and skips the index's count.
+ * Only the order of the attempts depends on it, never an answer.
+ */
+const commonNeedles = new Set<string>();
+const COMMON_NEEDLES_KEPT = 1000;
 
 /**
  * SQLite keeps no statistics for FTS5, so the choice PostgreSQL's planner makes is made here, by
- * cost. A common needle fills a page among the newest users (a range of them, read in order),
- * which is far cheaper than asking the index: FTS5 answers a common trigram phrase at about
- * 0.25 µs a match. A rarer one is counted in the index, up to FEW_CANDIDATES; that few are fetched
- * by their search key (the join is forced to start from the index); more are left to the scan in
- * id order, which finds a page within about `limit × users ÷ FEW_CANDIDATES` rows.
+ * cost. FTS5 walks a common trigram phrase at about 0.25 µs a match (after some 90 µs to start),
+ * so the index is first asked only whether the needle has at most `limit × NEWEST_PER_ROW`
+ * candidates in all: a rare needle (a person being looked up) is then fetched by key, at once. A
+ * common one fills its page among the newest users, read in order, and is remembered as common, so
+ * that its next page starts there. In between, the index is counted up to FEW_CANDIDATES; that few
+ * are fetched by key, more are left to the scan in id order, which finds a page within about
+ * `limit × users ÷ FEW_CANDIDATES` rows.
  */
 async function searchSqlite(
   db: Db,
@@ -300,31 +309,45 @@ async function searchSqlite(
   scan: SelectQueryBuilder<Database, 'users', Selectable<Database['users']>>,
   options: { limit: number; beforeId?: string | undefined },
 ) {
-  let newest = db.selectFrom('users').select('id').where('environment_id', '=', environmentId);
-  if (options.beforeId !== undefined) newest = newest.where('id', '<', options.beforeId);
-  const oldestNear = await newest
+  // A phrase of the trigram tokenizer matches its text as a substring, case-insensitively: a
+  // superset that instr() narrows to the exact test. Limits are literals: SQLite plans a statement
+  // again on every run when its LIMIT is a parameter.
+  const phrase = `"${needle.replaceAll('"', '""')}"`;
+  const candidatesUpTo = async (most: number) => {
+    const counted = await sql<{ n: number }>`select count(*) as n from (
+      select 1 from users_search where users_search match ${phrase} limit ${sql.lit(most + 1)})`.execute(db);
+    return counted.rows[0]!.n;
+  };
+  const fetchCandidates = async () => {
+    const before = options.beforeId === undefined ? sql`` : sql`and users.id < ${options.beforeId}`;
+    const found = await sql<Selectable<Database['users']>>`select users.* from users_search
+      cross join users on users.search_key = users_search.rowid
+      where users_search match ${phrase} and users.environment_id = ${environmentId}
+        and instr(users.search_text, ${needle}) > 0 ${before}
+      order by users.id desc limit ${sql.lit(options.limit)}`.execute(db);
+    return found.rows;
+  };
+
+  const window = options.limit * NEWEST_PER_ROW;
+  if (!commonNeedles.delete(needle)) {
+    const few = await candidatesUpTo(window);
+    if (few === 0) return [];
+    if (few <= window) return fetchCandidates();
+  }
+  commonNeedles.add(needle); // the newest place in the set
+  if (commonNeedles.size > COMMON_NEEDLES_KEPT) commonNeedles.delete(commonNeedles.values().next().value!);
+
+  // The newest `window` users below the cursor (all of them when there are fewer).
+  let oldestNear = db.selectFrom('users').select('id').where('environment_id', '=', environmentId);
+  if (options.beforeId !== undefined) oldestNear = oldestNear.where('id', '<', options.beforeId);
+  oldestNear = oldestNear
     .orderBy('id', 'desc')
     .limit(1)
-    .offset(options.limit * NEWEST_PER_ROW - 1)
-    .executeTakeFirst();
-  // Fewer users than that below the cursor: the range is all of them.
-  if (oldestNear === undefined) return scan.execute();
-  const near = await scan.where('id', '>=', oldestNear.id).execute();
+    .offset(sql.lit(window - 1));
+  const near = await scan.where('id', '>=', sql<string>`coalesce((${oldestNear}), '')`).execute();
   if (near.length === options.limit) return near;
-
-  // A phrase of the trigram tokenizer matches its text as a substring, case-insensitively: a
-  // superset that instr() narrows to the exact test.
-  const phrase = `"${needle.replaceAll('"', '""')}"`;
-  const counted = await sql<{ n: number }>`select count(*) as n from (
-    select 1 from users_search where users_search match ${phrase} limit ${FEW_CANDIDATES + 1})`.execute(db);
-  const candidates = counted.rows[0]!.n;
-  if (candidates > FEW_CANDIDATES) return scan.execute();
+  const candidates = await candidatesUpTo(FEW_CANDIDATES);
+  if (candidates <= window) commonNeedles.delete(needle); // no longer common: ask the index first again
   if (candidates === 0) return [];
-  const before = options.beforeId === undefined ? sql`` : sql`and users.id < ${options.beforeId}`;
-  const found = await sql<Selectable<Database['users']>>`select users.* from users_search
-    cross join users on users.search_key = users_search.rowid
-    where users_search match ${phrase} and users.environment_id = ${environmentId}
-      and instr(users.search_text, ${needle}) > 0 ${before}
-    order by users.id desc limit ${options.limit}`.execute(db);
-  return found.rows;
+  return candidates > FEW_CANDIDATES ? scan.execute() : fetchCandidates();
 }

@@ -221,17 +221,37 @@ export async function rotateRefreshToken(
  * returns what the new access token needs. Undefined when anything else holds; the caller then reads
  * the session and judges (grace window, reuse, expiry) as before.
  */
+const rotateCurrent = reusableQuery(
+  ['environmentId', 'sessionId', 'presentedHash', 'successorHash', 'generation', 'now', 'activeSince'] as const,
+  (db: Kysely<Database>, p) => {
+    const number = (placeholder: string) => placeholder as unknown as number; // a value at run time
+    return rotationWrite(db, p.environmentId, p.sessionId, {
+      presentedHash: p.presentedHash,
+      successorHash: p.successorHash,
+      generation: number(p.generation),
+      now: number(p.now),
+    })
+      .where('expires_at', '>', number(p.now))
+      .where('last_active_at', '>', number(p.activeSince))
+      .returning(['user_id', 'active_organization_id']);
+  },
+);
+
 export async function rotateCurrentRefreshToken(
-  db: Db,
+  db: Kysely<Database>,
   environmentId: EnvironmentId,
   sessionId: string,
   rotation: { presentedHash: string; successorHash: string; generation: number; now: number; inactivityMs: number },
 ): Promise<{ user_id: string; active_organization_id: string | null } | undefined> {
-  const row = await rotationWrite(db, environmentId, sessionId, rotation)
-    .where('expires_at', '>', rotation.now)
-    .where('last_active_at', '>', rotation.now - rotation.inactivityMs)
-    .returning(['user_id', 'active_organization_id'])
-    .executeTakeFirst();
+  const [row] = await rotateCurrent(db, {
+    environmentId,
+    sessionId,
+    presentedHash: rotation.presentedHash,
+    successorHash: rotation.successorHash,
+    generation: rotation.generation,
+    now: rotation.now,
+    activeSince: rotation.now - rotation.inactivityMs,
+  });
   return row;
 }
 

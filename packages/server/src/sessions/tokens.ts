@@ -88,6 +88,19 @@ function decodeJson(segment: string, what: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** Random bytes for token ids, drawn a batch at a time (each byte used once): one call per 256 tokens. */
+let entropy = Buffer.alloc(0);
+let entropyUsed = 0;
+function newTokenId(): string {
+  if (entropyUsed + 16 > entropy.length) {
+    entropy = randomBytes(16 * 256);
+    entropyUsed = 0;
+  }
+  const id = entropy.toString('base64url', entropyUsed, entropyUsed + 16);
+  entropyUsed += 16;
+  return id;
+}
+
 const REGISTERED = new Set(['iss', 'sub', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp']);
 
 /** How many verified tokens a node remembers (signature and shape checks skipped on a repeat). */
@@ -130,7 +143,7 @@ export class AccessTokens {
       iat,
       nbf: iat,
       exp: iat + expiresIn,
-      jti: randomBytes(16).toString('base64url'),
+      jti: newTokenId(),
       ...(input.origin !== undefined ? { azp: input.origin } : {}),
     };
     const signingInput = `${key.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;

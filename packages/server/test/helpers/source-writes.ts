@@ -30,11 +30,24 @@ interface TopLevelFunction {
   body: string;
 }
 
+/** Top-level functions, and queries compiled once (`const name = reusableQuery(…)`), which act as private helpers. */
 function topLevelFunctions(text: string): TopLevelFunction[] {
-  return [...text.matchAll(/\n(export )?(?:async )?function (\w+)/g)].map((m) => {
+  const functions = [...text.matchAll(/\n(export )?(?:async )?function (\w+)/g)].map((m) => {
     const end = text.indexOf('\n}\n', m.index);
     return { name: m[2]!, exported: m[1] !== undefined, start: m.index, body: text.slice(m.index, end === -1 ? undefined : end) };
   });
+  const reusable = [...text.matchAll(/\nconst (\w+) = reusableQuery\(/g)].map((m) => {
+    const end = text.indexOf('\n);\n', m.index);
+    return { name: m[1]!, exported: false, start: m.index, body: text.slice(m.index, end === -1 ? undefined : end) };
+  });
+  return [...functions, ...reusable].sort((a, b) => a.start - b.start);
+}
+
+/** The exported functions that reach a private helper, directly or through other private helpers. */
+function exportedCallers(functions: TopLevelFunction[], helper: string, seen = new Set<string>()): TopLevelFunction[] {
+  seen.add(helper);
+  const callers = functions.filter((f) => f.name !== helper && new RegExp(`\\b${helper}\\(`).test(f.body));
+  return callers.flatMap((f) => (f.exported ? [f] : seen.has(f.name) ? [] : exportedCallers(functions, f.name, seen)));
 }
 
 /**
@@ -58,7 +71,7 @@ export function writesTo(tables: readonly string[], options: { skipFiles?: strin
       } else if (enclosing.exported) {
         writes.push({ file: relative, table, functionName: enclosing.name, body: enclosing.body });
       } else {
-        const callers = functions.filter((f) => f.exported && new RegExp(`\\b${enclosing.name}\\(`).test(f.body));
+        const callers = exportedCallers(functions, enclosing.name);
         if (callers.length === 0) writes.push({ file: relative, table, functionName: undefined, body: '', via: enclosing.name });
         for (const caller of callers) writes.push({ file: relative, table, functionName: caller.name, body: caller.body, via: enclosing.name });
       }

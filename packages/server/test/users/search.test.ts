@@ -144,7 +144,9 @@ describe(`user search (${testDb()})`, () => {
     for (const user of users) expect((await create(user, choicesKey)).statusCode).toBe(201);
     const newestFirst = (predicate: (email: string, name: string) => boolean) =>
       users.filter((u) => predicate(u.email, u.firstName)).map((u) => u.email).reverse();
-    // At 3 a page the newest 64 users hold a page of "common" (SQLite reads no index for it).
+    // At 1 a page, "common" has more candidates than the 32 newest users, which hold a page of it
+    // (SQLite reads no index for it, until the pages reach the oldest "common" users).
+    expect(await pages('common', choicesKey, 1)).toEqual(newestFirst((_, name) => name === 'Common'));
     expect(await pages('common', choicesKey, 3)).toEqual(newestFirst((_, name) => name === 'Common'));
     // One a page: the newest 32 users below each cursor never hold two, so SQLite asks the index.
     expect(await pages('sparse', choicesKey, 1)).toEqual(['old80@choices.test', 'old40@choices.test', 'old0@choices.test']);
