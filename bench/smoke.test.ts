@@ -42,4 +42,10 @@ describe('every benchmark still runs (smoke)', () => {
     expect(code, output).toBe(0);
     expect(output).toMatch(/CPU/);
   });
+
+  it('npm run bench:refresh-cpu runs', { timeout: 120_000 }, async () => {
+    const { code, output } = await run(['bench/refresh-cpu.ts'], { BENCH_SECONDS: '1', BENCH_ROUNDS: '1', BENCH_REFRESH_CONNECTIONS: '4' });
+    expect(code, output).toBe(0);
+    expect(output).toMatch(/CPU per rotation: event loop/);
+  });
 });

@@ -115,9 +115,9 @@ export async function markFannedOut(db: Db, environmentId: EnvironmentId, eventI
     .execute();
 }
 
-/** An event no endpoint wanted: nothing will ever read it. */
-export async function deleteEvent(db: Db, environmentId: EnvironmentId, eventId: string) {
-  await db.deleteFrom('webhook_events').where('environment_id', '=', environmentId).where('id', '=', eventId).execute();
+/** Events no endpoint wanted: nothing will ever read them. */
+export async function deleteEvents(db: Db, environmentId: EnvironmentId, eventIds: readonly string[]) {
+  await db.deleteFrom('webhook_events').where('environment_id', '=', environmentId).where('id', 'in', eventIds).execute();
 }
 
 // ---- deliveries (one row per attempt)

@@ -26,6 +26,8 @@ export const JITTER = 0.2;
 export const RETENTION_MS = 30 * 86_400_000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 export const SEND_TIMEOUT_MS = 15_000;
+/** Changes committed within this long of each other are fanned out by one run. */
+const WAKE_DELAY_MS = 50;
 
 /**
  * The delay before the retry that follows failed attempt `attempt` (1-based), with up to ±20 %
@@ -63,7 +65,9 @@ export interface WebhookWorkerOptions {
  */
 export class WebhookWorker {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
+  /** When the scheduled run is due, and whether it only fans out (a wake) or also delivers (a poll). */
+  private scheduled: { at: number; deliver: boolean } | undefined;
+  private running: Promise<{ fannedOut: number; sent: number }> | undefined;
   private stopped = true;
   private readonly clock: () => number;
   private readonly pollMs: number;
@@ -73,6 +77,8 @@ export class WebhookWorker {
   private readonly resolve: Resolver;
   private readonly random: () => number;
   private lastPrunedAt = -Infinity;
+  /** When due attempts were last looked for: at least every pollMs, however often wakes come. */
+  private lastDeliveredAt = -Infinity;
 
   constructor(
     private readonly store: Store,
@@ -91,46 +97,85 @@ export class WebhookWorker {
 
   start(): void {
     this.stopped = false;
-    this.schedule(0);
+    this.schedule(0, true);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.scheduled = undefined;
     await this.running;
   }
 
-  /** Asks for a run soon, e.g. after a change committed an event. */
+  /**
+   * Asks for a run soon, e.g. after a change committed an event. Wakes within WAKE_DELAY_MS share
+   * one run: under load (every sign-in commits an event) a run fans out many events in one
+   * transaction instead of one run, and its statements, per change.
+   */
   wake(): void {
-    if (!this.stopped) this.schedule(0);
+    if (!this.stopped) this.schedule(WAKE_DELAY_MS, false);
   }
 
-  private schedule(delay: number): void {
+  /** Keeps the sooner of the scheduled run and this one (a later one is dropped: each run schedules the next poll). */
+  private schedule(delay: number, deliver: boolean): void {
+    const at = performance.now() + delay;
+    const current = this.scheduled;
+    if (current && current.at <= at) {
+      current.deliver ||= deliver;
+      return;
+    }
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), delay);
+    const run = { at, deliver };
+    this.scheduled = run;
+    this.timer = setTimeout(() => {
+      if (this.scheduled === run) this.scheduled = undefined;
+      void this.tick(run.deliver);
+    }, delay);
     this.timer.unref();
   }
 
-  private async tick(): Promise<void> {
-    if (this.running) return;
-    let handled = 0;
+  private async tick(deliver: boolean): Promise<void> {
+    if (this.running) {
+      // A run is under way: this one goes after it rather than being lost.
+      await this.running.catch(() => undefined);
+      if (!this.stopped) this.schedule(0, deliver);
+      return;
+    }
+    let busy = false;
     try {
-      handled = await this.runOnce();
+      const done = await this.run(deliver);
+      // A full batch may have left more behind; a sent batch may have made more attempts due.
+      busy = done.fannedOut === this.batchSize || done.sent > 0;
     } catch (error) {
       this.options.log?.error({ err: error }, 'webhook worker run failed');
     }
-    if (!this.stopped) this.schedule(handled > 0 ? 0 : this.pollMs);
+    if (!this.stopped) this.schedule(busy ? 0 : this.pollMs, true);
   }
 
   /** Fans out new events and sends one batch of due attempts; returns how much it handled. */
-  runOnce(): Promise<number> {
-    this.running ??= (async () => {
+  async runOnce(): Promise<number> {
+    // A run under way may be one that does not deliver: wait for it, then run one that does.
+    while (this.running) await this.running.catch(() => undefined);
+    const done = await this.run(true);
+    return done.fannedOut + done.sent;
+  }
+
+  /**
+   * Fans out, then sends due attempts when asked (a poll), when the fan-out made new ones, or when
+   * none were looked for in the last pollMs: a run woken by events that no endpoint wants reads no
+   * attempts, and a stream of such wakes never holds retries back.
+   */
+  private run(deliver: boolean): Promise<{ fannedOut: number; sent: number }> {
+    return (this.running ??= (async () => {
       await this.pruneNowAndThen();
-      return (await this.fanOut()) + (await this.deliverDue());
+      const fanned = await this.fanOut();
+      const due = deliver || fanned.deliveries > 0 || performance.now() - this.lastDeliveredAt >= this.pollMs;
+      if (due) this.lastDeliveredAt = performance.now();
+      const sent = due ? await this.deliverDue() : 0;
+      return { fannedOut: fanned.events, sent };
     })().finally(() => {
       this.running = undefined;
-    });
-    return this.running;
+    }));
   }
 
   /** Runs until nothing is due now (by the worker's clock). */
@@ -146,11 +191,13 @@ export class WebhookWorker {
     while ((await q.pruneBefore(this.store.db, now - RETENTION_MS, 1000)) > 0);
   }
 
-  private async fanOut(): Promise<number> {
+  private async fanOut(): Promise<{ events: number; deliveries: number }> {
     return this.store.db.transaction().execute(async (tx) => {
       const events = await q.claimUnfannedEvents(tx, this.store.dialect, this.batchSize);
       const endpointsOf = new Map<string, q.EndpointRow[]>();
+      const unwanted = new Map<EnvironmentId, string[]>();
       const now = this.clock();
+      let deliveries = 0;
       for (const event of events) {
         let endpoints = endpointsOf.get(event.environment_id);
         if (!endpoints) {
@@ -159,7 +206,8 @@ export class WebhookWorker {
         }
         const subscribed = endpoints.filter((e) => e.event_types === null || (JSON.parse(e.event_types) as string[]).includes(event.type));
         if (subscribed.length === 0) {
-          await q.deleteEvent(tx, event.environment_id, event.id);
+          const ids = unwanted.get(event.environment_id) ?? [];
+          unwanted.set(event.environment_id, [...ids, event.id]);
           continue;
         }
         for (const endpoint of subscribed) {
@@ -176,10 +224,13 @@ export class WebhookWorker {
             locked_until: null,
             created_at: now,
           });
+          deliveries++;
         }
         await q.markFannedOut(tx, event.environment_id, event.id);
       }
-      return events.length;
+      // Most events go to no endpoint (an environment without webhooks): one statement per environment.
+      for (const [environmentId, ids] of unwanted) await q.deleteEvents(tx, environmentId, ids);
+      return { events: events.length, deliveries };
     });
   }
 

@@ -368,4 +368,81 @@ describe('webhook delivery with the worker running', () => {
       await receiver.close();
     }
   });
+
+  it('a burst of changes in two environments: the subscribed events are delivered, the others leave the outbox', async () => {
+    const receiver = await startReceiver();
+    const t = await startTestApp({ webhooks: { startWorker: true } });
+    try {
+      const hooked = (await t.createProject('Hooked')).development;
+      const quiet = (await t.createProject('Quiet')).development;
+      await createEndpoint(t, hooked.id, { url: receiver.url });
+      // Changes committed close together are fanned out by one run (wakes within 50 ms are shared).
+      const made = await Promise.all(Array.from({ length: 24 }, (_, i) => plainUser(t, i % 2 === 0 ? hooked : quiet, `burst${i}`)));
+      const hookedIds = made.filter((_, i) => i % 2 === 0).map((u) => u.id);
+      const waiting = (environmentId: string) =>
+        t.store.db
+          .selectFrom('webhook_events')
+          .select('id')
+          .where('environment_id', '=', environmentId as never)
+          .where('fanned_out', '=', 0)
+          .execute();
+      for (let i = 0; i < 200 && (receiver.received.length < hookedIds.length || (await waiting(quiet.id)).length > 0); i++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const delivered = receiver.received.map((r) => JSON.parse(r.body).data.id as string);
+      expect(delivered.sort()).toEqual([...hookedIds].sort());
+      expect(await waiting(hooked.id)).toEqual([]);
+      const left = await t.store.db
+        .selectFrom('webhook_events')
+        .select('id')
+        .where('environment_id', '=', quiet.id as never)
+        .execute();
+      expect(left).toEqual([]);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+
+  it('a stream of changes that wake the worker never holds a due retry back', async () => {
+    const receiver = await startReceiver();
+    const retryClock = testClock();
+    const t = await startTestApp({ webhooks: { startWorker: true, clock: retryClock.now, pollMs: 100 } });
+    let streaming = true;
+    try {
+      const hooked = (await t.createProject('Retried')).development;
+      const quiet = (await t.createProject('Busy')).development;
+      await createEndpoint(t, hooked.id, { url: receiver.url });
+      receiver.answer({ status: 500 });
+      await plainUser(t, hooked, 'retried');
+      for (let i = 0; i < 100 && receiver.received.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(receiver.received).toHaveLength(1);
+      // Another environment changes a user every 20 ms or so, each change a wake that comes before
+      // the next poll would; the retry falls due in the middle of that stream.
+      const busy = await plainUser(t, quiet, 'busy');
+      const stream = (async () => {
+        for (let i = 0; streaming && i < 200; i++) {
+          const changed = await t.call({
+            method: 'PATCH',
+            url: `/v1/users/${busy.id}`,
+            credential: quiet.secretKey,
+            payload: { firstName: `Busy${i}` },
+          });
+          expect(changed.statusCode, changed.body).toBe(200);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      await new Promise((r) => setTimeout(r, 400));
+      retryClock.advance(RETRY_SCHEDULE_MS[0] * 1.3);
+      for (let i = 0; i < 120 && receiver.received.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+      streaming = false;
+      await stream;
+      expect(receiver.received).toHaveLength(2);
+      expect(receiver.received[1]!.headers['webhook-id']).toBe(receiver.received[0]!.headers['webhook-id']);
+    } finally {
+      streaming = false;
+      await t.close();
+      await receiver.close();
+    }
+  });
 });
