@@ -227,7 +227,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   const { startWorker: startWebhookWorker, ...webhookWorkerOptions } = options.webhooks ?? {};
-  const webhookService = new WebhookService(options.store, options.instanceSecret, now, () => webhookWorker.wake());
+  const webhookService = new WebhookService(options.store, options.instanceSecret, now, () => webhookWorker.deliverNow());
   const webhookWorker: WebhookWorker = new WebhookWorker(
     options.store,
     webhookService,

@@ -285,8 +285,9 @@ const NEWEST_PER_ROW = 16;
 /** Up to this many trigram candidates, SQLite fetches them by key; above, it scans in id order. */
 const FEW_CANDIDATES = 2000;
 /**
- * Needles that had more candidates than a page's window when last searched (oldest first): their
- * next search, typically the next page, starts with the newest users and skips the index's count.
+ * Needles that had more candidates than a page's window when last searched in an environment (oldest
+ * first): their next search there, typically the next page, starts with the newest users and skips
+ * the index's count.
  * Only the order of the attempts depends on it, never an answer.
  */
 const commonNeedles = new Set<string>();
@@ -329,12 +330,13 @@ async function searchSqlite(
   };
 
   const window = options.limit * NEWEST_PER_ROW;
-  if (!commonNeedles.delete(needle)) {
+  const remembered = `${environmentId}\n${needle}`;
+  if (!commonNeedles.delete(remembered)) {
     const few = await candidatesUpTo(window);
     if (few === 0) return [];
     if (few <= window) return fetchCandidates();
   }
-  commonNeedles.add(needle); // the newest place in the set
+  commonNeedles.add(remembered); // the newest place in the set
   if (commonNeedles.size > COMMON_NEEDLES_KEPT) commonNeedles.delete(commonNeedles.values().next().value!);
 
   // The newest `window` users below the cursor (all of them when there are fewer).
@@ -347,7 +349,7 @@ async function searchSqlite(
   const near = await scan.where('id', '>=', sql<string>`coalesce((${oldestNear}), '')`).execute();
   if (near.length === options.limit) return near;
   const candidates = await candidatesUpTo(FEW_CANDIDATES);
-  if (candidates <= window) commonNeedles.delete(needle); // no longer common: ask the index first again
+  if (candidates <= window) commonNeedles.delete(remembered); // no longer common: ask the index first again
   if (candidates === 0) return [];
   return candidates > FEW_CANDIDATES ? scan.execute() : fetchCandidates();
 }

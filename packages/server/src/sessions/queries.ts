@@ -210,17 +210,6 @@ export async function rotateRefreshToken(
   return rotated;
 }
 
-/**
- * Not announced: a rotation changes the refresh hashes, which no cache holds, and the last activity,
- * which only grows. A cached copy that is older can only look inactive too soon, and the session
- * check reads the row again before refusing on inactivity (SessionService.verifyAccessToken). So a
- * refresh costs no change announcement, which with several nodes is a Redis call.
- *
- * The common refresh in one statement: rotates the presented token when it is the session's current
- * one and the session is live (not revoked, within its lifetime and its inactivity limit), and
- * returns what the new access token needs. Undefined when anything else holds; the caller then reads
- * the session and judges (grace window, reuse, expiry) as before.
- */
 const rotateCurrent = reusableQuery(
   ['environmentId', 'sessionId', 'presentedHash', 'successorHash', 'generation', 'now', 'activeSince'] as const,
   (db: Kysely<Database>, p) => {
@@ -237,6 +226,17 @@ const rotateCurrent = reusableQuery(
   },
 );
 
+/**
+ * Not announced: a rotation changes the refresh hashes, which no cache holds, and the last activity,
+ * which only grows. A cached copy that is older can only look inactive too soon, and the session
+ * check reads the row again before refusing on inactivity (SessionService.verifyAccessToken). So a
+ * refresh costs no change announcement, which with several nodes is a Redis call.
+ *
+ * The common refresh in one statement: rotates the presented token when it is the session's current
+ * one and the session is live (not revoked, within its lifetime and its inactivity limit), and
+ * returns what the new access token needs. Undefined when anything else holds; the caller then reads
+ * the session and judges (grace window, reuse, expiry) as before.
+ */
 export async function rotateCurrentRefreshToken(
   db: Kysely<Database>,
   environmentId: EnvironmentId,

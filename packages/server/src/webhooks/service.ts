@@ -72,8 +72,8 @@ export class WebhookService {
     private readonly store: Store,
     instanceSecret: string,
     private readonly now: () => number,
-    /** Asks the delivery worker to run soon. */
-    private readonly wake: () => void,
+    /** Asks the delivery worker to send due attempts now. */
+    private readonly deliverNow: () => void,
   ) {
     this.secrets = new SecretBox(instanceSecret);
   }
@@ -213,7 +213,7 @@ export class WebhookService {
       await q.insertDelivery(tx, environment.id, attempt);
       return attempt;
     });
-    this.wake();
+    this.deliverNow();
     return deliveryView(result);
   }
 }

@@ -116,6 +116,11 @@ export class WebhookWorker {
     if (!this.stopped) this.schedule(WAKE_DELAY_MS, false);
   }
 
+  /** Sends due attempts now, e.g. a manual retry ("sends that message again now"). */
+  deliverNow(): void {
+    if (!this.stopped) this.schedule(0, true);
+  }
+
   /** Keeps the sooner of the scheduled run and this one (a later one is dropped: each run schedules the next poll). */
   private schedule(delay: number, deliver: boolean): void {
     const at = performance.now() + delay;
@@ -206,8 +211,9 @@ export class WebhookWorker {
         }
         const subscribed = endpoints.filter((e) => e.event_types === null || (JSON.parse(e.event_types) as string[]).includes(event.type));
         if (subscribed.length === 0) {
-          const ids = unwanted.get(event.environment_id) ?? [];
-          unwanted.set(event.environment_id, [...ids, event.id]);
+          const ids = unwanted.get(event.environment_id);
+          if (ids) ids.push(event.id);
+          else unwanted.set(event.environment_id, [event.id]);
           continue;
         }
         for (const endpoint of subscribed) {

@@ -445,4 +445,30 @@ describe('webhook delivery with the worker running', () => {
       await receiver.close();
     }
   });
+
+  it('a manual retry is sent at once by the running worker, not at its next poll', async () => {
+    const receiver = await startReceiver();
+    // Polls a minute apart: only the retry's own request to deliver can explain a prompt send.
+    const t = await startTestApp({ webhooks: { startWorker: true, pollMs: 60_000 } });
+    try {
+      const env = (await t.createProject('Manual')).development;
+      const endpoint = await createEndpoint(t, env.id, { url: receiver.url });
+      await plainUser(t, env, 'manual');
+      await t.app.webhooks.drain();
+      expect(receiver.received).toHaveLength(1);
+      const list = await platformCall(t, 'GET', `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries`);
+      const [delivered] = list.json().data as { id: string; messageId: string }[];
+      const retry = await platformCall(
+        t,
+        'POST',
+        `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries/${delivered!.id}/retry`,
+      );
+      expect(retry.statusCode, retry.body).toBe(202);
+      for (let i = 0; i < 100 && receiver.received.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([delivered!.messageId, delivered!.messageId]);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
 });
