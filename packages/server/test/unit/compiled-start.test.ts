@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { serverDir, serverProcessArgs } from '../helpers/built-server.js';
@@ -23,6 +24,20 @@ describe('npm start runs the server built at install', () => {
   it('is built by install (prepare), not by start', () => {
     expect(serverPackage.scripts.prepare).toMatch(/\bbuild\b/);
     expect(rootPackage.scripts.start).not.toMatch(/build/);
+  });
+
+  it('runs with source maps that take a stack trace back to the TypeScript sources', () => {
+    expect(words).toContain('--enable-source-maps');
+    const main = readFileSync(path.join(serverDir, 'dist/main.js'), 'utf8');
+    const map = new SourceMap(JSON.parse(readFileSync(path.join(serverDir, 'dist/main.js.map'), 'utf8')));
+    // Where a known function of the sources sits in the bundle, and where the map says it came from.
+    const at = main.indexOf('async function searchSqlite(');
+    expect(at).toBeGreaterThan(0);
+    const lines = main.slice(0, at).split('\n');
+    const entry = map.findEntry(lines.length - 1, lines.at(-1)!.length) as { originalSource?: string; originalLine?: number };
+    expect(entry.originalSource).toMatch(/(^|\/)src\/identity\/queries\.ts$/);
+    const source = readFileSync(path.join(serverDir, 'src/identity/queries.ts'), 'utf8').split('\n');
+    expect(source[entry.originalLine!]).toContain('async function searchSqlite(');
   });
 
   it('is what the tests that start a server process run', () => {
