@@ -1,13 +1,11 @@
 /**
  * Rate-limiter overhead: GET /v1/environment (publishable key) with the limiter against the same
  * route without it, measured in one run. Goals (issue 22): the memory store costs at most 3 %, the
- * Redis store at most 20 % co-located. Two measures:
- * - in process (`app.inject`, no sockets): the CPU per request of each variant, alternated in
- *   rounds; steady on a shared machine, and stricter than over HTTP, whose socket work the limiter
- *   does not add to;
- * - over HTTP from a child process (autocannon): throughput and the server's CPU per request, and the
- *   co-located redis-server's CPU. Rounds alternate between variants so drift hits all alike; the
- *   median of the per-round ratios is reported.
+ * Redis store at most 20 % co-located. Served over HTTP from a child process and driven by
+ * autocannon: throughput and the server's CPU per request, and the co-located redis-server's CPU.
+ * Rounds alternate between variants so drift hits all alike; the median of the per-round ratios is
+ * reported. (Not through `app.inject`: each injected request leaves about 10 KB on the heap, in a bare
+ * Fastify app too, so later rounds pay for the garbage of earlier ones.)
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -18,7 +16,6 @@ import { Redis } from 'ioredis';
 import { MemoryRateLimitStore } from '../packages/server/src/ratelimit/memory.js';
 import { RedisRateLimitStore } from '../packages/server/src/ratelimit/redis.js';
 import { loadLine, pidCpuSeconds, processCpuSeconds } from './lib/machine.js';
-import { buildRateLimitVariants } from './lib/ratelimit-apps.js';
 import { median } from './lib/median.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -98,49 +95,8 @@ async function cpuPerHit(): Promise<void> {
   get.disconnect();
 }
 
-/** CPU per request of each variant through `app.inject`, alternated: no sockets, no load generator. */
-async function inProcess(): Promise<void> {
-  const variants = await buildRateLimitVariants();
-  const INJECTS = Number(process.env.BENCH_INJECTS ?? 20_000);
-  try {
-    const names = Object.keys(variants.apps);
-    const request = { method: 'GET' as const, url: '/v1/environment', headers: { authorization: `Bearer ${variants.publishableKey}` } };
-    const cpuPerRequest = async (name: string, count: number) => {
-      const app = variants.apps[name]!;
-      const started = process.cpuUsage();
-      for (let i = 0; i < count; i++) {
-        const response = await app.inject(request);
-        if (response.statusCode !== 200) throw new Error(`${name}: ${response.statusCode} ${response.body}`);
-      }
-      const used = process.cpuUsage(started);
-      return (used.user + used.system) / count;
-    };
-    for (const name of names) await cpuPerRequest(name, Math.min(INJECTS, 5000)); // JIT, caches
-    const overheads: Record<string, number[]> = {};
-    const perRequest: Record<string, number[]> = {};
-    for (let round = 0; round < ROUNDS; round++) {
-      const cpu: Record<string, number> = {};
-      for (const name of names) (perRequest[name] ??= []).push((cpu[name] = await cpuPerRequest(name, INJECTS)));
-      for (const name of names) (overheads[name] ??= []).push(cpu[name]! / cpu.baseline! - 1);
-      console.log(`  in process, round ${round + 1} (${loadLine()}): ` + names.map((n) => `${n} ${cpu[n]!.toFixed(2)} µs`).join(', '));
-    }
-    for (const name of names.filter((n) => n !== 'baseline')) {
-      const overhead = median(overheads[name]!);
-      const goal = name === 'memory' ? 0.03 : 0.2;
-      console.log(
-        `  in process: ${name} ${median(perRequest[name]!).toFixed(2)} µs CPU per request against ${median(perRequest.baseline!).toFixed(2)} µs, ` +
-          `+${(overhead * 100).toFixed(1)} % (median of ${ROUNDS} rounds of ${INJECTS}; goal ≤ ${goal * 100} %: ${overhead <= goal ? 'met' : 'NOT met'})` +
-          (name === 'redis' ? " (Redis's own CPU not counted here)" : ''),
-      );
-    }
-  } finally {
-    await variants.close();
-  }
-}
-
 export async function run(): Promise<void> {
   await cpuPerHit();
-  await inProcess();
   const { server, stop } = await startServer();
   try {
     const names = Object.keys(server.ports);
