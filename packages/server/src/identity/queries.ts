@@ -280,15 +280,17 @@ export async function listUsers(
   return searchSqlite(db, environmentId, needle, scan, options);
 }
 
-/** Up to this many index candidates per row asked for, SQLite fetches them before anything else. */
+/**
+ * Per row asked for, on SQLite: a needle with at most this many candidates in the index is fetched by
+ * key at once; a commoner one is looked for among this many of the newest users.
+ */
 const NEWEST_PER_ROW = 16;
 /** Up to this many trigram candidates, SQLite fetches them by key; above, it scans in id order. */
 const FEW_CANDIDATES = 2000;
 /**
  * Needles that had more candidates than a page's window when last searched in an environment (oldest
  * first): their next search there, typically the next page, starts with the newest users and skips
- * the index's count.
- * Only the order of the attempts depends on it, never an answer.
+ * the index's count. Only the order of the attempts depends on it, never an answer.
  */
 const commonNeedles = new Set<string>();
 const COMMON_NEEDLES_KEPT = 1000;
