@@ -22,7 +22,7 @@ import { SigningKeys } from '../packages/server/src/sessions/signing-keys.js';
 import { AccessTokens, verifyInput } from '../packages/server/src/sessions/tokens.js';
 import { TenancyService } from '../packages/server/src/tenancy/service.js';
 import { UsageService } from '../packages/server/src/usage/service.js';
-import { json, PASSWORD, startChild, startGatehouse } from './lib/gatehouse.js';
+import { PASSWORD, rotatingRefreshes, startChild, startGatehouse } from './lib/gatehouse.js';
 import { loadLine } from './lib/machine.js';
 import { median } from './lib/median.js';
 
@@ -84,8 +84,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
  * For before/after comparisons, one pair on PostgreSQL (SQLite without DATABASE_URL): `BENCH_ONLY=me`
  * (with and without Redis; `BENCH_ME_ONLY=1` says the same) or `BENCH_ONLY=refresh`.
  */
-const ONLY = process.env.BENCH_ONLY ?? (process.env.BENCH_ME_ONLY === '1' ? 'me' : undefined);
-if (ONLY !== undefined && ONLY !== 'me' && ONLY !== 'refresh') throw new Error(`BENCH_ONLY is "me" or "refresh", not "${ONLY}"`);
+const onlyPair = process.env.BENCH_ONLY ?? (process.env.BENCH_ME_ONLY === '1' ? 'me' : undefined);
+if (onlyPair !== undefined && onlyPair !== 'me' && onlyPair !== 'refresh')
+  throw new Error(`BENCH_ONLY is "me" or "refresh", not "${onlyPair}"`);
+const ONLY: 'me' | 'refresh' | undefined = onlyPair;
 
 /**
  * Measures the raw limit and the server alternately, ROUNDS times each, and reports the medians and
@@ -196,42 +198,13 @@ async function signInAndMe(serverUrl: string, pk: string, email: string, accessT
 }
 
 async function refreshPair(serverUrl: string, pk: string, email: string, raw: RawLimits) {
-  // Every request really rotates: a pool holds one live refresh token per connection; each
-  // request takes one and its answer puts the successor back. Each round starts with fresh
-  // sessions, since requests cut off at the end of a round lose their successors.
-  const pool: string[] = [];
-  const refill = async () => {
-    pool.length = 0;
-    for (let i = 0; i < REFRESH_CONNECTIONS; i++) {
-      pool.push(
-        (await json(`${serverUrl}/v1/auth/signin`, { method: 'POST', token: pk, body: { email, password: PASSWORD } })).session
-          .refreshToken,
-      );
-    }
-  };
-  const rotate = (duration?: number) =>
-    cannon({
-      url: `${serverUrl}/v1/auth/refresh`,
-      connections: REFRESH_CONNECTIONS,
-      requests: [
-        {
-          method: 'POST',
-          headers: { authorization: `Bearer ${pk}`, 'content-type': 'application/json' },
-          setupRequest: (request: Record<string, unknown>) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
-          onResponse: (status: number, body: string) => {
-            // The load generator shares the cores: the successor is read, not the whole answer parsed.
-            if (status === 200) pool.push(/"refreshToken":"([^"]+)"/.exec(body)![1]!);
-          },
-        },
-      ],
-      ...(duration === undefined ? {} : { duration }),
-    });
+  const rotations = rotatingRefreshes(serverUrl, pk, email, REFRESH_CONNECTIONS);
   // Warmed like the other pairs: the first rotations run in the interpreter.
-  await refill();
-  await rotate(WARM_UP_SECONDS);
+  await rotations.refill();
+  await cannon({ ...rotations.options, duration: WARM_UP_SECONDS } as autocannon.Options);
   await paired('POST /v1/auth/refresh (rotating)', 'raw RS256 sign (1 core)', raw.sign, async () => {
-    await refill();
-    return rotate();
+    await rotations.refill();
+    return cannon(rotations.options as autocannon.Options);
   });
 }
 

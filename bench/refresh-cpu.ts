@@ -10,39 +10,19 @@
  * and on PostgreSQL (+ Redis) when DATABASE_URL (and REDIS_URL) are set.
  */
 import autocannon from 'autocannon';
-import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { migrate, openStore } from '../packages/server/src/db/index.js';
-import { json, PASSWORD, startGatehouse } from './lib/gatehouse.js';
-import { loadLine, machineLine, processCpuSeconds } from './lib/machine.js';
+import { rotatingRefreshes, startGatehouse } from './lib/gatehouse.js';
+import { loadLine, machineLine, machineTicks, processCpuSeconds, threadSeconds } from './lib/machine.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_REFRESH_CONNECTIONS ?? 32);
-const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-
-function ticksOf(statPath: string): number {
-  try {
-    const stat = readFileSync(statPath, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND; // utime + stime
-  } catch {
-    return 0;
-  }
-}
-
 /** CPU seconds of a process's main thread and of all its threads. */
 function serverSeconds(pid: number): { main: number; all: number } {
-  let all = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) all += ticksOf(`/proc/${pid}/task/${tid}/stat`);
-  return { main: ticksOf(`/proc/${pid}/task/${pid}/stat`), all };
-}
-
-function idleTicks(): { idle: number; total: number } {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
-  return { idle: fields[3]! + fields[4]!, total: fields.reduce((a, b) => a + b, 0) };
+  const threads = threadSeconds(pid);
+  return { main: threads.get(pid) ?? 0, all: [...threads.values()].reduce((a, b) => a + b, 0) };
 }
 
 /** Raw RS256 signatures per second on this thread, the signing input of a real token's size. */
@@ -73,43 +53,22 @@ async function onDeployment(label: string, databaseUrl: string | undefined, redi
   const pid = gatehouse.server.child.pid!;
   console.log(`  -- ${label}, ${CONNECTIONS} clients`);
   try {
+    const rotations = rotatingRefreshes(url, gatehouse.publishableKey, gatehouse.email, CONNECTIONS);
     for (let round = 0; round <= ROUNDS; round++) {
-      const pool: string[] = [];
-      for (let i = 0; i < CONNECTIONS; i++) {
-        const signedIn = await json(`${url}/v1/auth/signin`, {
-          method: 'POST',
-          token: gatehouse.publishableKey,
-          body: { email: gatehouse.email, password: PASSWORD },
-        });
-        pool.push(signedIn.session.refreshToken);
-      }
+      await rotations.refill();
       const load = loadLine();
       const before = {
         server: serverSeconds(pid),
         postgres: processCpuSeconds('postgres'),
         redis: processCpuSeconds('redis-server'),
         self: process.cpuUsage(),
-        stat: idleTicks(),
+        stat: machineTicks(),
       };
-      const result = await autocannon({
-        url: `${url}/v1/auth/refresh`,
-        connections: CONNECTIONS,
-        duration: SECONDS,
-        requests: [
-          {
-            method: 'POST',
-            headers: { authorization: `Bearer ${gatehouse.publishableKey}`, 'content-type': 'application/json' },
-            setupRequest: (request: Record<string, unknown>) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
-            onResponse: (status: number, body: string) => {
-              if (status === 200) pool.push(/"refreshToken":"([^"]+)"/.exec(body)![1]!);
-            },
-          },
-        ],
-      } as autocannon.Options);
+      const result = await autocannon({ ...rotations.options, duration: SECONDS } as autocannon.Options);
       const n = Math.max(1, result.requests.total);
       const server = serverSeconds(pid);
       const self = process.cpuUsage(before.self);
-      const stat = idleTicks();
+      const stat = machineTicks();
       const us = (seconds: number) => `${((seconds * 1e6) / n).toFixed(0)} µs`;
       const idle = ((stat.idle - before.stat.idle) / Math.max(1, stat.total - before.stat.total)) * 100;
       const raw = rawSignaturesPerSecond();

@@ -10,53 +10,17 @@
  */
 import { verify as argon2Verify } from '@node-rs/argon2';
 import autocannon from 'autocannon';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { hashPassword } from '../packages/server/src/identity/passwords.js';
 import { json, PASSWORD, startGatehouse } from './lib/gatehouse.js';
+import { machineTicks, pidsNamed, threadSeconds } from './lib/machine.js';
 
 const HASH_CONCURRENCY = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 3);
-const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-
-/** CPU seconds used so far by each thread of a process, keyed by thread id. */
-function threadSeconds(pid: number): Map<number, number> {
-  const threads = new Map<number, number>();
-  let tids: string[];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return threads; // the process has exited
-  }
-  for (const tid of tids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      threads.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND); // utime + stime
-    } catch {
-      // the thread has exited
-    }
-  }
-  return threads;
-}
-
-function pidsNamed(name: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 type Part =
   | 'server main thread'
   | 'server other threads'
@@ -70,11 +34,6 @@ interface Snapshot {
   seconds: Map<string, { part: Part; seconds: number }>;
   machineTicks: number;
   idleTicks: number;
-}
-
-function machineTicks(): { total: number; idle: number } {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return { total: fields.reduce((a, b) => a + b, 0), idle: fields[3]! + fields[4]! }; // idle + iowait
 }
 
 /** Every thread of interest, labelled with the part of the work it does. */

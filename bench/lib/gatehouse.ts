@@ -188,3 +188,40 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     throw error;
   }
 }
+
+/**
+ * A load of real rotations: `refill` signs the user in once per connection, and each request of
+ * `options` takes a refresh token from that pool while its answer puts the successor back. Refill
+ * before each round: requests cut off at a round's end lose their successors.
+ */
+export function rotatingRefreshes(serverUrl: string, publishableKey: string, email: string, connections: number) {
+  const pool: string[] = [];
+  return {
+    async refill(): Promise<void> {
+      pool.length = 0;
+      for (let i = 0; i < connections; i++) {
+        const signedIn = await json(`${serverUrl}/v1/auth/signin`, {
+          method: 'POST',
+          token: publishableKey,
+          body: { email, password: PASSWORD },
+        });
+        pool.push(signedIn.session.refreshToken);
+      }
+    },
+    options: {
+      url: `${serverUrl}/v1/auth/refresh`,
+      connections,
+      requests: [
+        {
+          method: 'POST' as const,
+          headers: { authorization: `Bearer ${publishableKey}`, 'content-type': 'application/json' },
+          setupRequest: (request: Record<string, unknown>) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
+          onResponse: (status: number, body: string) => {
+            // The load generator shares the cores: the successor is read, not the whole answer parsed.
+            if (status === 200) pool.push(/"refreshToken":"([^"]+)"/.exec(body)![1]!);
+          },
+        },
+      ],
+    },
+  };
+}
