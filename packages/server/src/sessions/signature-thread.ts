@@ -14,6 +14,8 @@ import { Worker } from 'node:worker_threads';
  */
 export class SignatureThread {
   private worker: Worker | undefined;
+  /** The live thread with the signatures sent to it and not yet answered. */
+  private running: { worker: Worker; pending: Map<number, Pending> } | undefined;
   /** Signatures asked for in this turn of the event loop: sent together, one message each way. */
   private queued: Pending[] = [];
   private nextRequest = 0;
@@ -62,8 +64,6 @@ export class SignatureThread {
       for (const request of batch) request.reject(error instanceof Error ? error : new Error(String(error)));
     }
   };
-
-  private running: { worker: Worker; pending: Map<number, Pending> } | undefined;
 
   /** The live thread, started if there is none; each thread has its own pending signatures. */
   private current(): { worker: Worker; pending: Map<number, Pending> } {
