@@ -183,12 +183,16 @@ async function onDatabase(label: string, databaseUrl: string | undefined) {
   } finally {
     await receiver.close();
     if (databaseUrl) {
+      // The server first: its webhook worker may be in a transaction on the tables the drop locks.
+      await bench.stop();
       await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(local.db);
       await sql`drop schema if exists ${sql.id(`${schema}_local`)} cascade`.execute(local.db);
+      await local.close();
+    } else {
+      // The local SQLite file lives in the server's data directory, which stopping removes.
+      await local.close();
+      await bench.stop();
     }
-    await local.close();
-    // Last: the local SQLite file lives in the server's data directory.
-    await bench.stop();
   }
 }
 
