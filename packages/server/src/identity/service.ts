@@ -332,11 +332,13 @@ export class IdentityService {
   }
 
   /** Revokes the user's sessions and deletes the user, unless the deletion guard refuses. */
-  async deleteUser(environment: Environment, userId: string): Promise<void> {
+  /** `guard`, when given, runs after the service's own, in the deletion's transaction, and refuses by throwing. */
+  async deleteUser(environment: Environment, userId: string, guard?: UserDeletionGuard): Promise<void> {
     await inTransaction(this.db, async (tx) => {
       // Locked first: a membership insert needs this row (foreign key), so none can appear under the guard.
       if (!(await q.lockUser(this.store, tx, environment.id, userId))) throw notFound(`User ${userId}`);
       if (this.deletionGuard) await this.deletionGuard(tx, environment, userId);
+      if (guard) await guard(tx, environment, userId);
       await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
       if (!(await q.deleteUser(tx, environment.id, userId))) throw notFound(`User ${userId}`);
     });

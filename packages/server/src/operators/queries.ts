@@ -1,9 +1,11 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { EnvironmentId } from '../lib/ids.js';
 import { lockForUpdate, type Store } from '../db/index.js';
 import type { Database, OperatorAuditLogTable, OperatorTokensTable } from '../db/schema.js';
 import { OPERATORS_PROJECT_KEY } from '../tenancy/queries.js';
 
-// Instance tables: operators administer the whole instance, so nothing here is tenant-scoped.
+// Instance tables: operators administer the whole instance, so nothing here is tenant-scoped but the
+// operators' own environment's users.
 type Db = Kysely<Database> | Transaction<Database>;
 
 export async function readOperatorsProjectId(db: Db): Promise<string | undefined> {
@@ -11,9 +13,21 @@ export async function readOperatorsProjectId(db: Db): Promise<string | undefined
   return row?.value;
 }
 
-/** Serializes operator setups: the operators project's marker row, locked for the transaction. */
+/** Serializes operator setups and removals: the operators project's marker row, locked for the transaction. */
 export async function lockOperatorSetup(store: Store, tx: Transaction<Database>): Promise<void> {
   await lockForUpdate(store, tx.selectFrom('instance_meta').select('key').where('key', '=', OPERATORS_PROJECT_KEY)).execute();
+}
+
+/** Whether the operators' environment has a user (an operator) other than `userId`. */
+export async function anotherOperator(db: Db, environmentId: EnvironmentId, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('environment_id', '=', environmentId)
+    .where('id', '!=', userId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Claims the marker for `projectId`; false when another node claimed it first. */

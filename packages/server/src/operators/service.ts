@@ -258,11 +258,13 @@ export class OperatorService {
   /** Removes an operator (their sessions end with the user); the last one cannot be removed. */
   async remove(userId: string): Promise<void> {
     const environment = await this.environment();
-    const { users } = await this.options.identity.listUsers(environment, { limit: 2, beforeId: undefined, email: undefined, query: undefined });
-    if (users.length < 2 && users.some((u) => u.id === userId)) {
-      throw apiError('forbidden', 'This is the last operator; invite another operator before removing this one.');
-    }
-    await this.options.identity.deleteUser(environment, userId);
+    await this.options.identity.deleteUser(environment, userId, async (tx) => {
+      // Removals queue on the operators' marker row: two at once cannot each count the other as the one who stays.
+      await q.lockOperatorSetup(this.options.store, tx);
+      if (!(await q.anotherOperator(tx, environment.id, userId))) {
+        throw apiError('forbidden', 'This is the last operator; invite another operator before removing this one.');
+      }
+    });
   }
 
   async operatorEmail(userId: string): Promise<string | null> {

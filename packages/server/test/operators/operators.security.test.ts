@@ -182,3 +182,38 @@ describe(`operators: two printed setup links used at once (${testDb()})`, () => 
     expect(operators.data).toHaveLength(1);
   });
 });
+
+describe(`operators: removing the last two at once (${testDb()})`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+    await firstOperator(t);
+  });
+  afterAll(() => t.close());
+
+  it('two removals at once of the only two operators: one wins, the other is refused, and an operator stays', async () => {
+    const invited = json(
+      await t.call({
+        method: 'POST',
+        url: '/v1/platform/operators/invitations',
+        credential: t.platformKey,
+        payload: { email: uniqueEmail('second') },
+      }),
+    );
+    expect(
+      (await t.call({ method: 'POST', url: '/v1/console/setup', payload: { token: tokenOf(invited.url), password: GOOD_PASSWORD } }))
+        .statusCode,
+    ).toBe(201);
+    const operators = json(await t.call({ method: 'GET', url: '/v1/platform/operators', credential: t.platformKey })).data as {
+      id: string;
+    }[];
+    expect(operators).toHaveLength(2);
+
+    const removals = await Promise.all(
+      operators.map((o) => t.call({ method: 'DELETE', url: `/v1/platform/operators/${o.id}`, credential: t.platformKey })),
+    );
+    expect(removals.map((r) => r.statusCode).sort()).toEqual([204, 403]);
+    expect(json(removals.find((r) => r.statusCode === 403)!).error.message).toMatch(/last operator/);
+    expect(json(await t.call({ method: 'GET', url: '/v1/platform/operators', credential: t.platformKey })).data).toHaveLength(1);
+  });
+});
