@@ -169,7 +169,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (limiter) await app.register(rateLimitPlugin, { limiter });
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   const ssoConnections = new SsoConnectionService(options.store, options.instanceSecret, options.config.baseUrl, now, options.sso);
-  const ssoFlows = new SsoFlowService({ store: options.store, connections: ssoConnections, identity, sessions, tenancy, baseUrl: options.config.baseUrl, now });
+  const ssoFlows = new SsoFlowService({
+    store: options.store,
+    connections: ssoConnections,
+    identity,
+    sessions,
+    tenancy,
+    baseUrl: options.config.baseUrl,
+    now,
+  });
   await app.register(tenancyRoutes, { ssoConnections: (environment) => ssoFlows.publicList(environment) });
   await app.register(ssoRoutes, { connections: ssoConnections, flows: ssoFlows, tenancy, baseUrl: options.config.baseUrl });
   await app.register(platformRoutes, { tenancy, cursors });
@@ -227,7 +235,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   const { startWorker: startWebhookWorker, ...webhookWorkerOptions } = options.webhooks ?? {};
-  const webhookService = new WebhookService(options.store, options.instanceSecret, now, () => webhookWorker.deliverNow());
+  const webhookService = new WebhookService(options.store, options.instanceSecret, now, {
+    deliverNow: () => webhookWorker.deliverNow(),
+    endpointsChanged: (environmentId) => webhookWorker.endpointsChanged(environmentId),
+  });
   const webhookWorker: WebhookWorker = new WebhookWorker(
     options.store,
     webhookService,
@@ -236,8 +247,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   app.decorate('webhooks', webhookWorker);
   await app.register(webhookRoutes, { webhooks: webhookService, tenancy, cursors });
-  // Events commit with the changes announced here: send them at once rather than at the next poll.
-  const unwake = changeFeed(options.store.db).subscribe(() => webhookWorker.wake());
+  // Events this node commits are fanned out soon, not at the next poll (unless their environment has no endpoint).
+  const unwake = changeFeed(options.store.db).onEventsCommitted((environmentIds) => webhookWorker.eventsCommitted(environmentIds));
   if (startWebhookWorker !== false) app.addHook('onReady', async () => webhookWorker.start());
   app.addHook('onClose', async () => {
     unwake();

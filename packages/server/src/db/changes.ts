@@ -25,11 +25,25 @@ export class ChangeFeed {
   private readonly remote = new Set<Relay>();
   /** Relays under way; each settles (never rejects) once its change is out or known lost. */
   private readonly relaying = new Set<Promise<void>>();
+  private readonly outbox = new Set<(environmentIds: readonly string[]) => void>();
 
   /** Hears every change, made here or on another node. */
   subscribe(listener: Listener): () => void {
     this.local.add(listener);
     return () => this.local.delete(listener);
+  }
+
+  /**
+   * Hears that this process committed webhook events (the outbox, webhooks/events.ts), so that its
+   * worker sends them now rather than at its next poll. Not relayed: each node sends its own.
+   */
+  onEventsCommitted(listener: (environmentIds: readonly string[]) => void): () => void {
+    this.outbox.add(listener);
+    return () => this.outbox.delete(listener);
+  }
+
+  eventsCommitted(environmentIds: readonly string[]): void {
+    for (const listener of this.outbox) listener(environmentIds);
   }
 
   /** Hears changes made in this process, to forward them to other nodes. */
@@ -102,7 +116,8 @@ function throwFailures(failures: unknown[]): void {
 type Db = Kysely<Database> | Transaction<Database>;
 
 const feeds = new WeakMap<Kysely<Database>, ChangeFeed>();
-const pending = new WeakMap<Transaction<Database>, Change[]>();
+/** What a transaction opened with inTransaction has to announce once it commits. */
+const pending = new WeakMap<Transaction<Database>, { changes: Change[]; events: string[] }>();
 
 /** The change feed of a database handle (the store's `db`). */
 export function changeFeed(db: Kysely<Database>): ChangeFeed {
@@ -121,21 +136,35 @@ export function changeFeed(db: Kysely<Database>): ChangeFeed {
  */
 export function announce(db: Db, change: Change): void {
   if (!db.isTransaction) return changeFeed(db).publish(change);
-  const changes = pending.get(db as Transaction<Database>);
-  if (!changes) {
+  const announced = pending.get(db as Transaction<Database>);
+  if (!announced) {
     throw new Error('A change to cached rows was made in a transaction not opened with inTransaction(), so it could not be announced.');
   }
-  changes.push(change);
+  announced.changes.push(change);
+}
+
+/** Tells this node's webhook worker that `db` wrote an event of an environment: at once outside a transaction, else at its commit. */
+export function eventRecorded(db: Db, environmentId: string): void {
+  if (!db.isTransaction) return changeFeed(db).eventsCommitted([environmentId]);
+  const announced = pending.get(db as Transaction<Database>);
+  if (!announced) throw new Error('A webhook event was recorded in a transaction not opened with inTransaction() (see atomically()).');
+  announced.events.push(environmentId);
 }
 
 /** Runs `work` in a transaction and, once it has committed, announces the changes made in it. */
 export async function inTransaction<T>(db: Kysely<Database>, work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
-  const changes: Change[] = [];
+  const announced = { changes: [] as Change[], events: [] as string[] };
   const result = await db.transaction().execute((tx) => {
-    pending.set(tx, changes);
+    pending.set(tx, announced);
     return work(tx);
   });
-  changeFeed(db).publish(...changes);
+  const feed = changeFeed(db);
+  try {
+    feed.publish(...announced.changes);
+  } finally {
+    // After the caches' announcements, which matter more; a wake is only a hurry (polls find the events).
+    if (announced.events.length > 0) feed.eventsCommitted(announced.events);
+  }
   return result;
 }
 

@@ -7,7 +7,7 @@ import {
   PostgresDialect,
   SqliteDialect,
   sql,
-  type CompiledQuery,
+  type Compilable,
   type MigrationProvider,
   type SelectQueryBuilder,
 } from 'kysely';
@@ -90,24 +90,45 @@ export function openStore(options: StoreOptions): Store {
 /** By adapter, which every copy of a Kysely instance (withPlugin, connection(), transactions) shares. */
 const sqliteHandles = new WeakMap<object, SQLite.Database>();
 
+/** Runs statements compiled by Kysely on the SQLite connection, synchronously (see sqliteTransaction). */
+export interface SqliteRunner {
+  /** The rows of a statement that returns some (a SELECT, or a write with RETURNING). */
+  rows<Row>(query: Compilable<Row>): Row[];
+  /** The number of rows a write changed. */
+  changes(query: Compilable<unknown> | CompiledStatement): number;
+}
+
+/** A statement Kysely compiled earlier (for a hot statement whose SQL never changes, only its values). */
+export interface CompiledStatement {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
 /**
- * Runs statements compiled by Kysely (so its plugins, the tenant-scope guard included, have seen
- * them) as one synchronous SQLite transaction on the store's connection, which it holds meanwhile.
- * For hot writes of several statements: nothing else runs between them, and no await separates
- * BEGIN from COMMIT. Undefined when `db` is not a SQLite store.
+ * Runs `work` as one synchronous SQLite transaction on the store's connection, which it holds
+ * meanwhile; a throw rolls it back. Statements are built on the `db` it receives and compiled by
+ * Kysely (so its plugins, the tenant-scope guard included, see them). For hot writes of several
+ * statements: nothing else runs between them, and no await separates BEGIN from COMMIT.
+ * Undefined when `db` is not a SQLite store.
  */
-export function sqliteBatch(
+export function sqliteTransaction(
   db: Kysely<Database>,
-): ((compile: (db: Kysely<Database>) => Pick<CompiledQuery, 'sql' | 'parameters'>[]) => Promise<void>) | undefined {
+): (<T>(work: (db: Kysely<Database>, run: SqliteRunner) => T) => Promise<T>) | undefined {
   const handle = sqliteHandles.get(db.getExecutor().adapter);
   if (!handle) return undefined;
-  return (compile) =>
-    db.connection().execute(async (connection) => {
-      const statements = compile(connection);
-      handle.transaction(() => {
-        for (const statement of statements) handle.prepare(statement.sql).run(statement.parameters as unknown[]);
-      })();
-    });
+  const run: SqliteRunner = {
+    rows: <Row>(query: Compilable<Row>) => {
+      const compiled = query.compile();
+      return handle.prepare(compiled.sql).all(compiled.parameters as unknown[]) as Row[];
+    },
+    changes: (query) => {
+      const compiled = 'compile' in query ? query.compile() : query;
+      return handle.prepare(compiled.sql).run(compiled.parameters as unknown[]).changes;
+    },
+  };
+  // IMMEDIATE: the write lock is taken at BEGIN, so a transaction never has to upgrade a read lock
+  // (which SQLite may refuse at once, without waiting, while another connection writes).
+  return (work) => db.connection().execute(async (connection) => handle.transaction(() => work(connection, run)).immediate());
 }
 
 const STATEMENT_CACHE_SIZE = 500;

@@ -1,9 +1,12 @@
 import type { EnvironmentId } from '../lib/ids.js';
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import { announce } from '../db/changes.js';
+import { announce, eventRecorded } from '../db/changes.js';
+import { sqliteTransaction } from '../db/index.js';
+import { columnsOf, selectionOf } from '../db/insert-select.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, SessionsTable, SigningKeysTable } from '../db/schema.js';
-import { atomically, recordEvent, sessionData } from '../webhooks/events.js';
+import { atomically, eventRow, recordEvent, sessionData } from '../webhooks/events.js';
+import { eventValues } from '../webhooks/queries.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -74,16 +77,6 @@ export async function insertSigningKey(db: Db, environmentId: EnvironmentId, key
 
 export type SessionRow = SessionsTable;
 
-export async function insertSession(db: Db, environmentId: EnvironmentId, session: Omit<SessionRow, 'environment_id'>) {
-  await atomically(db, async (db) => {
-    await db
-      .insertInto('sessions')
-      .values({ ...session, environment_id: environmentId })
-      .execute();
-    await recordEvent(db, environmentId, 'session.created', sessionData({ ...session, environment_id: environmentId }));
-  });
-}
-
 export async function findSession(db: Db, environmentId: EnvironmentId, sessionId: string) {
   return db.selectFrom('sessions').selectAll().where('environment_id', '=', environmentId).where('id', '=', sessionId).executeTakeFirst();
 }
@@ -123,20 +116,78 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
     .where('sessions.id', '=', p.sessionId),
 );
 
-/**
- * Records a new session's sign-in on its user, and answers what the session checks and passes on:
- * the ban, and the address enrolment reads. Undefined when the user is gone.
- */
-export async function recordSignIn(db: Db, environmentId: EnvironmentId, userId: string, now: number) {
-  const row = await db
+/** Stamps a sign-in on the user's row (and locks it), unless the user is banned; answers what the session checks and passes on. */
+function stampSignIn(db: Pick<Db, 'updateTable'>, environmentId: EnvironmentId, userId: string, now: number) {
+  return db
     .updateTable('users')
     .set({ last_sign_in_at: now })
     .where('environment_id', '=', environmentId)
     .where('id', '=', userId)
-    .returning(['id', 'banned', 'email', 'email_key', 'email_verified'])
+    .where('banned', '=', 0)
+    .returning(['id', 'banned', 'email', 'email_key', 'email_verified']);
+}
+
+export type SignInUser = Pick<Database['users'], 'id' | 'banned' | 'email' | 'email_key' | 'email_verified'>;
+
+/**
+ * A sign-in's writes, atomically: stamps `last_sign_in_at` on the user's row, which locks it, then
+ * inserts the session and its `session.created` event. A ban sets its flag on that row, then
+ * revokes: a ban committed first stops the stamp (`banned = 0`), and nothing is written; a later one
+ * waits for this commit, and its revocation finds this session. Answers the user, `'banned'`, or
+ * undefined when the user is gone.
+ *
+ * On PostgreSQL this is one statement (data-modifying CTEs, run to completion together or not at
+ * all): one round trip where a transaction took five. On SQLite, one synchronous transaction.
+ */
+export async function startSession(
+  db: Kysely<Database>,
+  environmentId: EnvironmentId,
+  session: Omit<SessionRow, 'environment_id'>,
+): Promise<SignInUser | 'banned' | undefined> {
+  const row = { ...session, environment_id: environmentId };
+  const event = eventValues(environmentId, eventRow(environmentId, 'session.created', sessionData(row)));
+  const sqlite = sqliteTransaction(db);
+  const user = sqlite
+    ? await sqlite((db, run) => {
+        const user = run.rows(stampSignIn(db, environmentId, session.user_id, session.created_at))[0];
+        if (user) {
+          run.changes(db.insertInto('sessions').values(row));
+          run.changes(db.insertInto('webhook_events').values(event));
+        }
+        return user;
+      })
+    : await db
+        .with('stamped', (db) => stampSignIn(db, environmentId, session.user_id, session.created_at))
+        .with('created', (db) =>
+          db
+            .insertInto('sessions')
+            .columns(columnsOf(row))
+            .expression((eb) => eb.selectFrom('stamped').select(selectionOf(row)))
+            .returning('id'),
+        )
+        .with('recorded', (db) =>
+          db
+            .insertInto('webhook_events')
+            .columns(columnsOf(event))
+            .expression((eb) => eb.selectFrom('created').select(selectionOf(event))),
+        )
+        .selectFrom('stamped')
+        .selectAll()
+        .executeTakeFirst();
+  if (!user) return (await isBanned(db, environmentId, session.user_id)) ? 'banned' : undefined;
+  eventRecorded(db, environmentId);
+  announce(db, { kind: 'user', environmentId, userId: user.id });
+  return user;
+}
+
+async function isBanned(db: Db, environmentId: EnvironmentId, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('banned')
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', userId)
     .executeTakeFirst();
-  if (row) announce(db, { kind: 'user', environmentId, userId });
-  return row;
+  return row?.banned === 1;
 }
 
 const claimsUser = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>
@@ -151,8 +202,6 @@ const claimsUser = reusableQuery(['environmentId', 'userId'] as const, (db: Kyse
 export async function findClaimsUser(db: Kysely<Database>, environmentId: EnvironmentId, userId: string) {
   return (await claimsUser(db, { environmentId, userId }))[0];
 }
-
-export type SignInUser = NonNullable<Awaited<ReturnType<typeof recordSignIn>>>;
 
 /**
  * The session with its environment and user, in one read: what verifying an access token needs, and

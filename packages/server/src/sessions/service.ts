@@ -178,32 +178,25 @@ export class SessionService {
     const now = this.now();
     const id = newId('sess', environment.id);
     const refreshToken = this.refreshTokens.first(environment.id, id);
-    // One transaction, which stamps the user's row (and so holds its lock) before inserting the
-    // session. A ban sets its flag on that row, then revokes: a ban committed first is read here and
-    // nothing is inserted (no session, no event); a later one waits for this commit, and its
-    // revocation finds this session. A missing user is refused by the insert's foreign key.
-    const user = await inTransaction(this.db, async (tx) => {
-      const user = await q.recordSignIn(tx, environment.id, userId, now);
-      if (user?.banned === 1) throw userBanned();
-      await q.insertSession(tx, environment.id, {
-        id,
-        user_id: userId,
-        refresh_hash: sha256Hex(refreshToken),
-        previous_hash: null,
-        generation: 0,
-        rotated_at: null,
-        created_at: now,
-        last_active_at: now,
-        expires_at: now + environment.settings.sessionLifetimeSeconds * 1000,
-        revoked_at: null,
-        active_organization_id: null,
-        user_agent: context.userAgent?.slice(0, 300) ?? null,
-      });
-      return user;
+    const user = await q.startSession(this.db, environment.id, {
+      id,
+      user_id: userId,
+      refresh_hash: sha256Hex(refreshToken),
+      previous_hash: null,
+      generation: 0,
+      rotated_at: null,
+      created_at: now,
+      last_active_at: now,
+      expires_at: now + environment.settings.sessionLifetimeSeconds * 1000,
+      revoked_at: null,
+      active_organization_id: null,
+      user_agent: context.userAgent?.slice(0, 300) ?? null,
     });
+    if (user === 'banned') throw userBanned();
+    if (!user) throw new ApiError('unauthenticated', 'This account was deleted while signing in. Sign up again, or sign in to another account.');
     const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null }, context);
     await this.usage.recordActivity(environment.id, userId);
-    if (this.signedIn && user) await this.signedIn(environment, user);
+    if (this.signedIn) await this.signedIn(environment, user);
     return { accessToken: token, refreshToken, expiresIn, tokenType: 'Bearer' };
   }
 

@@ -1,11 +1,11 @@
 import type { EnvironmentId } from '../lib/ids.js';
 import type { Member, Organization, User, WebhookEventType } from '@gatehouse/contract';
 import { PostgresAdapter, type InsertQueryBuilder, type InsertResult, type Kysely, type Transaction } from 'kysely';
-import { inTransaction } from '../db/changes.js';
+import { eventRecorded, inTransaction } from '../db/changes.js';
 import type { Database, OrganizationsTable, SessionsTable, UsersTable } from '../db/schema.js';
 import { newId } from '../lib/crypto.js';
 import { eventInsert, insertEvent, type EventRow } from './queries.js';
-import { sqliteBatch } from '../db/index.js';
+import { sqliteTransaction, type CompiledStatement } from '../db/index.js';
 import { userView } from '../identity/views.js';
 
 /**
@@ -30,6 +30,7 @@ export function atomically<T>(db: Db, work: (tx: Transaction<Database>) => Promi
 export async function recordEvent(db: Db, environmentId: EnvironmentId, type: WebhookEventType, data: unknown): Promise<void> {
   if (!db.isTransaction) throw new Error(`The ${type} event must be recorded in the transaction of its change (see atomically()).`);
   await insertEvent(db, environmentId, eventRow(environmentId, type, data));
+  eventRecorded(db, environmentId);
 }
 
 /**
@@ -52,30 +53,32 @@ export async function insertWithEvent<Table extends keyof Database>(
       environmentId,
       event,
     ).execute();
+    eventRecorded(db, environmentId);
     return;
   }
-  const batch = db.isTransaction ? undefined : sqliteBatch(db as Kysely<Database>);
-  if (batch) {
+  const sqlite = db.isTransaction ? undefined : sqliteTransaction(db as Kysely<Database>);
+  if (sqlite) {
     // SQLite: both inserts in one synchronous transaction. Through Kysely's transaction each of its
     // four statements (BEGIN, two inserts, COMMIT) waits its turn for the one connection, which under
     // concurrent writes cost more than the event row itself (docs/performance.md).
-    await batch((connection) => [insert(connection).compile(), sqliteEventInsert(connection, environmentId, event)]);
+    await sqlite((connection, run) => {
+      run.changes(insert(connection));
+      run.changes(sqliteEventInsert(connection, environmentId, event));
+    });
+    eventRecorded(db, environmentId);
     return;
   }
   await atomically(db, async (tx) => {
     await insert(tx).execute();
     await insertEvent(tx, environmentId, event);
+    eventRecorded(tx, environmentId);
   });
 }
 
 /** The event insert's SQL on SQLite, compiled by Kysely once: only its values differ between events. */
 let sqliteEventSql: string | undefined;
 
-function sqliteEventInsert(
-  db: Kysely<Database>,
-  environmentId: EnvironmentId,
-  event: EventRow,
-): { sql: string; parameters: readonly unknown[] } {
+function sqliteEventInsert(db: Kysely<Database>, environmentId: EnvironmentId, event: EventRow): CompiledStatement {
   const parameters = [environmentId, event.id, event.type, event.body, event.createdAt];
   if (sqliteEventSql !== undefined) return { sql: sqliteEventSql, parameters };
   const compiled = eventInsert(db, environmentId, event).compile();
@@ -85,7 +88,8 @@ function sqliteEventInsert(
   return compiled;
 }
 
-function eventRow(environmentId: EnvironmentId, type: WebhookEventType, data: unknown) {
+/** An event's outbox row: its id (the `webhook-id` of every delivery) and the exact body every attempt signs. */
+export function eventRow(environmentId: EnvironmentId, type: WebhookEventType, data: unknown): EventRow {
   const at = Date.now();
   const body = JSON.stringify({ type, timestamp: new Date(at).toISOString(), data });
   return { id: newId('msg', environmentId), type, body, createdAt: at };

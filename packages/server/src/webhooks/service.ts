@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../lib/ids.js';
 import type {
   CreatedWebhookEndpoint,
   WebhookDelivery,
@@ -72,8 +73,12 @@ export class WebhookService {
     private readonly store: Store,
     instanceSecret: string,
     private readonly now: () => number,
-    /** Asks the delivery worker to send due attempts now. */
-    private readonly deliverNow: () => void,
+    private readonly worker: {
+      /** Sends due attempts now. */
+      deliverNow(): void;
+      /** An environment's endpoints changed: its events are sent at once again (see WebhookWorker.eventsCommitted). */
+      endpointsChanged(environmentId: EnvironmentId): void;
+    },
   ) {
     this.secrets = new SecretBox(instanceSecret);
   }
@@ -101,6 +106,7 @@ export class WebhookService {
       updated_at: now,
     };
     await q.insertEndpoint(this.store.db, environment.id, row);
+    this.worker.endpointsChanged(environment.id);
     return { ...endpointView({ ...row, environment_id: environment.id }), secret };
   }
 
@@ -141,6 +147,7 @@ export class WebhookService {
     }
     const row = await q.updateEndpoint(this.store.db, environment.id, endpointId, patch);
     if (!row) throw notFound(`Webhook endpoint ${endpointId}`);
+    this.worker.endpointsChanged(environment.id);
     return this.withHealth(row);
   }
 
@@ -213,7 +220,7 @@ export class WebhookService {
       await q.insertDelivery(tx, environment.id, attempt);
       return attempt;
     });
-    this.deliverNow();
+    this.worker.deliverNow();
     return deliveryView(result);
   }
 }

@@ -28,6 +28,9 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 export const SEND_TIMEOUT_MS = 15_000;
 /** Changes committed within this long of each other are fanned out by one run. */
 const WAKE_DELAY_MS = 50;
+const QUIET_HINTS = 10_000;
+/** How long a fan-out's finding that an environment has no enabled endpoint is trusted, in polls. */
+const QUIET_HINT_POLLS = 10;
 
 /**
  * The delay before the retry that follows failed attempt `attempt` (1-based), with up to ±20 %
@@ -79,6 +82,13 @@ export class WebhookWorker {
   private lastPrunedAt = -Infinity;
   /** When due attempts were last looked for: at least every pollMs, however often wakes come. */
   private lastDeliveredAt = -Infinity;
+  /**
+   * Environments whose events this node's fan-out last found with no enabled endpoint, and when. A
+   * hint, never a filter: every event is stored and every poll fans out all of them.
+   */
+  private readonly quiet = new Map<string, number>();
+  /** Counts endpointsChanged calls, so that a fan-out that read the endpoints before one does not mark its environment quiet. */
+  private endpointChanges = 0;
 
   constructor(
     private readonly store: Store,
@@ -114,6 +124,26 @@ export class WebhookWorker {
    */
   wake(): void {
     if (!this.stopped) this.schedule(WAKE_DELAY_MS, false);
+  }
+
+  /**
+   * Events were committed on this node: a run soon, unless a fan-out of the last QUIET_HINT_POLLS
+   * polls found none of their environments with an enabled endpoint. An environment without
+   * webhooks (most) commits an event at every sign-in, and waking for each cost more than the
+   * sign-in's own statements; its events wait for the next poll, which drops them in batches. An
+   * endpoint created through another node is found by a poll (its events are sent within pollMs),
+   * and this node is prompt for it again once the hint runs out.
+   */
+  eventsCommitted(environmentIds: readonly string[]): void {
+    const trustedSince = this.clock() - QUIET_HINT_POLLS * this.pollMs;
+    const quiet = (environmentId: string) => (this.quiet.get(environmentId) ?? -Infinity) >= trustedSince;
+    if (!environmentIds.every(quiet)) this.wake();
+  }
+
+  /** An endpoint of the environment was created or changed on this node: its next events wake the worker. */
+  endpointsChanged(environmentId: string): void {
+    this.endpointChanges++;
+    this.quiet.delete(environmentId);
   }
 
   /** Sends due attempts now, e.g. a manual retry ("sends that message again now"). */
@@ -197,6 +227,7 @@ export class WebhookWorker {
   }
 
   private async fanOut(): Promise<{ events: number; deliveries: number }> {
+    const endpointChangesBefore = this.endpointChanges;
     return this.store.db.transaction().execute(async (tx) => {
       const events = await q.claimUnfannedEvents(tx, this.store.dialect, this.batchSize);
       const endpointsOf = new Map<string, q.EndpointRow[]>();
@@ -208,6 +239,8 @@ export class WebhookWorker {
         if (!endpoints) {
           endpoints = await q.listEnabledEndpoints(tx, event.environment_id);
           endpointsOf.set(event.environment_id, endpoints);
+          if (endpoints.length > 0) this.quiet.delete(event.environment_id);
+          else if (this.endpointChanges === endpointChangesBefore) this.markQuiet(event.environment_id);
         }
         const subscribed = endpoints.filter((e) => e.event_types === null || (JSON.parse(e.event_types) as string[]).includes(event.type));
         if (subscribed.length === 0) {
@@ -238,6 +271,13 @@ export class WebhookWorker {
       for (const [environmentId, ids] of unwanted) await q.deleteEvents(tx, environmentId, ids);
       return { events: events.length, deliveries };
     });
+  }
+
+  private markQuiet(environmentId: string): void {
+    this.quiet.delete(environmentId);
+    // Bounded: the oldest hint goes (an environment without one wakes the worker).
+    if (this.quiet.size >= QUIET_HINTS) this.quiet.delete(this.quiet.keys().next().value!);
+    this.quiet.set(environmentId, this.clock());
   }
 
   private async deliverDue(): Promise<number> {

@@ -11,7 +11,7 @@ import { sourceFiles, writesTo } from '../helpers/source-writes.js';
 const CACHED_TABLES = ['sessions', 'users', 'organization_members', 'organizations', 'organization_roles'];
 
 /** Inserts of rows no cache can hold yet: a new session, user or organization has never been read. */
-const NEW_ROWS_ONLY = new Set(['insertSession', 'insertUser', 'insertOrganization']);
+const NEW_ROWS_ONLY = new Set(['insertUser', 'insertOrganization']);
 
 /**
  * A plain refresh rotation changes only the refresh hashes (never cached) and the last activity,

@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inTransaction } from '../../src/db/changes.js';
+import type { EnvironmentId } from '../../src/lib/ids.js';
+import { updateEndpoint } from '../../src/webhooks/queries.js';
 import * as identityQueries from '../../src/identity/queries.js';
 import * as organizationQueries from '../../src/organizations/queries.js';
 import { startTestApp, type TestApp, type TestEnvironment } from '../helpers/app.js';
 import { refresh, signUp, uniqueEmail } from '../helpers/identity.js';
 import { addMember, createOrg, plainUser } from '../helpers/organizations.js';
+import { createEndpoint, platformCall } from './receiver.js';
 
 async function events(t: TestApp, environment: TestEnvironment) {
   const rows = await t.store.db
@@ -14,6 +17,16 @@ async function events(t: TestApp, environment: TestEnvironment) {
     .orderBy('id')
     .execute();
   return rows.map((r) => ({ id: r.id, ...(JSON.parse(r.body) as { type: string; timestamp: string; data: any }) }));
+}
+
+async function signIn(t: TestApp, environment: TestEnvironment, email: string) {
+  const res = await t.call({
+    method: 'POST',
+    url: '/v1/auth/signin',
+    credential: environment.publishableKey,
+    payload: { email, password: 'correct horse battery staple' },
+  });
+  expect(res.statusCode, res.body).toBe(200);
 }
 
 describe('webhook events: a transactional outbox', () => {
@@ -183,5 +196,83 @@ describe('webhook events: a transactional outbox', () => {
     const revoked = await t.call({ method: 'POST', url: `/v1/users/${user.userId}/sessions/revoke`, credential: env.secretKey });
     expect(revoked.statusCode, revoked.body).toBeLessThan(300);
     expect((await events(t, env)).filter((e) => e.type === 'session.revoked')).toHaveLength(2);
+  });
+
+  it('stores every event, with or without an endpoint: a committed change always has its event', async () => {
+    const env = (await t.createProject('Unheard')).development;
+    const user = await signUp(t, { environment: env, email: uniqueEmail('unheard') });
+    await signIn(t, env, user.email);
+    expect((await events(t, env)).map((e) => e.type)).toEqual(['user.created', 'session.created', 'session.created']);
+  });
+
+  it("wakes the worker for an environment's commits unless its last fan-out found no enabled endpoint", async () => {
+    const env = (await t.createProject('Quiet')).development;
+    const worker = t.app.webhooks;
+    const wake = vi.spyOn(worker, 'wake');
+    try {
+      // Unknown to this node's worker: a commit wakes it, and its fan-out learns there is no endpoint.
+      const user = await signUp(t, { environment: env, email: uniqueEmail('quiet') });
+      expect(wake).toHaveBeenCalled();
+      await worker.drain();
+      expect(await events(t, env)).toEqual([]);
+
+      wake.mockClear();
+      await signIn(t, env, user.email);
+      expect(wake).not.toHaveBeenCalled();
+      // Stored all the same; the next run (a poll) drops it.
+      expect((await events(t, env)).map((e) => e.type)).toEqual(['session.created']);
+      await worker.drain();
+
+      // An endpoint enabled on another node (here: straight in the database) is found by the next poll's fan-out.
+      const endpoint = await createEndpoint(t, env.id, { url: 'http://localhost:9/hooks' });
+      const disabled = await platformCall(t, 'PATCH', `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}`, {
+        enabled: false,
+      });
+      expect(disabled.statusCode, disabled.body).toBe(200);
+      await signIn(t, env, user.email);
+      await worker.drain();
+      wake.mockClear();
+      await updateEndpoint(t.store.db, env.id as EnvironmentId, endpoint.id, { enabled: 1 });
+      await signIn(t, env, user.email);
+      expect(wake).not.toHaveBeenCalled();
+      await worker.runOnce();
+      await signIn(t, env, user.email);
+      expect(wake).toHaveBeenCalledTimes(1);
+
+      // One created or changed on this node wakes it at once: another environment, first quiet.
+      const other = (await t.createProject('Quiet, then heard')).development;
+      const second = await signUp(t, { environment: other, email: uniqueEmail('heard') });
+      await worker.drain();
+      wake.mockClear();
+      await signIn(t, other, second.email);
+      expect(wake).not.toHaveBeenCalled();
+      await createEndpoint(t, other.id, { url: 'http://localhost:9/hooks' });
+      await signIn(t, other, second.email);
+      expect(wake).toHaveBeenCalledTimes(1);
+    } finally {
+      wake.mockRestore();
+    }
+  });
+
+  it('trusts a quiet environment for ten polls only: then its commits wake the worker again', async () => {
+    let now = Date.now();
+    const quick = await startTestApp({ webhooks: { clock: () => now } });
+    try {
+      const env = quick.project.development;
+      const wake = vi.spyOn(quick.app.webhooks, 'wake');
+      const user = await signUp(quick, { environment: env, email: uniqueEmail('hint') });
+      await quick.app.webhooks.drain();
+      wake.mockClear();
+      await signIn(quick, env, user.email);
+      expect(wake).not.toHaveBeenCalled();
+      now += 9 * 1000;
+      await signIn(quick, env, user.email);
+      expect(wake).not.toHaveBeenCalled();
+      now += 2 * 1000;
+      await signIn(quick, env, user.email);
+      expect(wake).toHaveBeenCalledTimes(1);
+    } finally {
+      await quick.close();
+    }
   });
 });
