@@ -35,6 +35,7 @@ await build({
   format: 'esm',
   target: 'node20.19',
   external,
+  alias: { yaml: path.join(root, 'scripts/yaml-unavailable.cjs') },
   // Bundled CommonJS dependencies call require() for Node's own modules; an ES module has none.
   banner: { js: "import { createRequire as __gatehouseCreateRequire } from 'node:module'; const require = __gatehouseCreateRequire(import.meta.url);" },
   sourcemap: 'linked',

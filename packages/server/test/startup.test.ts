@@ -58,6 +58,10 @@ describe(`npm start (${testDb()})`, () => {
           ).json()) as { data: unknown[] }
         ).data;
       expect(await keysOf(production)).toEqual([]);
+      // The bundle leaves YAML out (scripts/build.mjs): the OpenAPI document is JSON, and still served.
+      const openapi = await fetch(`http://127.0.0.1:${port}/v1/openapi.json`);
+      expect(openapi.status).toBe(200);
+      expect(((await openapi.json()) as { openapi: string }).openapi).toMatch(/^3\./);
       expect(await keysOf(environments[0]!)).toHaveLength(1);
       const created = await fetch(`http://127.0.0.1:${port}/v1/platform/environments/${production}/secret-keys`, {
         method: 'POST',

@@ -46,7 +46,8 @@ export class OutboxWorker {
 
   start(): void {
     this.stopped = false;
-    this.schedule(0);
+    // The first run waits for the first poll: a starting node answers its first requests (health checks) first.
+    this.schedule(this.pollMs);
   }
 
   async stop(): Promise<void> {

@@ -107,7 +107,8 @@ export class WebhookWorker {
 
   start(): void {
     this.stopped = false;
-    this.schedule(0, true);
+    // The first run waits for the first poll: a starting node answers its first requests (health checks) first.
+    this.schedule(this.pollMs, true);
   }
 
   async stop(): Promise<void> {
