@@ -331,8 +331,10 @@ export class IdentityService {
     return { changed: true, otherSessionsRevoked };
   }
 
-  /** Revokes the user's sessions and deletes the user, unless the deletion guard refuses. */
-  /** `guard`, when given, runs after the service's own, in the deletion's transaction, and refuses by throwing. */
+  /**
+   * Revokes the user's sessions and deletes the user, unless the deletion guard refuses. `guard`,
+   * when given, runs after the service's own, in the deletion's transaction, and refuses by throwing.
+   */
   async deleteUser(environment: Environment, userId: string, guard?: UserDeletionGuard): Promise<void> {
     await inTransaction(this.db, async (tx) => {
       // Locked first: a membership insert needs this row (foreign key), so none can appear under the guard.

@@ -29,7 +29,7 @@ export const SEND_TIMEOUT_MS = 15_000;
 /** Changes committed within this long of each other are fanned out by one run. */
 const WAKE_DELAY_MS = 50;
 const QUIET_HINTS = 10_000;
-/** How long a fan-out's finding that an environment has no enabled endpoint is trusted, in polls. */
+/** For how many polls a fan-out's finding that an environment has no enabled endpoint is trusted. */
 const QUIET_HINT_POLLS = 10;
 
 /**
@@ -83,10 +83,12 @@ export class WebhookWorker {
   /** When due attempts were last looked for: at least every pollMs, however often wakes come. */
   private lastDeliveredAt = -Infinity;
   /**
-   * Environments whose events this node's fan-out last found with no enabled endpoint, and when. A
-   * hint, never a filter: every event is stored and every poll fans out all of them.
+   * Environments whose events this node's fan-out last found with no enabled endpoint, and at which
+   * poll. A hint, never a filter: every event is stored and every poll fans out all of them.
    */
   private readonly quiet = new Map<string, number>();
+  /** Runs that looked for due attempts (polls, and runOnce): the hint's age is counted in them, not in time. */
+  private polls = 0;
   /** Counts endpointsChanged calls, so that a fan-out that read the endpoints before one does not mark its environment quiet. */
   private endpointChanges = 0;
 
@@ -136,8 +138,7 @@ export class WebhookWorker {
    * and this node is prompt for it again once the hint runs out.
    */
   eventsCommitted(environmentIds: readonly string[]): void {
-    const trustedSince = this.clock() - QUIET_HINT_POLLS * this.pollMs;
-    const quiet = (environmentId: string) => (this.quiet.get(environmentId) ?? -Infinity) >= trustedSince;
+    const quiet = (environmentId: string) => this.polls - (this.quiet.get(environmentId) ?? -Infinity) < QUIET_HINT_POLLS;
     if (!environmentIds.every(quiet)) this.wake();
   }
 
@@ -203,6 +204,7 @@ export class WebhookWorker {
    */
   private run(deliver: boolean): Promise<{ fannedOut: number; sent: number }> {
     return (this.running ??= (async () => {
+      if (deliver) this.polls++;
       await this.pruneNowAndThen();
       const fanned = await this.fanOut();
       const due = deliver || fanned.deliveries > 0 || performance.now() - this.lastDeliveredAt >= this.pollMs;
@@ -278,7 +280,7 @@ export class WebhookWorker {
     this.quiet.delete(environmentId);
     // Bounded: the oldest hint goes (an environment without one wakes the worker).
     if (this.quiet.size >= QUIET_HINTS) this.quiet.delete(this.quiet.keys().next().value!);
-    this.quiet.set(environmentId, this.clock());
+    this.quiet.set(environmentId, this.polls);
   }
 
   private async deliverDue(): Promise<number> {

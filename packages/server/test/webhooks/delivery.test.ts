@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyWebhook } from '../../../backend/src/webhooks.js';
 import { claimDueAttempts } from '../../src/webhooks/queries.js';
 import { RETRY_SCHEDULE_MS } from '../../src/webhooks/worker.js';
@@ -413,6 +413,9 @@ describe('webhook delivery with the worker running', () => {
       const hooked = (await t.createProject('Retried')).development;
       const quiet = (await t.createProject('Busy')).development;
       await createEndpoint(t, hooked.id, { url: receiver.url });
+      // An endpoint that wants none of the stream's events: the environment is not quiet, so each change wakes the worker.
+      await createEndpoint(t, quiet.id, { url: receiver.url, eventTypes: ['organization.deleted'] });
+      const wake = vi.spyOn(t.app.webhooks, 'wake');
       receiver.answer({ status: 500 });
       await plainUser(t, hooked, 'retried');
       for (let i = 0; i < 100 && receiver.received.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
@@ -437,6 +440,7 @@ describe('webhook delivery with the worker running', () => {
       for (let i = 0; i < 120 && receiver.received.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
       streaming = false;
       await stream;
+      expect(wake.mock.calls.length).toBeGreaterThan(10);
       expect(receiver.received).toHaveLength(2);
       expect(receiver.received[1]!.headers['webhook-id']).toBe(receiver.received[0]!.headers['webhook-id']);
     } finally {
