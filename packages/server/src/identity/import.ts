@@ -109,8 +109,13 @@ export async function importUsers(
   for (const [index, row] of candidates) {
     const existing = row.external_id === null ? undefined : byExternalId.get(row.external_id);
     if (existing) results[index] = { index, user: userView(existing), created: false };
-    else if (takenEmailKeys.has(row.email_key)) results[index] = { index, error: emailTaken().toBody().error };
-    else if ((row.external_id !== null && claimedIds.has(row.external_id)) || claimedKeys.has(row.email_key)) {
+    else if (takenEmailKeys.has(row.email_key)) {
+      // The two look-ups are two snapshots: a racing import of this externalId may have committed
+      // between them, taking the address after the externalId look-up found nothing. Such a row is
+      // judged again on its own, where the externalId is looked up after the conflict.
+      if (row.external_id === null) results[index] = { index, error: emailTaken().toBody().error };
+      else oneByOne.push(index);
+    } else if ((row.external_id !== null && claimedIds.has(row.external_id)) || claimedKeys.has(row.email_key)) {
       // A repeat within this call: judged after the first is stored, as a row of its own.
       oneByOne.push(index);
     } else {

@@ -1,5 +1,6 @@
 import bcrypt from 'bcryptjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { IdentityService } from '../../src/identity/service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json, signIn, uniqueEmail } from '../helpers/identity.js';
 
@@ -187,6 +188,31 @@ describe('importing users with their password digests', { timeout: 60_000 }, () 
       expect(left[i].user?.id, JSON.stringify(left[i])).toBeDefined();
       expect(right[i].user?.id).toBe(left[i].user.id);
       expect([left[i].created, right[i].created].filter(Boolean)).toHaveLength(1);
+    }
+  });
+
+  it("an import whose two look-ups straddle a racing import's commit answers that import's users", async () => {
+    // Replays the interleaving on the real service: the externalIds are looked up before the other
+    // import commits and the addresses after, so its rows look as if strangers held their addresses.
+    const tag = `straddle${Date.now()}`;
+    const rows = [0, 1].map((i) => ({ email: uniqueEmail(`${tag}n${i}`), externalId: `${tag}_${i}` }));
+    const winner = json(await sk('POST', '/v1/users/import', { users: rows })).data as any[];
+    expect(winner.map((r) => r.created)).toEqual([true, true]);
+    const lookUp = IdentityService.prototype.importLookups;
+    const lookups = vi
+      .spyOn(IdentityService.prototype, 'importLookups')
+      .mockImplementation(async function (this: IdentityService, ...args: Parameters<typeof lookUp>) {
+        return { ...(await lookUp.apply(this, args)), byExternalId: new Map() };
+      });
+    try {
+      const stranger = { email: rows[0]!.email }; // no externalId: a taken address is its answer
+      const loser = json(await sk('POST', '/v1/users/import', { users: [...rows, stranger] })).data as any[];
+      expect(lookups).toHaveBeenCalledOnce();
+      expect(loser[0]).toMatchObject({ created: false, user: { id: winner[0].user.id } });
+      expect(loser[1]).toMatchObject({ created: false, user: { id: winner[1].user.id } });
+      expect(loser[2].error).toMatchObject({ code: 'conflict' });
+    } finally {
+      lookups.mockRestore();
     }
   });
 
