@@ -101,3 +101,38 @@ export async function dropPostgresSchema(schema: string): Promise<void> {
     await client.end();
   }
 }
+
+/** A table of the store's own schema and its columns, in order. */
+export interface TableColumns {
+  name: string;
+  columns: { name: string }[];
+}
+
+/**
+ * The store's tables (Kysely's bookkeeping left out). On PostgreSQL only the store's own schema is
+ * read: Kysely's introspector reads every schema and fails when another test file drops its schema
+ * at the same moment ("schema … does not exist").
+ */
+export async function tablesOf(store: Store & { schema: string | undefined }): Promise<TableColumns[]> {
+  if (store.dialect !== 'postgres') {
+    const all = await store.db.introspection.getTables();
+    return all
+      .filter((t) => !t.name.startsWith('kysely_'))
+      .map((t) => ({ name: t.name, columns: t.columns.map((c) => ({ name: c.name })) }));
+  }
+  const { rows } = await sql<{ table: string; column: string }>`
+    select c.relname as table, a.attname as column
+    from pg_catalog.pg_attribute a
+    join pg_catalog.pg_class c on c.oid = a.attrelid
+    join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${store.schema ?? 'public'} and c.relkind in ('r', 'p') and a.attnum > 0 and not a.attisdropped
+    order by c.relname, a.attnum`.execute(store.db);
+  const tables = new Map<string, TableColumns>();
+  for (const row of rows) {
+    if (row.table.startsWith('kysely_')) continue;
+    let table = tables.get(row.table);
+    if (!table) tables.set(row.table, (table = { name: row.table, columns: [] }));
+    table.columns.push({ name: row.column });
+  }
+  return [...tables.values()];
+}

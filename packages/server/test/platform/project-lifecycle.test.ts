@@ -3,7 +3,7 @@ import { testEnvironmentId } from '../helpers/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
 import { ENVIRONMENT_DATA_TABLES } from '../../src/tenancy/queries.js';
-import { testDb } from '../helpers/store.js';
+import { tablesOf, testDb } from '../helpers/store.js';
 import { startTestApp, type TestApp, type TestProject } from '../helpers/app.js';
 import { json, me, signUp, uniqueEmail } from '../helpers/identity.js';
 import { REDIS_SUITE, REDIS_URL } from '../helpers/redis.js';
@@ -128,10 +128,8 @@ async function fill(t: TestApp, project: TestProject) {
 
 /** Rows of each table that has an environment_id column, for these environments. */
 async function rowsPerTable(t: TestApp, environmentIds: string[]): Promise<Record<string, number>> {
-  const tables = await t.store.db.introspection.getTables();
   const counts: Record<string, number> = {};
-  for (const table of tables) {
-    if (t.store.schema && table.schema !== t.store.schema) continue;
+  for (const table of await tablesOf(t.store)) {
     if (!table.columns.some((c) => c.name === 'environment_id')) continue;
     const row = await t.store.db
       .selectFrom(table.name as 'users')

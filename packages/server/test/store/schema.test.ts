@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { parse } from 'pg-connection-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionSettings, isUniqueViolation, migrate, openStore } from '../../src/db/index.js';
-import { openTestStore, testDb, type TestStore } from '../helpers/store.js';
+import { openTestStore, tablesOf, testDb, type TestStore } from '../helpers/store.js';
 
 /** Tables that hold no tenant data, so they are keyed otherwise. */
 const INSTANCE_TABLES = new Set(['instance_meta', 'projects', 'environments', 'operator_tokens', 'operator_audit_log']);
@@ -17,10 +17,7 @@ describe(`store (${testDb()})`, () => {
   });
   afterAll(() => store.close());
 
-  async function tables() {
-    const all = await store.db.introspection.getTables();
-    return all.filter((t) => !t.name.startsWith('kysely_') && (store.schema === undefined || t.schema === store.schema));
-  }
+  const tables = () => tablesOf(store);
 
   it('re-applies migrations as a no-op', async () => {
     await migrate(store, store.schema);
