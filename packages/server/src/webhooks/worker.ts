@@ -2,6 +2,7 @@ import type { EnvironmentId } from '../lib/ids.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../db/index.js';
 import { newId } from '../lib/crypto.js';
+import { QuietEnvironments } from './quiet-environments.js';
 import { systemResolver, type Resolver } from './addresses.js';
 import * as q from './queries.js';
 import { signature } from './secrets.js';
@@ -28,9 +29,6 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 export const SEND_TIMEOUT_MS = 15_000;
 /** Changes committed within this long of each other are fanned out by one run. */
 const WAKE_DELAY_MS = 50;
-const QUIET_HINTS = 10_000;
-/** For how many polls a fan-out's finding that an environment has no enabled endpoint is trusted. */
-const QUIET_HINT_POLLS = 10;
 
 /**
  * The delay before the retry that follows failed attempt `attempt` (1-based), with up to ±20 %
@@ -82,15 +80,7 @@ export class WebhookWorker {
   private lastPrunedAt = -Infinity;
   /** When due attempts were last looked for: at least every pollMs, however often wakes come. */
   private lastDeliveredAt = -Infinity;
-  /**
-   * Environments whose events this node's fan-out last found with no enabled endpoint, and at which
-   * poll. A hint, never a filter: every event is stored and every poll fans out all of them.
-   */
-  private readonly quiet = new Map<string, number>();
-  /** Runs that looked for due attempts (polls, and runOnce): the hint's age is counted in them, not in time. */
-  private polls = 0;
-  /** Counts endpointsChanged calls, so that a fan-out that read the endpoints before one does not mark its environment quiet. */
-  private endpointChanges = 0;
+  private readonly quiet = new QuietEnvironments();
 
   constructor(
     private readonly store: Store,
@@ -130,22 +120,19 @@ export class WebhookWorker {
   }
 
   /**
-   * Events were committed on this node: a run soon, unless a fan-out of the last QUIET_HINT_POLLS
-   * polls found none of their environments with an enabled endpoint. An environment without
+   * Events were committed on this node: a run soon, unless a fan-out of the last few polls found none of their environments with an enabled endpoint. An environment without
    * webhooks (most) commits an event at every sign-in, and waking for each cost more than the
    * sign-in's own statements; its events wait for the next poll, which drops them in batches. An
    * endpoint created through another node is found by a poll (its events are sent within pollMs),
    * and this node is prompt for it again once the hint runs out.
    */
   eventsCommitted(environmentIds: readonly string[]): void {
-    const quiet = (environmentId: string) => this.polls - (this.quiet.get(environmentId) ?? -Infinity) < QUIET_HINT_POLLS;
-    if (!environmentIds.every(quiet)) this.wake();
+    if (!this.quiet.allQuiet(environmentIds)) this.wake();
   }
 
   /** An endpoint of the environment was created or changed on this node: its next events wake the worker. */
   endpointsChanged(environmentId: string): void {
-    this.endpointChanges++;
-    this.quiet.delete(environmentId);
+    this.quiet.endpointsChanged(environmentId);
   }
 
   /** Sends due attempts now, e.g. a manual retry ("sends that message again now"). */
@@ -204,7 +191,7 @@ export class WebhookWorker {
    */
   private run(deliver: boolean): Promise<{ fannedOut: number; sent: number }> {
     return (this.running ??= (async () => {
-      if (deliver) this.polls++;
+      if (deliver) this.quiet.polled();
       await this.pruneNowAndThen();
       const fanned = await this.fanOut();
       const due = deliver || fanned.deliveries > 0 || performance.now() - this.lastDeliveredAt >= this.pollMs;
@@ -230,7 +217,7 @@ export class WebhookWorker {
   }
 
   private async fanOut(): Promise<{ events: number; deliveries: number }> {
-    const endpointChangesBefore = this.endpointChanges;
+    const startedAt = this.quiet.fanOutStarting();
     return this.store.db.transaction().execute(async (tx) => {
       const events = await q.claimUnfannedEvents(tx, this.store.dialect, this.batchSize);
       const endpointsOf = new Map<string, q.EndpointRow[]>();
@@ -242,8 +229,7 @@ export class WebhookWorker {
         if (!endpoints) {
           endpoints = await q.listEnabledEndpoints(tx, event.environment_id);
           endpointsOf.set(event.environment_id, endpoints);
-          if (endpoints.length > 0) this.quiet.delete(event.environment_id);
-          else if (this.endpointChanges === endpointChangesBefore) this.markQuiet(event.environment_id);
+          this.quiet.found(event.environment_id, endpoints.length, startedAt);
         }
         const subscribed = endpoints.filter((e) => e.event_types === null || (JSON.parse(e.event_types) as string[]).includes(event.type));
         if (subscribed.length === 0) {
@@ -274,13 +260,6 @@ export class WebhookWorker {
       for (const [environmentId, ids] of unwanted) await q.deleteEvents(tx, environmentId, ids);
       return { events: events.length, deliveries };
     });
-  }
-
-  private markQuiet(environmentId: string): void {
-    this.quiet.delete(environmentId);
-    // Bounded: the oldest hint goes (an environment without one wakes the worker).
-    if (this.quiet.size >= QUIET_HINTS) this.quiet.delete(this.quiet.keys().next().value!);
-    this.quiet.set(environmentId, this.polls);
   }
 
   private async deliverDue(): Promise<number> {

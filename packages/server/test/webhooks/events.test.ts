@@ -206,7 +206,7 @@ describe('webhook events: a transactional outbox', () => {
     expect((await events(t, env)).map((e) => e.type)).toEqual(['user.created', 'session.created', 'session.created']);
   });
 
-  it("wakes the worker for an environment's commits unless its last fan-out found no enabled endpoint", async () => {
+  it("wakes the worker for an environment's commits unless a fan-out of its last ten polls found no enabled endpoint", async () => {
     const env = (await t.createProject('Quiet')).development;
     const worker = t.app.webhooks;
     const wake = vi.spyOn(worker, 'wake');
