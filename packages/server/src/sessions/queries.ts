@@ -6,7 +6,7 @@ import { columnsOf, selectionOf } from '../db/insert-select.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, SessionsTable, SigningKeysTable } from '../db/schema.js';
 import { atomically, eventRow, recordEvent, sessionData } from '../webhooks/events.js';
-import { eventValues } from '../webhooks/queries.js';
+import { eventInsert, eventValues } from '../webhooks/queries.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -145,14 +145,15 @@ export async function startSession(
   session: Omit<SessionRow, 'environment_id'>,
 ): Promise<SignInUser | 'banned' | undefined> {
   const row = { ...session, environment_id: environmentId };
-  const event = eventValues(environmentId, eventRow(environmentId, 'session.created', sessionData(row)));
+  const created = eventRow(environmentId, 'session.created', sessionData(row));
+  const event = eventValues(environmentId, created);
   const sqlite = sqliteTransaction(db);
   const user = sqlite
     ? await sqlite((db, run) => {
         const user = run.rows(stampSignIn(db, environmentId, session.user_id, session.created_at))[0];
         if (user) {
           run.changes(db.insertInto('sessions').values(row));
-          run.changes(db.insertInto('webhook_events').values(event));
+          run.changes(eventInsert(db, environmentId, created));
         }
         return user;
       })
