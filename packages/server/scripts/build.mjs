@@ -16,7 +16,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Native addons load their binaries beside themselves, and the AWS SDK is imported only when S3 is
 // configured (its own chunk): those stay imports of node_modules. PostgreSQL's, Redis's and SMTP's
 // clients are required at run time only when configured (src/lib/lazy.ts), so they are never bundled.
-const external = ['better-sqlite3', '@node-rs/argon2', '@aws-sdk/*', '@node-saml/*', '@xmldom/*'];
+const external = ['better-sqlite3', '@node-rs/argon2', '@node-rs/bcrypt', '@aws-sdk/*', '@node-saml/*', '@xmldom/*'];
 
 const dist = path.join(root, 'dist');
 rmSync(dist, { recursive: true, force: true });

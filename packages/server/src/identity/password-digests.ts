@@ -1,5 +1,4 @@
 import { verify as verifyArgon2 } from '@node-rs/argon2';
-import bcrypt from 'bcryptjs';
 import { createCipheriv, pbkdf2, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { apiError } from '../lib/errors.js';
@@ -23,10 +22,10 @@ const ARGON2 = /^\$(argon2id|argon2i)\$(?:v=(16|19)\$)?m=(\d{1,7}),t=(\d{1,3}),p
 const PBKDF2 = /^pbkdf2_sha256\$(\d{1,8})\$([^$]{1,128})\$([A-Za-z0-9+/]{43}=)$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-// Bounded so that an imported digest cannot make one wrong-password try cost seconds of the event
-// loop (bcryptjs runs there) or hundreds of MiB of a pool thread, for every tenant: bcrypt 12 is
-// Laravel's and Devise's default (Clerk and Supabase export 10), argon2 64 MiB × 10 passes is above
-// every common default, Firebase's defaults are 8 rounds and mem cost 14, Django's pbkdf2 is 1.2M.
+// Bounded so that an imported digest cannot make one wrong-password try cost seconds or hundreds of
+// MiB of a pool thread, for every tenant: bcrypt 12 is Laravel's and Devise's default (Clerk and
+// Supabase export 10), argon2 64 MiB × 10 passes is above every common default, Firebase's defaults
+// are 8 rounds and mem cost 14, Django's pbkdf2 is 1.2M.
 const LIMITS = {
   bcryptCost: 12,
   argon2MemoryKiB: 65_536,
@@ -146,12 +145,23 @@ async function verifyPbkdf2(stored: string, password: string): Promise<boolean> 
   return equalBytes(derived, expected);
 }
 
+let bcryptAddon: Promise<typeof import('@node-rs/bcrypt')> | undefined;
+
+/**
+ * bcrypt runs on the thread pool, as argon2 does (a wrong-password try at cost 12 is ~0.2 s of CPU).
+ * Loaded at the first imported bcrypt digest: most nodes never meet one, and start-up skips it.
+ */
+function bcrypt() {
+  return (bcryptAddon ??= import('@node-rs/bcrypt'));
+}
+
 /** Verifies a password against any stored hash: argon2 PHC strings, or an imported digest. */
 export async function verifyStoredHash(stored: string, password: string): Promise<boolean> {
+  // Outside the try: an addon that fails to load is an error on our side (logged), not a wrong password.
+  const bcryptVerify = stored.startsWith('$2') ? (await bcrypt()).verify : undefined;
   try {
     if (stored.startsWith('$argon2')) return await verifyArgon2(stored, password);
-    // $2y$ (PHP) is the same algorithm as $2b$; bcryptjs knows $2a$ and $2b$.
-    if (stored.startsWith('$2')) return await bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$'));
+    if (bcryptVerify) return await bcryptVerify(password, stored);
     if (stored.startsWith('pbkdf2_sha256$')) return await verifyPbkdf2(stored, password);
     if (stored.startsWith(FIREBASE_PREFIX)) return await verifyFirebase(stored, password);
   } catch {

@@ -84,6 +84,17 @@ describe('importing users with their password digests', { timeout: 60_000 }, () 
     }
   });
 
+  it('signs in with a bcrypt digest of a password over 72 bytes (bcrypt reads the first 72, everywhere)', async () => {
+    const password = `${'é'.repeat(40)}-and-then-some`; // 94 bytes of UTF-8
+    const email = uniqueEmail('long');
+    const created = await sk('POST', '/v1/users', { email, passwordDigest: bcrypt.hashSync(password, 4), passwordHasher: 'bcrypt' });
+    expect(created.statusCode, created.body).toBe(201);
+    expect((await signIn(t, email, `${'é'.repeat(35)}x`)).statusCode).toBe(401);
+    expect((await signIn(t, email, password)).statusCode).toBe(200);
+    expect((await storedHash(json(created).id))!.startsWith(OUR_ARGON2)).toBe(true);
+    expect((await signIn(t, email, password)).statusCode).toBe(200);
+  });
+
   it('refuses malformed digests and digests whose costs are out of bounds, naming passwordDigest', async () => {
     const bad: [string, string, RegExp][] = [
       ['bcrypt', '$2a$10$tooshort', /bcrypt digest/],
