@@ -193,8 +193,11 @@ function withScopedIntrospection(db: Kysely<Database>, schema: string): Kysely<D
   });
 }
 
-/** Applies pending migrations. Safe to call from several nodes at once: Kysely takes a lock. */
-export async function migrate(store: Store, postgresSchema?: string): Promise<void> {
+/**
+ * Applies pending migrations (up to and including `upTo`, for tests of upgrades from an earlier
+ * release). Safe to call from several nodes at once: Kysely takes a lock.
+ */
+export async function migrate(store: Store, postgresSchema?: string, upTo?: string): Promise<void> {
   if (store.dialect === 'postgres' && postgresSchema) {
     await sql`create schema if not exists ${sql.id(postgresSchema)}`.execute(store.db);
   }
@@ -203,7 +206,7 @@ export async function migrate(store: Store, postgresSchema?: string): Promise<vo
     provider,
     ...(postgresSchema ? { migrationTableSchema: postgresSchema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`Migration ${failed?.migrationName ?? '(unknown)'} failed: ${String(error)}`);

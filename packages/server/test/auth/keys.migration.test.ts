@@ -1,8 +1,7 @@
 import { createCipheriv, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, openStore, type Store } from '../../src/db/index.js';
-import { migrations } from '../../src/db/migrations/index.js';
 import { newId } from '../../src/lib/crypto.js';
 import { deriveSubkey } from '../../src/lib/cursor.js';
 import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
@@ -15,14 +14,7 @@ async function storeAt(last: string): Promise<TestStore> {
   const store: Store = schema
     ? openStore({ databaseUrl: process.env.DATABASE_URL!, postgresSchema: schema })
     : openStore({ sqliteFile: ':memory:' });
-  if (schema) await sql`create schema ${sql.id(schema)}`.execute(store.db);
-  const migrator = new Migrator({
-    db: store.db,
-    provider: { getMigrations: async () => migrations },
-    ...(schema ? { migrationTableSchema: schema } : {}),
-  });
-  const { error } = await migrator.migrateTo(last);
-  if (error) throw error;
+  await migrate(store, schema, last);
   return {
     ...store,
     schema,

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Migrator, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, openStore } from '../../src/db/index.js';
-import { migrations } from '../../src/db/migrations/index.js';
 import { emailCollisionWarning } from '../../src/identity/email-collisions.js';
 import { findEmailCollisions } from '../../src/identity/queries.js';
 import { hashPassword } from '../../src/identity/passwords.js';
@@ -18,14 +17,7 @@ const BEFORE = '0006_flow_tokens';
 async function storeBeforeEmailKeys(): Promise<TestStore> {
   const schema = testDb() === 'postgres' ? `gh_test_${randomBytes(6).toString('hex')}` : undefined;
   const store = openStore(schema ? { databaseUrl: process.env.DATABASE_URL, postgresSchema: schema } : { sqliteFile: ':memory:' });
-  if (schema) await sql`create schema ${sql.id(schema)}`.execute(store.db);
-  const migrator = new Migrator({
-    db: store.db,
-    provider: { getMigrations: async () => migrations },
-    ...(schema ? { migrationTableSchema: schema } : {}),
-  });
-  const { error } = await migrator.migrateTo(BEFORE);
-  if (error) throw error;
+  await migrate(store, schema, BEFORE);
   return {
     ...store,
     schema,
