@@ -7,6 +7,7 @@ import { startTestApp, testClock, type TestApp, type TestEnvironment } from '../
 import { outbox, start, tokenFrom } from '../helpers/flows.js';
 import { uniqueEmail } from '../helpers/identity.js';
 import { addMember, createOrg, plainUser } from '../helpers/organizations.js';
+import { within } from '../helpers/wait.js';
 import { createEndpoint, platformCall, startReceiver, type Receiver } from './receiver.js';
 
 const clock = testClock();
@@ -418,13 +419,13 @@ describe('webhook delivery with the worker running', () => {
       const wake = vi.spyOn(t.app.webhooks, 'wake');
       receiver.answer({ status: 500 });
       await plainUser(t, hooked, 'retried');
-      for (let i = 0; i < 100 && receiver.received.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await within(10_000, async () => receiver.received.length > 0);
       expect(receiver.received).toHaveLength(1);
       // Another environment changes a user every 20 ms or so, each change a wake that comes before
       // the next poll would; the retry falls due in the middle of that stream.
       const busy = await plainUser(t, quiet, 'busy');
       const stream = (async () => {
-        for (let i = 0; streaming && i < 200; i++) {
+        for (let i = 0; streaming && i < 2000; i++) {
           const changed = await t.call({
             method: 'PATCH',
             url: `/v1/users/${busy.id}`,
@@ -435,12 +436,13 @@ describe('webhook delivery with the worker running', () => {
           await new Promise((r) => setTimeout(r, 20));
         }
       })();
-      await new Promise((r) => setTimeout(r, 400));
+      // The retry falls due once the stream is under way (ten wakes, however slow the machine), and
+      // the stream goes on until it is sent.
+      await within(20_000, async () => wake.mock.calls.length >= 10);
       retryClock.advance(RETRY_SCHEDULE_MS[0] * 1.3);
-      for (let i = 0; i < 120 && receiver.received.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+      await within(10_000, async () => receiver.received.length >= 2);
       streaming = false;
       await stream;
-      expect(wake.mock.calls.length).toBeGreaterThan(10);
       expect(receiver.received).toHaveLength(2);
       expect(receiver.received[1]!.headers['webhook-id']).toBe(receiver.received[0]!.headers['webhook-id']);
     } finally {
@@ -468,7 +470,8 @@ describe('webhook delivery with the worker running', () => {
         `/v1/platform/environments/${env.id}/webhook-endpoints/${endpoint.id}/deliveries/${delivered!.id}/retry`,
       );
       expect(retry.statusCode, retry.body).toBe(202);
-      for (let i = 0; i < 100 && receiver.received.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+      // Within 10 s, where the next poll is a minute away.
+      await within(10_000, async () => receiver.received.length >= 2);
       expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([delivered!.messageId, delivered!.messageId]);
     } finally {
       await t.close();
