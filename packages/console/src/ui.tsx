@@ -55,7 +55,11 @@ export function ErrorMessage({ error }: { error: string | null | undefined }) {
 }
 
 export function Loading({ what }: { what: string }) {
-  return <p className="muted" aria-live="polite">Loading {what}…</p>;
+  return (
+    <p className="muted" aria-live="polite">
+      Loading {what}…
+    </p>
+  );
 }
 
 /**
@@ -143,5 +147,39 @@ export function Section({ title, children, actions }: { title: string; children:
       </div>
       {children}
     </section>
+  );
+}
+
+/**
+ * A table with these column headings; `actions` adds a last column of buttons, named for screen
+ * readers only; `empty`, when given, is a row across every column that says there is nothing yet.
+ */
+export function Table(props: { headings: string[]; actions?: boolean; empty?: ReactNode; children: ReactNode }) {
+  const { headings, actions = false, empty, children } = props;
+  return (
+    <table>
+      <thead>
+        <tr>
+          {headings.map((heading) => (
+            <th key={heading}>{heading}</th>
+          ))}
+          {actions && (
+            <th>
+              <span className="sr-only">Actions</span>
+            </th>
+          )}
+        </tr>
+      </thead>
+      <tbody>
+        {children}
+        {empty !== undefined && empty !== false && (
+          <tr>
+            <td colSpan={headings.length + (actions ? 1 : 0)} className="muted">
+              {empty}
+            </td>
+          </tr>
+        )}
+      </tbody>
+    </table>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { AuditLogPage } from '@gatehouse/contract';
 import { formatTime, type Api } from '../api.js';
-import { ErrorMessage, Loading, Section, useLoad } from '../ui.js';
+import { ErrorMessage, Loading, Section, Table, useLoad } from '../ui.js';
 
 export function AuditPage({ api }: { api: Api }) {
   const [pages, setPages] = useState<string[]>([]);
@@ -14,37 +14,20 @@ export function AuditPage({ api }: { api: Api }) {
         <ErrorMessage error={log.error} />
         {!log.data && !log.error && <Loading what="the audit log" />}
         {log.data && (
-          <table>
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Who</th>
-                <th>What</th>
-                <th>Target</th>
+          <Table headings={['When', 'Who', 'What', 'Target']} empty={log.data.data.length === 0 && 'Nothing yet.'}>
+            {log.data.data.map((e) => (
+              <tr key={e.id}>
+                <td>{formatTime(e.at)}</td>
+                <td>{e.actor.kind === 'platform_key' ? 'Platform key' : (e.actor.email ?? e.actor.id ?? 'Setup link')}</td>
+                <td>
+                  <code>{e.action}</code> <span className="muted">{e.status}</span>
+                </td>
+                <td>
+                  <code>{e.target ?? '—'}</code>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {log.data.data.map((e) => (
-                <tr key={e.id}>
-                  <td>{formatTime(e.at)}</td>
-                  <td>{e.actor.kind === 'platform_key' ? 'Platform key' : (e.actor.email ?? e.actor.id ?? 'Setup link')}</td>
-                  <td>
-                    <code>{e.action}</code> <span className="muted">{e.status}</span>
-                  </td>
-                  <td>
-                    <code>{e.target ?? '—'}</code>
-                  </td>
-                </tr>
-              ))}
-              {log.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={4} className="muted">
-                    Nothing yet.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
         <div className="row">
           {pages.length > 0 && (

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { CreatedSecretKey, PlatformEnvironment, SecretKeyList, SigningKey, SigningKeyList } from '@gatehouse/contract';
 import { formatTime, type Api } from '../api.js';
-import { ConfirmButton, Copyable, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
+import { ConfirmButton, Copyable, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
 
 export function KeysTab({ api, environment }: { api: Api; environment: PlatformEnvironment }) {
   const base = `/v1/platform/environments/${environment.id}`;
@@ -51,51 +51,32 @@ export function KeysTab({ api, environment }: { api: Api; environment: PlatformE
         <ErrorMessage error={secretKeys.error} />
         {!secretKeys.data && !secretKeys.error && <Loading what="secret keys" />}
         {secretKeys.data && (
-          <table>
-            <thead>
-              <tr>
-                <th>Key</th>
-                <th>Created</th>
-                <th>Status</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
+          <Table headings={['Key', 'Created', 'Status']} actions empty={secretKeys.data.data.length === 0 && 'No secret key.'}>
+            {secretKeys.data.data.map((k) => (
+              <tr key={k.id} data-key-id={k.id}>
+                <td>
+                  <code>…{k.hint}</code> <span className="muted">{k.id}</span>
+                </td>
+                <td>{formatTime(k.createdAt)}</td>
+                <td>{k.revokedAt ? `Revoked ${formatTime(k.revokedAt)}` : 'Active'}</td>
+                <td>
+                  {!k.revokedAt && (
+                    <ConfirmButton
+                      label="Revoke"
+                      title={`Revoke key …${k.hint}`}
+                      message={<p>Requests with this key fail at once. This cannot be undone.</p>}
+                      confirmLabel="Revoke key"
+                      onConfirm={async () => {
+                        await api('DELETE', `${base}/secret-keys/${k.id}`);
+                        if (created?.id === k.id) setCreated(null);
+                        secretKeys.reload();
+                      }}
+                    />
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {secretKeys.data.data.map((k) => (
-                <tr key={k.id} data-key-id={k.id}>
-                  <td>
-                    <code>…{k.hint}</code> <span className="muted">{k.id}</span>
-                  </td>
-                  <td>{formatTime(k.createdAt)}</td>
-                  <td>{k.revokedAt ? `Revoked ${formatTime(k.revokedAt)}` : 'Active'}</td>
-                  <td>
-                    {!k.revokedAt && (
-                      <ConfirmButton
-                        label="Revoke"
-                        title={`Revoke key …${k.hint}`}
-                        message={<p>Requests with this key fail at once. This cannot be undone.</p>}
-                        confirmLabel="Revoke key"
-                        onConfirm={async () => {
-                          await api('DELETE', `${base}/secret-keys/${k.id}`);
-                          if (created?.id === k.id) setCreated(null);
-                          secretKeys.reload();
-                        }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-              {secretKeys.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={4} className="muted">
-                    No secret key.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </Section>
 
@@ -122,37 +103,22 @@ export function KeysTab({ api, environment }: { api: Api; environment: PlatformE
       >
         <ErrorMessage error={signingKeys.error} />
         {signingKeys.data && (
-          <table>
-            <thead>
-              <tr>
-                <th>Key id</th>
-                <th>Algorithm</th>
-                <th>State</th>
-                <th>Signs from</th>
-                <th>Published until</th>
+          <Table
+            headings={['Key id', 'Algorithm', 'State', 'Signs from', 'Published until']}
+            empty={signingKeys.data.data.length === 0 && 'No key yet: the first token signed creates one.'}
+          >
+            {signingKeys.data.data.map((k) => (
+              <tr key={k.kid}>
+                <td>
+                  <code>{k.kid}</code>
+                </td>
+                <td>{k.algorithm}</td>
+                <td>{k.state}</td>
+                <td>{formatTime(k.activatesAt)}</td>
+                <td>{k.publishUntil ? formatTime(k.publishUntil) : '—'}</td>
               </tr>
-            </thead>
-            <tbody>
-              {signingKeys.data.data.map((k) => (
-                <tr key={k.kid}>
-                  <td>
-                    <code>{k.kid}</code>
-                  </td>
-                  <td>{k.algorithm}</td>
-                  <td>{k.state}</td>
-                  <td>{formatTime(k.activatesAt)}</td>
-                  <td>{k.publishUntil ? formatTime(k.publishUntil) : '—'}</td>
-                </tr>
-              ))}
-              {signingKeys.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={5} className="muted">
-                    No key yet: the first token signed creates one.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </Section>
     </>

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { OperatorInvitation, OperatorList } from '@gatehouse/contract';
 import { useUser } from '@gatehouse/react';
 import { formatTime, type Api } from '../api.js';
-import { ConfirmButton, Copyable, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
+import { ConfirmButton, Copyable, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
 
 export function OperatorsPage({ api }: { api: Api }) {
   const operators = useLoad(() => api<OperatorList>('GET', '/v1/platform/operators'), []);
@@ -45,41 +45,29 @@ export function OperatorsPage({ api }: { api: Api }) {
         <ErrorMessage error={operators.error} />
         {!operators.data && !operators.error && <Loading what="operators" />}
         {operators.data && (
-          <table>
-            <thead>
-              <tr>
-                <th>Email</th>
-                <th>Name</th>
-                <th>Since</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
+          <Table headings={['Email', 'Name', 'Since']} actions>
+            {operators.data.data.map((o) => (
+              <tr key={o.id}>
+                <td>
+                  {o.email} {o.id === user?.id && <span className="muted">(you)</span>}
+                </td>
+                <td>{[o.firstName, o.lastName].filter(Boolean).join(' ') || '—'}</td>
+                <td>{formatTime(o.createdAt)}</td>
+                <td>
+                  <ConfirmButton
+                    label="Remove"
+                    title={`Remove operator ${o.email}`}
+                    message={<p>{o.email} can no longer sign in to the console. The last operator cannot be removed.</p>}
+                    confirmLabel="Remove operator"
+                    onConfirm={async () => {
+                      await api('DELETE', `/v1/platform/operators/${o.id}`);
+                      operators.reload();
+                    }}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {operators.data.data.map((o) => (
-                <tr key={o.id}>
-                  <td>
-                    {o.email} {o.id === user?.id && <span className="muted">(you)</span>}
-                  </td>
-                  <td>{[o.firstName, o.lastName].filter(Boolean).join(' ') || '—'}</td>
-                  <td>{formatTime(o.createdAt)}</td>
-                  <td>
-                    <ConfirmButton
-                      label="Remove"
-                      title={`Remove operator ${o.email}`}
-                      message={<p>{o.email} can no longer sign in to the console. The last operator cannot be removed.</p>}
-                      confirmLabel="Remove operator"
-                      onConfirm={async () => {
-                        await api('DELETE', `/v1/platform/operators/${o.id}`);
-                        operators.reload();
-                      }}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </Section>
     </>

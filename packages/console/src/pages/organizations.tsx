@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { Invitation, InvitationList, MemberPage, Organization, OrganizationPage, PlatformEnvironment, Role, RoleList } from '@gatehouse/contract';
 import { formatTime, type Api } from '../api.js';
 import { href } from '../router.js';
-import { ConfirmButton, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
+import { ConfirmButton, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
 
 export function OrganizationsTab(props: { api: Api; environment: PlatformEnvironment; organizationId: string | undefined; projectId: string }) {
   return props.organizationId ? (
@@ -22,33 +22,17 @@ function OrganizationList({ api, environment, projectId }: { api: Api; environme
       <ErrorMessage error={orgs.error} />
       {!orgs.data && !orgs.error && <Loading what="organizations" />}
       {orgs.data && (
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Slug</th>
-              <th>Created</th>
+        <Table headings={['Name', 'Slug', 'Created']} empty={orgs.data.data.length === 0 && 'No organization yet.'}>
+          {orgs.data.data.map((o) => (
+            <tr key={o.id}>
+              <td>
+                <a href={href('projects', projectId, environment.type, 'organizations', o.id)}>{o.name}</a>
+              </td>
+              <td>{o.slug}</td>
+              <td>{formatTime(o.createdAt)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {orgs.data.data.map((o) => (
-              <tr key={o.id}>
-                <td>
-                  <a href={href('projects', projectId, environment.type, 'organizations', o.id)}>{o.name}</a>
-                </td>
-                <td>{o.slug}</td>
-                <td>{formatTime(o.createdAt)}</td>
-              </tr>
-            ))}
-            {orgs.data.data.length === 0 && (
-              <tr>
-                <td colSpan={3} className="muted">
-                  No organization yet.
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
     </Section>
   );
@@ -70,57 +54,45 @@ function OrganizationDetail({ api, environment, organizationId, projectId }: { a
       <Section title={`Members of ${org.data.name}`}>
         <ErrorMessage error={members.error ?? change.error} />
         {members.data && (
-          <table>
-            <thead>
-              <tr>
-                <th>Member</th>
-                <th>Role</th>
-                <th>Joined</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {members.data.data.map((m) => (
-                <tr key={m.userId}>
-                  <td>{m.email}</td>
-                  <td>
-                    <select
-                      aria-label={`Role of ${m.email}`}
-                      value={m.role}
-                      disabled={change.pending}
-                      onChange={(e) =>
-                        void change.run(async () => {
-                          await api('PATCH', `${base}/members/${encodeURIComponent(m.userId)}`, { role: e.target.value });
-                          members.reload();
-                        })
-                      }
-                    >
-                      {(roles.data?.data ?? [{ key: m.role, name: m.role } as Role]).map((r) => (
-                        <option key={r.key} value={r.key}>
-                          {r.name}
-                        </option>
-                      ))}
-                    </select>
-                  </td>
-                  <td>{formatTime(m.createdAt)}</td>
-                  <td>
-                    <ConfirmButton
-                      label="Remove"
-                      title={`Remove ${m.email}`}
-                      message={<p>{m.email} leaves {org.data!.name}. An organization keeps at least one owner.</p>}
-                      confirmLabel="Remove member"
-                      onConfirm={async () => {
-                        await api('DELETE', `${base}/members/${encodeURIComponent(m.userId)}`);
+          <Table headings={['Member', 'Role', 'Joined']} actions>
+            {members.data.data.map((m) => (
+              <tr key={m.userId}>
+                <td>{m.email}</td>
+                <td>
+                  <select
+                    aria-label={`Role of ${m.email}`}
+                    value={m.role}
+                    disabled={change.pending}
+                    onChange={(e) =>
+                      void change.run(async () => {
+                        await api('PATCH', `${base}/members/${encodeURIComponent(m.userId)}`, { role: e.target.value });
                         members.reload();
-                      }}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                      })
+                    }
+                  >
+                    {(roles.data?.data ?? [{ key: m.role, name: m.role } as Role]).map((r) => (
+                      <option key={r.key} value={r.key}>
+                        {r.name}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td>{formatTime(m.createdAt)}</td>
+                <td>
+                  <ConfirmButton
+                    label="Remove"
+                    title={`Remove ${m.email}`}
+                    message={<p>{m.email} leaves {org.data!.name}. An organization keeps at least one owner.</p>}
+                    confirmLabel="Remove member"
+                    onConfirm={async () => {
+                      await api('DELETE', `${base}/members/${encodeURIComponent(m.userId)}`);
+                      members.reload();
+                    }}
+                  />
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       </Section>
       <Invitations api={api} base={base} roles={roles.data?.data ?? []} onAccepted={members.reload} />
@@ -166,46 +138,27 @@ function Invitations({ api, base, roles }: { api: Api; base: string; roles: Role
       </form>
       <ErrorMessage error={create.error ?? invitations.error} />
       {invitations.data && (
-        <table>
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Role</th>
-              <th>Expires</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
+        <Table headings={['Email', 'Role', 'Expires']} actions empty={invitations.data.data.length === 0 && 'No pending invitation.'}>
+          {invitations.data.data.map((i) => (
+            <tr key={i.id}>
+              <td>{i.email}</td>
+              <td>{i.role}</td>
+              <td>{formatTime(i.expiresAt)}</td>
+              <td>
+                <ConfirmButton
+                  label="Revoke"
+                  title={`Revoke the invitation of ${i.email}`}
+                  message={<p>The emailed link stops working.</p>}
+                  confirmLabel="Revoke invitation"
+                  onConfirm={async () => {
+                    await api('POST', `${base}/invitations/${encodeURIComponent(i.id)}/revoke`);
+                    invitations.reload();
+                  }}
+                />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {invitations.data.data.map((i) => (
-              <tr key={i.id}>
-                <td>{i.email}</td>
-                <td>{i.role}</td>
-                <td>{formatTime(i.expiresAt)}</td>
-                <td>
-                  <ConfirmButton
-                    label="Revoke"
-                    title={`Revoke the invitation of ${i.email}`}
-                    message={<p>The emailed link stops working.</p>}
-                    confirmLabel="Revoke invitation"
-                    onConfirm={async () => {
-                      await api('POST', `${base}/invitations/${encodeURIComponent(i.id)}/revoke`);
-                      invitations.reload();
-                    }}
-                  />
-                </td>
-              </tr>
-            ))}
-            {invitations.data.data.length === 0 && (
-              <tr>
-                <td colSpan={4} className="muted">
-                  No pending invitation.
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
     </Section>
   );
@@ -222,43 +175,31 @@ function Roles({ api, environment }: { api: Api; environment: PlatformEnvironmen
     <Section title="Roles and permissions">
       <ErrorMessage error={roles.error} />
       {roles.data && (
-        <table>
-          <thead>
-            <tr>
-              <th>Role</th>
-              <th>Key</th>
-              <th>Permissions</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
+        <Table headings={['Role', 'Key', 'Permissions']} actions>
+          {roles.data.data.map((r) => (
+            <tr key={r.key}>
+              <td>{r.name}</td>
+              <td>
+                <code>{r.key}</code>
+              </td>
+              <td>{r.permissions.join(', ') || '—'}</td>
+              <td>
+                {!r.system && (
+                  <ConfirmButton
+                    label="Delete"
+                    title={`Delete role ${r.name}`}
+                    message={<p>The role {r.key} is deleted. A role still held by members cannot be deleted.</p>}
+                    confirmLabel="Delete role"
+                    onConfirm={async () => {
+                      await api('DELETE', `${base}/${encodeURIComponent(r.key)}`);
+                      roles.reload();
+                    }}
+                  />
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {roles.data.data.map((r) => (
-              <tr key={r.key}>
-                <td>{r.name}</td>
-                <td>
-                  <code>{r.key}</code>
-                </td>
-                <td>{r.permissions.join(', ') || '—'}</td>
-                <td>
-                  {!r.system && (
-                    <ConfirmButton
-                      label="Delete"
-                      title={`Delete role ${r.name}`}
-                      message={<p>The role {r.key} is deleted. A role still held by members cannot be deleted.</p>}
-                      confirmLabel="Delete role"
-                      onConfirm={async () => {
-                        await api('DELETE', `${base}/${encodeURIComponent(r.key)}`);
-                        roles.reload();
-                      }}
-                    />
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <form
         className="row wrap"

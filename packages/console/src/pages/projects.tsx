@@ -3,7 +3,7 @@ import type { CreatedProject, ProjectPage as ProjectList } from '@gatehouse/cont
 import type { Api } from '../api.js';
 import { formatTime } from '../api.js';
 import { href } from '../router.js';
-import { Copyable, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
+import { Copyable, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
 
 export function ProjectsPage({ api }: { api: Api }) {
   const projects = useLoad(() => api<ProjectList>('GET', '/v1/platform/projects?limit=100'), []);
@@ -63,30 +63,20 @@ export function ProjectsPage({ api }: { api: Api }) {
         {!projects.data && !projects.error && <Loading what="projects" />}
         {projects.data && projects.data.data.length === 0 && <p className="muted">No project yet.</p>}
         {projects.data && projects.data.data.length > 0 && (
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Id</th>
-                <th>Domain</th>
-                <th>Created</th>
+          <Table headings={['Name', 'Id', 'Domain', 'Created']}>
+            {projects.data.data.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  <a href={href('projects', p.id)}>{p.name}</a>
+                </td>
+                <td>
+                  <code>{p.id}</code>
+                </td>
+                <td>{p.environments[0]?.domain ?? '—'}</td>
+                <td>{formatTime(p.createdAt)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {projects.data.data.map((p) => (
-                <tr key={p.id}>
-                  <td>
-                    <a href={href('projects', p.id)}>{p.name}</a>
-                  </td>
-                  <td>
-                    <code>{p.id}</code>
-                  </td>
-                  <td>{p.environments[0]?.domain ?? '—'}</td>
-                  <td>{formatTime(p.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </Section>
     </>

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { PlatformEnvironment, SsoConnection } from '@gatehouse/contract';
 import { formatTime, type Api } from '../api.js';
-import { ConfirmButton, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
+import { ConfirmButton, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
 
 type Kind = 'oidc' | 'google' | 'github' | 'microsoft' | 'saml';
 
@@ -99,52 +99,35 @@ export function SsoTab({ api, environment }: { api: Api; environment: PlatformEn
         <ErrorMessage error={connections.error} />
         {!connections.data && !connections.error && <Loading what="connections" />}
         {connections.data && (
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Type</th>
-                <th>Domains</th>
-                <th>Register at the IdP</th>
-                <th>Created</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
+          <Table
+            headings={['Name', 'Type', 'Domains', 'Register at the IdP', 'Created']}
+            actions
+            empty={connections.data.data.length === 0 && 'No connection yet.'}
+          >
+            {connections.data.data.map((c) => (
+              <tr key={c.id}>
+                <td>{c.name}</td>
+                <td>{c.type === 'oidc' ? (c.preset ?? 'OIDC') : 'SAML'}</td>
+                <td>{c.domains.join(', ')}</td>
+                <td>
+                  <code>{c.redirectUri ?? c.acsUrl ?? '—'}</code>
+                </td>
+                <td>{formatTime(c.createdAt)}</td>
+                <td>
+                  <ConfirmButton
+                    label="Delete"
+                    title={`Delete ${c.name}`}
+                    message={<p>Users of {c.domains.join(', ')} can no longer sign in through {c.name}.</p>}
+                    confirmLabel="Delete connection"
+                    onConfirm={async () => {
+                      await api('DELETE', `${base}/${c.id}`);
+                      connections.reload();
+                    }}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {connections.data.data.map((c) => (
-                <tr key={c.id}>
-                  <td>{c.name}</td>
-                  <td>{c.type === 'oidc' ? (c.preset ?? 'OIDC') : 'SAML'}</td>
-                  <td>{c.domains.join(', ')}</td>
-                  <td>
-                    <code>{c.redirectUri ?? c.acsUrl ?? '—'}</code>
-                  </td>
-                  <td>{formatTime(c.createdAt)}</td>
-                  <td>
-                    <ConfirmButton
-                      label="Delete"
-                      title={`Delete ${c.name}`}
-                      message={<p>Users of {c.domains.join(', ')} can no longer sign in through {c.name}.</p>}
-                      confirmLabel="Delete connection"
-                      onConfirm={async () => {
-                        await api('DELETE', `${base}/${c.id}`);
-                        connections.reload();
-                      }}
-                    />
-                  </td>
-                </tr>
-              ))}
-              {connections.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={6} className="muted">
-                    No connection yet.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </Section>
     </>

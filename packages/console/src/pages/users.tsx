@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { Deleted, PlatformEnvironment, SessionList, SessionsRevoked, User, UserPage } from '@gatehouse/contract';
 import { formatTime, type Api } from '../api.js';
 import { href, navigate } from '../router.js';
-import { ConfirmButton, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
+import { ConfirmButton, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
 
 export function UsersTab(props: { api: Api; environment: PlatformEnvironment; userId: string | undefined; projectId: string }) {
   return props.userId ? <UserDetail {...props} userId={props.userId} /> : <UserSearch {...props} />;
@@ -42,35 +42,21 @@ function UserSearch({ api, environment, projectId }: { api: Api; environment: Pl
       {!users.data && !users.error && <Loading what="users" />}
       {users.data && (
         <>
-          <table>
-            <thead>
-              <tr>
-                <th>Email</th>
-                <th>Name</th>
-                <th>Created</th>
-                <th>Status</th>
+          <Table
+            headings={['Email', 'Name', 'Created', 'Status']}
+            empty={users.data.data.length === 0 && (submitted ? `No user matches "${submitted}".` : 'No user yet.')}
+          >
+            {users.data.data.map((u) => (
+              <tr key={u.id}>
+                <td>
+                  <a href={href('projects', projectId, environment.type, 'users', u.id)}>{u.email}</a>
+                </td>
+                <td>{[u.firstName, u.lastName].filter(Boolean).join(' ') || '—'}</td>
+                <td>{formatTime(u.createdAt)}</td>
+                <td>{u.banned ? 'Banned' : u.emailVerified ? 'Verified' : 'Unverified email'}</td>
               </tr>
-            </thead>
-            <tbody>
-              {users.data.data.map((u) => (
-                <tr key={u.id}>
-                  <td>
-                    <a href={href('projects', projectId, environment.type, 'users', u.id)}>{u.email}</a>
-                  </td>
-                  <td>{[u.firstName, u.lastName].filter(Boolean).join(' ') || '—'}</td>
-                  <td>{formatTime(u.createdAt)}</td>
-                  <td>{u.banned ? 'Banned' : u.emailVerified ? 'Verified' : 'Unverified email'}</td>
-                </tr>
-              ))}
-              {users.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={4} className="muted">
-                    {submitted ? `No user matches "${submitted}".` : 'No user yet.'}
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+            ))}
+          </Table>
           <div className="row">
             {pages.length > 0 && (
               <button type="button" onClick={() => setPages(pages.slice(0, -1))}>
@@ -139,50 +125,34 @@ function UserDetail({ api, environment, userId, projectId }: { api: Api; environ
         )}
         <ErrorMessage error={ban.error ?? sessions.error} />
         {sessions.data && (
-          <table>
-            <thead>
-              <tr>
-                <th>Session</th>
-                <th>Signed in</th>
-                <th>Last active</th>
-                <th>Device</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
+          <Table
+            headings={['Session', 'Signed in', 'Last active', 'Device']}
+            actions
+            empty={sessions.data.data.length === 0 && 'No live session.'}
+          >
+            {sessions.data.data.map((s) => (
+              <tr key={s.id}>
+                <td>
+                  <code>{s.id}</code>
+                </td>
+                <td>{formatTime(s.createdAt)}</td>
+                <td>{formatTime(s.lastActiveAt)}</td>
+                <td>{s.userAgent ?? '—'}</td>
+                <td>
+                  <ConfirmButton
+                    label="Revoke"
+                    title="Revoke this session"
+                    message={<p>This device is signed out at once.</p>}
+                    confirmLabel="Revoke session"
+                    onConfirm={async () => {
+                      await api('DELETE', `${base}/sessions/${encodeURIComponent(s.id)}`);
+                      sessions.reload();
+                    }}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {sessions.data.data.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <code>{s.id}</code>
-                  </td>
-                  <td>{formatTime(s.createdAt)}</td>
-                  <td>{formatTime(s.lastActiveAt)}</td>
-                  <td>{s.userAgent ?? '—'}</td>
-                  <td>
-                    <ConfirmButton
-                      label="Revoke"
-                      title="Revoke this session"
-                      message={<p>This device is signed out at once.</p>}
-                      confirmLabel="Revoke session"
-                      onConfirm={async () => {
-                        await api('DELETE', `${base}/sessions/${encodeURIComponent(s.id)}`);
-                        sessions.reload();
-                      }}
-                    />
-                  </td>
-                </tr>
-              ))}
-              {sessions.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={5} className="muted">
-                    No live session.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
         <div className="row wrap">
           <ConfirmButton

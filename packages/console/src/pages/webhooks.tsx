@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { CreatedWebhookEndpoint, PlatformEnvironment, WebhookDeliveryPage, WebhookEndpoint, WebhookEndpointList, WebhookSecret } from '@gatehouse/contract';
 import { formatTime, type Api } from '../api.js';
 import { href } from '../router.js';
-import { ConfirmButton, Copyable, ErrorMessage, Loading, Section, useAction, useLoad } from '../ui.js';
+import { ConfirmButton, Copyable, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
 
 export function WebhooksTab(props: { api: Api; environment: PlatformEnvironment; endpointId: string | undefined; projectId: string }) {
   return props.endpointId ? <EndpointDetail {...props} endpointId={props.endpointId} /> : <Endpoints {...props} />;
@@ -61,35 +61,18 @@ function Endpoints({ api, environment, projectId }: { api: Api; environment: Pla
         <ErrorMessage error={endpoints.error} />
         {!endpoints.data && !endpoints.error && <Loading what="endpoints" />}
         {endpoints.data && (
-          <table>
-            <thead>
-              <tr>
-                <th>URL</th>
-                <th>Events</th>
-                <th>Status</th>
-                <th>Failure rate</th>
+          <Table headings={['URL', 'Events', 'Status', 'Failure rate']} empty={endpoints.data.data.length === 0 && 'No endpoint yet.'}>
+            {endpoints.data.data.map((w) => (
+              <tr key={w.id}>
+                <td>
+                  <a href={href('projects', projectId, environment.type, 'webhooks', w.id)}>{w.url}</a>
+                </td>
+                <td>{w.eventTypes?.join(', ') ?? 'All events'}</td>
+                <td>{w.enabled ? 'Enabled' : `Disabled${w.disabledReason ? `: ${w.disabledReason}` : ''}`}</td>
+                <td>{w.health.failureRate === null ? '—' : `${Math.round(w.health.failureRate * 100)}%`}</td>
               </tr>
-            </thead>
-            <tbody>
-              {endpoints.data.data.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <a href={href('projects', projectId, environment.type, 'webhooks', w.id)}>{w.url}</a>
-                  </td>
-                  <td>{w.eventTypes?.join(', ') ?? 'All events'}</td>
-                  <td>{w.enabled ? 'Enabled' : `Disabled${w.disabledReason ? `: ${w.disabledReason}` : ''}`}</td>
-                  <td>{w.health.failureRate === null ? '—' : `${Math.round(w.health.failureRate * 100)}%`}</td>
-                </tr>
-              ))}
-              {endpoints.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={4} className="muted">
-                    No endpoint yet.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </Section>
     </>
@@ -149,57 +132,41 @@ function EndpointDetail({ api, environment, endpointId, projectId }: { api: Api;
       <Section title="Deliveries" actions={<button type="button" onClick={deliveries.reload}>Refresh</button>}>
         <ErrorMessage error={deliveries.error} />
         {deliveries.data && (
-          <table>
-            <thead>
-              <tr>
-                <th>Event</th>
-                <th>Attempt</th>
-                <th>Status</th>
-                <th>When</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
+          <Table
+            headings={['Event', 'Attempt', 'Status', 'When']}
+            actions
+            empty={deliveries.data.data.length === 0 && 'Nothing delivered yet.'}
+          >
+            {deliveries.data.data.map((d) => (
+              <tr key={d.id}>
+                <td>
+                  {d.eventType} <span className="muted">{d.messageId}</span>
+                </td>
+                <td>{d.attempt}</td>
+                <td>
+                  {d.status}
+                  {d.responseStatus !== null && ` (${d.responseStatus})`}
+                  {d.error && <span className="error"> {d.error}</span>}
+                </td>
+                <td>{formatTime(d.createdAt)}</td>
+                <td>
+                  {d.status === 'failed' && (
+                    <button
+                      type="button"
+                      onClick={() =>
+                        void action.run(async () => {
+                          await api('POST', `${base}/deliveries/${encodeURIComponent(d.id)}/retry`);
+                          deliveries.reload();
+                        })
+                      }
+                    >
+                      Replay
+                    </button>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {deliveries.data.data.map((d) => (
-                <tr key={d.id}>
-                  <td>
-                    {d.eventType} <span className="muted">{d.messageId}</span>
-                  </td>
-                  <td>{d.attempt}</td>
-                  <td>
-                    {d.status}
-                    {d.responseStatus !== null && ` (${d.responseStatus})`}
-                    {d.error && <span className="error"> {d.error}</span>}
-                  </td>
-                  <td>{formatTime(d.createdAt)}</td>
-                  <td>
-                    {d.status === 'failed' && (
-                      <button
-                        type="button"
-                        onClick={() =>
-                          void action.run(async () => {
-                            await api('POST', `${base}/deliveries/${encodeURIComponent(d.id)}/retry`);
-                            deliveries.reload();
-                          })
-                        }
-                      >
-                        Replay
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-              {deliveries.data.data.length === 0 && (
-                <tr>
-                  <td colSpan={5} className="muted">
-                    Nothing delivered yet.
-                  </td>
-                </tr>
-              )}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </Section>
     </>
