@@ -106,15 +106,13 @@ export async function importUsers(
   const oneByOne: number[] = [];
   const claimedIds = new Set<string>();
   const claimedKeys = new Set<string>();
+  const takenWithExternalId: [number, UserRow][] = [];
   for (const [index, row] of candidates) {
     const existing = row.external_id === null ? undefined : byExternalId.get(row.external_id);
     if (existing) results[index] = { index, user: userView(existing), created: false };
     else if (takenEmailKeys.has(row.email_key)) {
-      // The two look-ups are two snapshots: a racing import of this externalId may have committed
-      // between them, taking the address after the externalId look-up found nothing. Such a row is
-      // judged again on its own, where the externalId is looked up after the conflict.
       if (row.external_id === null) results[index] = { index, error: emailTaken().toBody().error };
-      else oneByOne.push(index);
+      else takenWithExternalId.push([index, row]);
     } else if ((row.external_id !== null && claimedIds.has(row.external_id)) || claimedKeys.has(row.email_key)) {
       // A repeat within this call: judged after the first is stored, as a row of its own.
       oneByOne.push(index);
@@ -122,6 +120,21 @@ export async function importUsers(
       if (row.external_id !== null) claimedIds.add(row.external_id);
       claimedKeys.add(row.email_key);
       fresh.push([index, row]);
+    }
+  }
+
+  // The two look-ups are two snapshots: a racing import of the same externalId may have committed
+  // between them, so that its address looked taken and its externalId unknown. Looked up again now
+  // that the address is seen taken: a user found is the row's own; otherwise a stranger holds it.
+  if (takenWithExternalId.length > 0) {
+    const { byExternalId: again } = await identity.importLookups(
+      environment,
+      [...new Set(takenWithExternalId.map(([, row]) => row.external_id!))],
+      [],
+    );
+    for (const [index, row] of takenWithExternalId) {
+      const existing = again.get(row.external_id!);
+      results[index] = existing ? { index, user: userView(existing), created: false } : { index, error: emailTaken().toBody().error };
     }
   }
 
