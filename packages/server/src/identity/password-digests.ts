@@ -149,10 +149,20 @@ let bcryptAddon: Promise<typeof import('@node-rs/bcrypt')> | undefined;
 
 /**
  * bcrypt runs on the thread pool, as argon2 does (a wrong-password try at cost 12 is ~0.2 s of CPU).
- * Loaded at the first imported bcrypt digest: most nodes never meet one, and start-up skips it.
+ * Loaded at the first bcrypt digest, imported or checked: most nodes never meet one, and start-up
+ * skips it. A failed load is tried again next time (a 500 each, logged), never taken for a wrong password.
  */
 function bcrypt() {
-  return (bcryptAddon ??= import('@node-rs/bcrypt'));
+  bcryptAddon ??= import('@node-rs/bcrypt').catch((error: unknown) => {
+    bcryptAddon = undefined;
+    throw error;
+  });
+  return bcryptAddon;
+}
+
+/** Loads bcrypt when a digest is imported, so that a platform without its binary fails the import, not the user's first sign-in. */
+export async function assertBcryptAvailable(): Promise<void> {
+  await bcrypt();
 }
 
 /** Verifies a password against any stored hash: argon2 PHC strings, or an imported digest. */

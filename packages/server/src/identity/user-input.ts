@@ -2,7 +2,7 @@ import { isUniqueViolation } from '../db/index.js';
 import { ApiError, apiError } from '../lib/errors.js';
 import { metadataText } from './metadata.js';
 import { assertAcceptablePassword } from './password-policy.js';
-import { storedDigest, type PasswordHasher } from './password-digests.js';
+import { assertBcryptAvailable, storedDigest, type PasswordHasher } from './password-digests.js';
 import { hashPassword } from './passwords.js';
 
 /** What creating or changing a user takes, and the checks and conversions that need no database. */
@@ -91,7 +91,11 @@ export async function passwordHashOf(input: CreateUserInput): Promise<string | n
       fields: ['passwordDigest', 'passwordHasher'],
     });
   }
-  if (input.passwordDigest !== undefined) return storedDigest(input.passwordHasher!, input.passwordDigest);
+  if (input.passwordDigest !== undefined) {
+    const stored = storedDigest(input.passwordHasher!, input.passwordDigest);
+    if (input.passwordHasher === 'bcrypt') await assertBcryptAvailable();
+    return stored;
+  }
   if (input.password === undefined) return null;
   assertAcceptablePassword(input.password);
   return hashPassword(input.password);

@@ -29,7 +29,7 @@ describe('importing users: attacks', { timeout: 30_000 }, () => {
   it('cost exhaustion: digests with costs that would stall every sign-in are refused at import', async () => {
     const heavy = [
       { passwordHasher: 'bcrypt', passwordDigest: `$2b$31$${'a'.repeat(53)}` },
-      // Just past the bounds: bcrypt 13 (bcryptjs runs on the event loop), argon2 65 MiB or 11 passes, Firebase 11 rounds or mem cost 16.
+      // Just past the bounds: bcrypt 13 (0.4 s of a pool thread per try), argon2 65 MiB or 11 passes, Firebase 11 rounds or mem cost 16.
       { passwordHasher: 'bcrypt', passwordDigest: `$2b$13$${'a'.repeat(53)}` },
       { passwordHasher: 'argon2id', passwordDigest: '$argon2id$v=19$m=66560,t=1,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4' },
       { passwordHasher: 'argon2id', passwordDigest: '$argon2id$v=19$m=19456,t=11,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4' },
