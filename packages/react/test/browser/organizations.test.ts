@@ -15,7 +15,6 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: the account
     const page = await open(env);
     await signInWithPassword(page, email);
     await page.getByRole('button', { name: /Account menu for Ada Lovelace/ }).click();
-    await shot(page, 'user-button-light');
     await page.getByRole('menuitem', { name: 'Manage account' }).click();
     const dialog = page.getByRole('dialog', { name: 'Manage account' });
     await dialog.getByLabel('First name').fill('Augusta');
@@ -27,7 +26,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: the account
     const avatar = dialog.locator('img.gh-avatar');
     await avatar.waitFor();
     await expect.poll(() => avatar.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(64);
-    await shot(page, 'user-profile-light');
+    await shot(page, 'user-profile-avatar-light');
     await dialog.getByRole('tab', { name: 'Security' }).click();
     await dialog.getByLabel('Current password').fill(GOOD_PASSWORD);
     await dialog.getByLabel('New password').fill(`${GOOD_PASSWORD}-2`);
@@ -54,7 +53,6 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: the account
     await page.waitForSelector('#status[data-org-role=owner]');
     expect(await page.locator('#protected').textContent()).toBe('organization manager area');
     await page.getByRole('button', { name: /Active organization: Analytical Engines/ }).click();
-    await shot(page, 'organization-switcher-light');
     // Switch to the personal account and back.
     await page.getByRole('menuitemradio', { name: /Personal account/ }).click();
     await page.waitForSelector('#status[data-org-role=""]');
@@ -78,7 +76,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: the account
       credential: await page.evaluate(() => (window as unknown as { gh: { getToken(): Promise<string> } }).gh.getToken()),
     });
     expect((members.json() as { data: { email: string; role: string }[] }).data.find((m) => m.email === other.email)?.role).toBe('admin');
-    await shot(page, 'organization-profile-light');
+    await shot(page, 'organization-members-light');
     await page.close();
   });
 

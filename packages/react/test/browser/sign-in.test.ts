@@ -10,7 +10,6 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: sign-in, si
     const env = await environment();
     const page = await open(env, 'sign-up');
     await page.waitForSelector('[data-gh-component=sign-up] input[name=email]');
-    await shot(page, 'sign-up-light');
     const email = uniqueEmail('signup');
     await page.getByLabel('First name').fill('Grace');
     await page.getByLabel('Email address').fill(email);

@@ -15,7 +15,10 @@ import {
   type LiveGatehouse,
 } from '../helpers.js';
 
-/** Screenshots of every component in both themes; docs/react-components.md shows them. */
+/**
+ * Screenshots. screenshots.test.ts writes those docs/react-components.md shows; the other files write
+ * the states they reach, to look at. Each name is written by one file only: the files run in parallel.
+ */
 const SCREENSHOTS = fileURLToPath(new URL('../../../../docs/screenshots/react/', import.meta.url));
 
 export interface ReactSuite {

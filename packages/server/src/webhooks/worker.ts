@@ -120,11 +120,12 @@ export class WebhookWorker {
   }
 
   /**
-   * Events were committed on this node: a run soon, unless a fan-out of the last few polls found none of their environments with an enabled endpoint. An environment without
-   * webhooks (most) commits an event at every sign-in, and waking for each cost more than the
-   * sign-in's own statements; its events wait for the next poll, which drops them in batches. An
-   * endpoint created through another node is found by a poll (its events are sent within pollMs),
-   * and this node is prompt for it again once the hint runs out.
+   * Events were committed on this node: a run soon, unless a fan-out of the last few polls found
+   * none of their environments with an enabled endpoint. An environment without webhooks (most)
+   * commits an event at every sign-in, and waking for each cost more than the sign-in's own
+   * statements; its events wait for the next poll, which drops them in batches. An endpoint created
+   * through another node is found by a poll (its events are sent within pollMs), and this node is
+   * prompt for it again once the hint runs out.
    */
   eventsCommitted(environmentIds: readonly string[]): void {
     if (!this.quiet.allQuiet(environmentIds)) this.wake();
