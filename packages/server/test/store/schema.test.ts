@@ -82,6 +82,50 @@ describe(`store (${testDb()})`, () => {
   });
 });
 
+describe(`migrations (${testDb()})`, () => {
+  it('recognizes an up-to-date database with one read, without running the migrator', async () => {
+    const store = await openTestStore();
+    try {
+      let statements = 0;
+      const counted = {
+        ...store,
+        db: store.db.withPlugin({
+          transformQuery: (args) => {
+            statements += 1;
+            return args.node;
+          },
+          transformResult: async (args) => args.result,
+        }),
+      };
+      await migrate(counted, store.schema);
+      expect(statements).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an upgrade that fails leaves the database as it was, every migration of it undone', async () => {
+    const store = await openTestStore('0020_user_external_id');
+    try {
+      // 0022 creates an index, then drops one this database no longer has: it fails at its second
+      // statement, after 0021 added a column.
+      await sql`drop index users_email_key`.execute(store.db);
+      await expect(migrate(store, store.schema)).rejects.toThrow(/Migration 0022_user_email_order failed/);
+      const newest = await sql<{ name: string }>`select name from kysely_migration order by name desc limit 1`.execute(store.db);
+      expect(newest.rows[0]?.name).toBe('0020_user_external_id');
+      const users = (await tablesOf(store)).find((table) => table.name === 'users')!;
+      expect(users.columns.map((c) => c.name)).not.toContain('last_sign_in_at');
+      const index =
+        store.dialect === 'postgres'
+          ? sql`select 1 from pg_indexes where schemaname = ${store.schema} and indexname = 'users_email_key_order'`
+          : sql`select 1 from sqlite_master where type = 'index' and name = 'users_email_key_order'`;
+      expect((await index.execute(store.db)).rows).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('connection settings', () => {
   it('adds the schema to the options a DATABASE_URL already carries', () => {
     const settings = connectionSettings('postgres://app@db.internal:5432/gatehouse?options=-c%20statement_timeout%3D5000', 'tenant_a');
