@@ -289,6 +289,9 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${base}/console#/projects/${state.projectId}/development/keys`);
     await page.getByText('Publishable key', { exact: true }).waitFor();
+    // Measured once both tables are drawn: the widest content of the page.
+    await page.locator('th', { hasText: 'Status' }).waitFor();
+    await page.locator('th', { hasText: 'Published until' }).waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     if (overflow > 0) {
       console.log(await page.evaluate(() => [...document.querySelectorAll('*')].filter((e) => { if (e.getBoundingClientRect().right <= innerWidth + 1) return false; for (let p = e.parentElement; p; p = p.parentElement) if (getComputedStyle(p).overflowX !== 'visible') return false; return true; }).slice(0, 8).map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`).join('\n')));
