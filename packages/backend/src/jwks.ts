@@ -38,6 +38,11 @@ export class JwksCache {
 
   constructor(readonly url: string) {}
 
+  /** Resolves once no fetch is in flight, whatever its outcome (a background re-read included). */
+  async settled(): Promise<void> {
+    while (this.inFlight) await this.inFlight.catch(() => undefined);
+  }
+
   /** The key `kid` when it is cached: the hot path, with no promise. */
   cached(kid: string): VerificationKey | undefined {
     const known = this.keys?.get(kid);

@@ -194,18 +194,19 @@ function withScopedIntrospection(db: Kysely<Database>, schema: string): Kysely<D
   });
 }
 
-const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1)!;
+const MIGRATION_NAMES = Object.keys(migrations).sort().join('\n');
 
 /**
- * Whether the newest migration this release knows is already applied: one read, where Kysely's
- * migrator would introspect every table first (about 15 ms of every start). Anything else (a fresh
- * database, a pending or an unknown migration) goes through the migrator and its checks.
+ * Whether exactly the migrations this release knows are applied: one read, where Kysely's migrator
+ * would introspect every table first (about 15 ms of every start). Anything else (a fresh database,
+ * a pending, missing or unknown migration) goes through the migrator and its checks.
  */
 async function upToDate(store: Store, postgresSchema: string | undefined): Promise<boolean> {
   const table = postgresSchema && store.dialect === 'postgres' ? sql.id(postgresSchema, 'kysely_migration') : sql.id('kysely_migration');
   try {
-    const { rows } = await sql<{ name: string }>`select name from ${table} order by name desc limit 1`.execute(store.db);
-    return rows[0]?.name === LATEST_MIGRATION;
+    const { rows } = await sql<{ name: string }>`select name from ${table}`.execute(store.db);
+    const applied = rows.map((row) => row.name).sort();
+    return applied.join('\n') === MIGRATION_NAMES;
   } catch {
     return false; // no migration table yet
   }
@@ -227,16 +228,23 @@ export async function migrate(store: Store, postgresSchema?: string, upTo?: stri
     provider,
     ...(postgresSchema ? { migrationTableSchema: postgresSchema } : {}),
   });
+  // On SQLite, BEGIN IMMEDIATE is also what makes a second process on the same file wait (up to the
+  // busy timeout): Kysely's migration lock does nothing there.
   const sqlite = store.dialect === 'sqlite' ? sqliteHandles.get(store.db.getExecutor().adapter) : undefined;
+  const rollBack = () => {
+    // SQLite ends the transaction itself after some errors (a full disk, an I/O error).
+    if (sqlite?.inTransaction) sqlite.exec('ROLLBACK');
+  };
   sqlite?.exec('BEGIN IMMEDIATE');
   let outcome: MigrationResultSet;
   try {
     outcome = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
+    if (outcome.error) rollBack();
+    else sqlite?.exec('COMMIT');
   } catch (thrown) {
-    sqlite?.exec('ROLLBACK');
+    rollBack();
     throw thrown;
   }
-  sqlite?.exec(outcome.error ? 'ROLLBACK' : 'COMMIT');
   const { error, results } = outcome;
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
