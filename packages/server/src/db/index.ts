@@ -214,9 +214,10 @@ async function upToDate(store: Store, postgresSchema: string | undefined): Promi
 
 /**
  * Applies pending migrations (up to and including `upTo`, for tests of upgrades from an earlier
- * release). Safe to call from several nodes at once: Kysely takes a lock. On SQLite all of them run
- * in one transaction: an upgrade that fails leaves the file as it was, and a fresh file is created
- * in one commit (Kysely runs SQLite migrations statement by statement).
+ * release), all in one transaction: an upgrade that fails leaves the database as it was. Safe to
+ * call from several nodes or processes at once: Kysely's lock serializes them on PostgreSQL, and
+ * BEGIN IMMEDIATE on SQLite (up to the busy timeout), where Kysely's lock does nothing and which it
+ * would migrate statement by statement.
  */
 export async function migrate(store: Store, postgresSchema?: string, upTo?: string): Promise<void> {
   if (upTo === undefined && (await upToDate(store, postgresSchema))) return;
@@ -228,8 +229,6 @@ export async function migrate(store: Store, postgresSchema?: string, upTo?: stri
     provider,
     ...(postgresSchema ? { migrationTableSchema: postgresSchema } : {}),
   });
-  // On SQLite, BEGIN IMMEDIATE is also what makes a second process on the same file wait (up to the
-  // busy timeout): Kysely's migration lock does nothing there.
   const sqlite = store.dialect === 'sqlite' ? sqliteHandles.get(store.db.getExecutor().adapter) : undefined;
   const rollBack = () => {
     // SQLite ends the transaction itself after some errors (a full disk, an I/O error).
