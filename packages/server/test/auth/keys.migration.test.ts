@@ -1,29 +1,12 @@
 import { createCipheriv, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, openStore, type Store } from '../../src/db/index.js';
+import { migrate, type Store } from '../../src/db/index.js';
 import { newId } from '../../src/lib/crypto.js';
 import { deriveSubkey } from '../../src/lib/cursor.js';
 import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { decodeJwt, json, signUp } from '../helpers/identity.js';
-import { testDb, type TestStore } from '../helpers/store.js';
-
-/** A store migrated up to (and including) `last`, as a database made by an earlier release. */
-async function storeAt(last: string): Promise<TestStore> {
-  const schema = testDb() === 'postgres' ? `gh_test_${randomBytes(6).toString('hex')}` : undefined;
-  const store: Store = schema
-    ? openStore({ databaseUrl: process.env.DATABASE_URL!, postgresSchema: schema })
-    : openStore({ sqliteFile: ':memory:' });
-  await migrate(store, schema, last);
-  return {
-    ...store,
-    schema,
-    async close() {
-      if (schema) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
-      await store.close();
-    },
-  };
-}
+import { openTestStore } from '../helpers/store.js';
 
 /** A signing key row as the release before 0008 wrote it (no activates_at), sealed in the stored format. */
 async function insertKeyOfEarlierRelease(store: Store, environmentId: string, instanceSecret: string, createdAt: number): Promise<string> {
@@ -49,7 +32,7 @@ describe('a signing key made before staged rotation (migration 0008)', () => {
 
   beforeAll(async () => {
     // An instance on the previous schema signs a token, then the upgrade runs.
-    const store = await storeAt('0006_flow_tokens');
+    const store = await openTestStore('0006_flow_tokens');
     const before = await startTestApp({ store: { ...store, close: async () => {} }, now: clock.now });
     await before.setSettings(before.project.development.id, { tokenAlgorithm: 'ES256' });
     kid = await insertKeyOfEarlierRelease(store, before.project.development.id, before.instanceSecret, clock.now() - 60_000);

@@ -19,22 +19,24 @@ export interface TestStore extends Store {
 }
 
 /**
- * A fresh, migrated store (up to and including `upTo`, as an earlier release left it). On
- * PostgreSQL each store gets its own schema, so test files never collide on the shared database;
- * the schema is dropped on close.
+ * A fresh, migrated store. On PostgreSQL each store gets its own schema, so test files never collide
+ * on the shared database; the schema is dropped on close. With `upTo`, migrated only up to and
+ * including that migration, as an earlier release left it, and without the tenant-scope guard: the
+ * test migrates it further, and migrations fill columns across every environment.
  */
 export async function openTestStore(upTo?: string): Promise<TestStore> {
+  const guard = (store: TestStore) => (upTo === undefined ? guarded(store) : store);
   if (testDb() === 'sqlite') {
     const store = openStore({ sqliteFile: ':memory:' });
     await migrate(store, undefined, upTo);
-    return guarded({ ...store, schema: undefined });
+    return guard({ ...store, schema: undefined });
   }
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) throw new Error('GATEHOUSE_TEST_DB=postgres needs DATABASE_URL');
   const schema = `gh_test_${randomBytes(6).toString('hex')}`;
   const store = openStore({ databaseUrl, postgresSchema: schema });
   await migrate(store, schema, upTo);
-  return guarded({
+  return guard({
     ...store,
     schema,
     async close() {

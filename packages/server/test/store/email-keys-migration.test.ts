@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, openStore } from '../../src/db/index.js';
+import { migrate } from '../../src/db/index.js';
 import { emailCollisionWarning } from '../../src/identity/email-collisions.js';
 import { findEmailCollisions } from '../../src/identity/queries.js';
 import { hashPassword } from '../../src/identity/passwords.js';
@@ -9,24 +8,9 @@ import { TenancyService } from '../../src/tenancy/service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestEnvironment } from '../helpers/app.js';
 import { json, signIn } from '../helpers/identity.js';
-import { testDb, type TestStore } from '../helpers/store.js';
+import { openTestStore, type TestStore } from '../helpers/store.js';
 
 const BEFORE = '0006_flow_tokens';
-
-/** A store migrated only up to the migration before email keys, as an instance upgrading from it. */
-async function storeBeforeEmailKeys(): Promise<TestStore> {
-  const schema = testDb() === 'postgres' ? `gh_test_${randomBytes(6).toString('hex')}` : undefined;
-  const store = openStore(schema ? { databaseUrl: process.env.DATABASE_URL, postgresSchema: schema } : { sqliteFile: ':memory:' });
-  await migrate(store, schema, BEFORE);
-  return {
-    ...store,
-    schema,
-    async close() {
-      if (schema) await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
-      await store.close();
-    },
-  };
-}
 
 const PASSWORDS = { older: 'older passphrase one', newer: 'newer passphrase two', newest: 'newest passphrase three' };
 const USER_COLUMNS = ['environment_id', 'id', 'email', 'username', 'first_name', 'last_name', 'image_url', 'password_hash', 'created_at', 'updated_at'];
@@ -39,7 +23,7 @@ describe('migration 0007: email keys over existing rows', { timeout: 60_000 }, (
   let before: Record<string, unknown>[];
 
   beforeAll(async () => {
-    store = await storeBeforeEmailKeys();
+    store = await openTestStore(BEFORE); // as an instance upgrading from the release before email keys
     const { environments } = await new TenancyService(store).createProject({ name: 'Upgraded', domain: 'example.test' });
     const dev = environments.find((e) => e.environment.type === 'development')!;
     env = { id: dev.environment.id, publishableKey: dev.environment.publishableKey, secretKey: dev.secretKey };
