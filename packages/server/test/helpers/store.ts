@@ -82,13 +82,8 @@ export async function openSharedTestStores(count = 2): Promise<TestStore[]> {
  * migrated schema (every table with an environment_id column), so a new table is guarded at once.
  */
 async function guarded(store: TestStore): Promise<TestStore> {
-  const rows =
-    store.dialect === 'sqlite'
-      ? await sql<{ name: string }>`select m.name as name from sqlite_master m join pragma_table_info(m.name) c
-          where m.type = 'table' and c.name = 'environment_id'`.execute(store.db)
-      : await sql<{ name: string }>`select table_name as name from information_schema.columns
-          where table_schema = ${store.schema} and column_name = 'environment_id'`.execute(store.db);
-  const tenantTables = new Set(rows.rows.map((row) => row.name));
+  const tables = await tablesOf(store);
+  const tenantTables = new Set(tables.filter((table) => table.columns.some((c) => c.name === 'environment_id')).map((table) => table.name));
   if (tenantTables.size === 0) throw new Error('The tenant-scope guard found no tenant tables: is the store migrated?');
   return { ...store, db: store.db.withPlugin(new TenantScopeGuard(tenantTables)) };
 }
