@@ -110,7 +110,7 @@ export async function run(): Promise<void> {
     );
 
     // Memory: the server process itself (npm's own process is not Gatehouse's).
-    const server = await timeStart(process.execPath, ['--enable-source-maps', main], root, env(warm));
+    const server = await timeStart(process.execPath, [main], root, env(warm));
     await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
     const rss = residentMb(server.child.pid!);
     await server.stop();

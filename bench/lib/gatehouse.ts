@@ -17,11 +17,7 @@ export const PASSWORD = 'correct horse battery staple';
  * The server as `npm start` runs it: built JavaScript (`npm run bench` builds it first).
  * `BENCH_SERVER_NODE_ARGS` adds options for Node, to profile it: `--cpu-prof --cpu-prof-dir=…`.
  */
-export const SERVER_ARGS = [
-  ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
-  '--enable-source-maps',
-  'packages/server/dist/main.js',
-];
+export const SERVER_ARGS = [...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), 'packages/server/dist/main.js'];
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -24,6 +24,8 @@ describe(`npm start (${testDb()})`, () => {
     const started = await startServerProcess({ PORT: String(port), GATEHOUSE_DATA_DIR: dataDir, ...databaseEnv });
     try {
       expect(started.exitCode).toBeNull();
+      // With the code cache the build made (src/boot/loader.ts): without it, a note says so.
+      expect(started.output).not.toContain('.v8cache');
       expect(started.output).toContain(`Base URL:      http://localhost:${port}`);
       expect(started.output).toContain(`Console:       http://localhost:${port}/console\n`);
       firstSetupLink = /(http:\/\/localhost:\d+\/console\/setup\?token=gh_setup_\S+)/.exec(started.output)?.[1];

@@ -2,6 +2,7 @@ import { verify as verifyArgon2 } from '@node-rs/argon2';
 import { createCipheriv, pbkdf2, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { apiError } from '../lib/errors.js';
+import { requireLazily } from '../lib/lazy.js';
 import { ARGON2_OPTIONS } from './passwords.js';
 
 /**
@@ -153,10 +154,13 @@ let bcryptAddon: Promise<typeof import('@node-rs/bcrypt')> | undefined;
  * skips it. A failed load is tried again next time (a 500 each, logged), never taken for a wrong password.
  */
 function bcrypt() {
-  bcryptAddon ??= import('@node-rs/bcrypt').catch((error: unknown) => {
-    bcryptAddon = undefined;
-    throw error;
-  });
+  // require(), not import(): the bundle runs as a script with V8's code cache, where import() has no loader (src/boot/loader.ts).
+  bcryptAddon ??= new Promise<typeof import('@node-rs/bcrypt')>((resolve) => resolve(requireLazily('@node-rs/bcrypt'))).catch(
+    (error: unknown) => {
+      bcryptAddon = undefined;
+      throw error;
+    },
+  );
   return bcryptAddon;
 }
 

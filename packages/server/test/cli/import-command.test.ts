@@ -9,7 +9,7 @@ import { freePort, startServerProcess, stopServerProcess, type ServerProcess } f
 import { dropPostgresSchema, testDb } from '../helpers/store.js';
 
 const fixtures = path.join(serverDir, 'test/fixtures/import');
-const command = path.join(serverDir, 'dist/cli/import.js');
+const command = path.join(serverDir, 'dist/import.js');
 
 /** `npm run import -- …` as an operator runs it: the built command, against a running server. */
 function runImport(args: string[], env: Record<string, string>, onLine?: (line: string, kill: () => void) => void) {

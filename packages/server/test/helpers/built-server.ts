@@ -31,5 +31,5 @@ export function serverProcessArgs(): string[] {
   if (sources > built) {
     throw new Error(`${main} is older than the sources: run \`npm run build -w packages/server\` (npm test builds it first).`);
   }
-  return ['--enable-source-maps', main];
+  return [main];
 }

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 /** The bcrypt addon is loaded at the first bcrypt digest (identity/password-digests.ts). */
 describe('imported bcrypt digests', () => {
   afterEach(() => {
-    vi.doUnmock('@node-rs/bcrypt');
+    vi.doUnmock('../../src/lib/lazy.js');
     vi.resetModules();
   });
 
@@ -12,13 +12,16 @@ describe('imported bcrypt digests', () => {
     const digest = bcrypt.hashSync('correct horse', 4);
     let loads = 0;
     vi.resetModules();
-    vi.doMock('@node-rs/bcrypt', async (importOriginal) => {
-      if (++loads === 1) throw new Error('no binary for this platform');
-      return importOriginal();
+    vi.doMock('../../src/lib/lazy.js', async (importOriginal) => {
+      const { requireLazily } = await importOriginal<typeof import('../../src/lib/lazy.js')>();
+      const failingOnce = (id: string) => {
+        if (id === '@node-rs/bcrypt' && ++loads === 1) throw new Error('no binary for this platform');
+        return requireLazily(id);
+      };
+      return { requireLazily: failingOnce };
     });
     const { assertBcryptAvailable, verifyStoredHash } = await import('../../src/identity/password-digests.js');
-    // (vitest wraps the factory's error in its own)
-    await expect(verifyStoredHash(digest, 'correct horse')).rejects.toThrow();
+    await expect(verifyStoredHash(digest, 'correct horse')).rejects.toThrow('no binary for this platform');
     await expect(assertBcryptAvailable()).resolves.toBeUndefined();
     expect(loads).toBe(2);
     expect(await verifyStoredHash(digest, 'correct horse')).toBe(true);

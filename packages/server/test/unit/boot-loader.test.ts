@@ -1,0 +1,145 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { buildSync } from 'esbuild';
+import { afterAll, describe, expect, it } from 'vitest';
+import { codeCacheFileOf, compileBundle, runBundle, sourceMappedStackTrace } from '../../src/boot/loader.js';
+import { serverDir, serverProcessArgs } from '../helpers/built-server.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-loader-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let fixtures = 0;
+function bundleFile(source: string): string {
+  const file = path.join(dir, `bundle-${++fixtures}.cjs`);
+  writeFileSync(file, source);
+  return file;
+}
+
+/**
+ * Compiles and runs a bundle with the built loader (dist/loader.js) in a process of its own, as a
+ * start does: within one process V8 reuses what it compiled already and never reads the cache.
+ */
+function start(file: string, options: { writeCache?: boolean; nodeOptions?: string[] } = {}): { codeCache: string; exports: unknown } {
+  serverProcessArgs(); // fails when dist/ is older than the sources
+  const loader = pathToFileURL(path.join(serverDir, 'dist/loader.js')).href;
+  const program = [
+    `import { compileBundle, runBundle, writeCodeCache } from ${JSON.stringify(loader)};`,
+    `const bundle = compileBundle(${JSON.stringify(file)});`,
+    'const exports = runBundle(bundle);',
+    options.writeCache ? 'writeCodeCache(bundle);' : '',
+    'process.stdout.write(JSON.stringify({ codeCache: bundle.codeCache, exports }));',
+  ].join('\n');
+  const child = spawnSync(process.execPath, [...(options.nodeOptions ?? []), '--input-type=module', '-e', program], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '' },
+  });
+  if (child.status !== 0) throw new Error(`the start failed (${child.status ?? child.signal}): ${child.stderr}`);
+  return JSON.parse(child.stdout) as { codeCache: string; exports: unknown };
+}
+
+describe('the start-up loader (src/boot/loader.ts)', () => {
+  it('runs a bundle as a CommonJS module, compiling it when it has no cache', () => {
+    const file = bundleFile("exports.answer = 6 * 7; exports.file = __filename; exports.sep = require('node:path').sep;");
+    expect(start(file)).toEqual({ codeCache: 'missing', exports: { answer: 42, file, sep: path.sep } });
+  });
+
+  it('uses the cache that a run of the bundle wrote', () => {
+    const file = bundleFile('function twice(n) { return n * 2; } exports.answer = twice(21);');
+    start(file, { writeCache: true });
+    expect(start(file)).toEqual({ codeCache: 'used', exports: { answer: 42 } });
+  });
+
+  it("never runs another build's cache, even when the bundles are the same length (V8 checks only the length)", () => {
+    const file = bundleFile('function pick() { return "old"; } exports.value = pick();');
+    start(file, { writeCache: true });
+    writeFileSync(file, 'function pick() { return "new"; } exports.value = pick();');
+    expect(start(file)).toEqual({ codeCache: 'mismatched', exports: { value: 'new' } });
+  });
+
+  it('compiles the bundle when the cache is damaged (V8 would crash on it)', () => {
+    const file = bundleFile('function pick() { return "compiled"; } exports.value = pick();');
+    start(file, { writeCache: true });
+    const stored = readFileSync(codeCacheFileOf(file));
+    stored[stored.length - 8]! ^= 0xff; // in V8's payload, past its header
+    writeFileSync(codeCacheFileOf(file), stored);
+    expect(start(file)).toEqual({ codeCache: 'mismatched', exports: { value: 'compiled' } });
+  });
+
+  it('compiles the bundle when V8 refuses the cache (made under other V8 flags)', () => {
+    const file = bundleFile('exports.value = "compiled";');
+    start(file, { writeCache: true });
+    expect(start(file, { nodeOptions: ['--stack-size=900'] })).toEqual({ codeCache: 'rejected', exports: { value: 'compiled' } });
+  });
+});
+
+describe('stack traces of the bundle', () => {
+  const source = path.join(dir, 'parse.ts');
+  writeFileSync(
+    source,
+    [
+      'export function parse(input: string): number {',
+      '  if (!input) {',
+      "    throw new Error('empty input');",
+      '  }',
+      '  return input.length;',
+      '}',
+      '',
+    ].join('\n'),
+  );
+  const file = path.join(dir, 'parse.cjs');
+  // Minified, so that the bundle's lines and columns are not the source's.
+  buildSync({
+    entryPoints: [source],
+    outfile: file,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    sourcemap: 'linked',
+    minify: true,
+    keepNames: true,
+    logLevel: 'silent',
+  });
+
+  it('point at the TypeScript sources for frames in the bundle, and leave the other frames as they are', () => {
+    const { parse } = runBundle(compileBundle(file)) as { parse: (input: string) => number };
+    let error: Error | undefined;
+    try {
+      parse('');
+    } catch (thrown) {
+      error = thrown as Error;
+    }
+    const original = Error.prepareStackTrace;
+    let callSites: NodeJS.CallSite[] = [];
+    Error.prepareStackTrace = (_, sites) => (callSites = sites);
+    try {
+      void error!.stack;
+    } finally {
+      Error.prepareStackTrace = original;
+    }
+    const lines = sourceMappedStackTrace(file)(error, callSites).split('\n');
+    expect(lines[0]).toBe('Error: empty input');
+    expect(lines[1]).toMatch(new RegExp(`^    at parse \\(${source.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:\\d+\\)$`));
+    expect(lines[2]).toContain(`${path.basename(import.meta.url.replace('file://', ''))}:`);
+    expect(lines.slice(1).join('\n')).not.toContain(file);
+  });
+
+  it('are mapped by the built loader in a process of its own', () => {
+    serverProcessArgs(); // fails when dist/ is older than the sources
+    const loader = pathToFileURL(path.join(serverDir, 'dist/loader.js')).href;
+    const program = [
+      `import { compileBundle, runBundle, sourceMappedStackTrace } from ${JSON.stringify(loader)};`,
+      `Error.prepareStackTrace = sourceMappedStackTrace(${JSON.stringify(file)});`,
+      `runBundle(compileBundle(${JSON.stringify(file)})).parse('');`,
+    ].join('\n');
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', program], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    expect(child.status).toBe(1);
+    expect(child.stderr).toContain('Error: empty input');
+    expect(child.stderr).toContain(`    at Object.parse (${source}:3:`);
+  });
+});
