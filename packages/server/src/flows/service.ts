@@ -12,7 +12,7 @@ import type { IdentityService } from '../identity/service.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { EMAIL_CODE_ACCOUNT, EMAIL_CODE_CLIENT, overAllowance, PASSWORD_ACCOUNT, RESET_CLIENT } from '../ratelimit/throttle-policies.js';
 import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
-import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
+import type { RequestContext, SessionService } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment, EnvironmentSettings } from '../tenancy/settings.js';
 import { enqueueEmail, isThrottled } from './outbox.js';

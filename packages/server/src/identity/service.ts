@@ -2,7 +2,7 @@ import type { User } from '@gatehouse/contract';
 import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
-import type { Database, UsersTable } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../lib/errors.js';

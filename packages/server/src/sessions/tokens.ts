@@ -117,7 +117,7 @@ export class AccessTokens {
 
   constructor(
     private readonly keys: SigningKeys,
-    private readonly baseUrl: string,
+    baseUrl: string,
     private readonly now: () => number,
     /** 0 turns the verified-token cache off (the benchmark measures the full check that way). */
     private readonly cacheSize = VERIFIED_CACHE_MAX,

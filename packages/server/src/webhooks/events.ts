@@ -2,7 +2,7 @@ import type { EnvironmentId } from '../lib/ids.js';
 import type { Member, Organization, User, WebhookEventType } from '@gatehouse/contract';
 import { PostgresAdapter, type InsertQueryBuilder, type InsertResult, type Kysely, type Transaction } from 'kysely';
 import { eventRecorded, inTransaction } from '../db/changes.js';
-import type { Database, OrganizationsTable, SessionsTable, UsersTable } from '../db/schema.js';
+import type { Database, OrganizationsTable, SessionsTable } from '../db/schema.js';
 import { newId } from '../lib/crypto.js';
 import { eventInsert, insertEvent, type EventRow } from './queries.js';
 import { sqliteTransaction, type CompiledStatement } from '../db/index.js';

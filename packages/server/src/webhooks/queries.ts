@@ -1,5 +1,5 @@
 import type { EnvironmentId } from '../lib/ids.js';
-import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
 import { crossTenant } from '../db/tenant-scope.js';

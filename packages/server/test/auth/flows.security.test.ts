@@ -1,5 +1,5 @@
 import { crossTenant } from '../../src/db/tenant-scope.js';
-import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely';
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { THROTTLE } from '../../src/flows/outbox.js';
 import { startTestApp, type TestApp, type TestEnvironment } from '../helpers/app.js';
