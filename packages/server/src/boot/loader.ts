@@ -16,9 +16,9 @@ import vm from 'node:vm';
 
 /**
  * Whether a start compiled with the cache: `mismatched` is another build's (or a damaged file),
- * `rejected` was made by another Node.js or under other V8 flags.
+ * `rejected` was made by another Node.js or under other V8 flags; `unreadable` could not be read.
  */
-export type CodeCacheState = 'used' | 'missing' | 'mismatched' | 'rejected';
+export type CodeCacheState = 'used' | 'missing' | 'unreadable' | 'mismatched' | 'rejected';
 
 export interface CompiledBundle {
   readonly file: string;
@@ -56,7 +56,8 @@ export function compileBundle(file: string): CompiledBundle {
     if (stored.length > HASH_BYTES && stored.subarray(0, HASH_BYTES).equals(hashOf(source, cache))) cachedData = cache;
     else codeCache = 'mismatched';
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    // A cache only saves time: whatever keeps it from being read, the start goes on without it.
+    codeCache = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'unreadable';
   }
   const script = new vm.Script(`${WRAPPER_HEAD}${source.toString('utf8')}\n})`, {
     filename: file,

@@ -7,6 +7,7 @@ import { codeCacheFileOf, compileBundle, runBundle, sourceMappedStackTrace, writ
 
 const why: Record<Exclude<CodeCacheState, 'used'>, string> = {
   missing: 'is missing',
+  unreadable: 'could not be read',
   mismatched: 'belongs to another build (or is damaged)',
   rejected: 'was made by another version of Node.js, or under other V8 flags (NODE_OPTIONS)',
 };

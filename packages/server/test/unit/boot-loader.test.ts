@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -44,6 +44,12 @@ describe('the start-up loader (src/boot/loader.ts)', () => {
   it('runs a bundle as a CommonJS module, compiling it when it has no cache', () => {
     const file = bundleFile("exports.answer = 6 * 7; exports.file = __filename; exports.sep = require('node:path').sep;");
     expect(start(file)).toEqual({ codeCache: 'missing', exports: { answer: 42, file, sep: path.sep } });
+  });
+
+  it('starts without the cache when it cannot be read', () => {
+    const file = bundleFile('exports.value = "compiled";');
+    mkdirSync(codeCacheFileOf(file)); // reading a directory fails (EISDIR), as root too
+    expect(start(file)).toEqual({ codeCache: 'unreadable', exports: { value: 'compiled' } });
   });
 
   it('uses the cache that a run of the bundle wrote', () => {
