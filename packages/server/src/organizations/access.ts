@@ -7,6 +7,7 @@ import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../lib/errors.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as q from './queries.js';
+import * as roles from './role-queries.js';
 import { escalation, isSystemRole, parsePermissions, type Permission, SYSTEM_ROLES } from './roles.js';
 
 /**
@@ -111,7 +112,7 @@ export class OrganizationAccess {
   /** The permissions of a role, read live; a custom role that no longer exists grants nothing. */
   async permissionsOf(db: Tx | Store['db'], environmentId: EnvironmentId, role: string): Promise<string[]> {
     if (isSystemRole(role)) return [...SYSTEM_ROLES[role].permissions];
-    const row = await q.findRole(db, environmentId, role);
+    const row = await roles.findRole(db, environmentId, role);
     return row ? parsePermissions(row.permissions) : [];
   }
 
@@ -129,8 +130,8 @@ export class OrganizationAccess {
   /** Checks that `role` exists in the environment (locking a custom role against deletion); 400 otherwise. */
   async assignableRole(tx: Tx, environmentId: EnvironmentId, role: string): Promise<string> {
     if (isSystemRole(role)) return role;
-    if (await q.lockRole(this.store, tx, environmentId, role)) return role;
-    const custom = (await q.listRoles(tx, environmentId)).map((r) => r.key);
+    if (await roles.lockRole(this.store, tx, environmentId, role)) return role;
+    const custom = (await roles.listRoles(tx, environmentId)).map((r) => r.key);
     throw apiError(
       'invalid_request',
       `Unknown role "${role}". Roles in this environment: ${['owner', 'admin', 'member', ...custom].join(', ')}. Custom roles are defined with POST /v1/platform/environments/{id}/roles.`,

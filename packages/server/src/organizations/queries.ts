@@ -3,14 +3,13 @@ import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { announce } from '../db/changes.js';
 import { lockForShare, lockForUpdate, type Store } from '../db/index.js';
 import { reusableQuery } from '../db/reusable.js';
-import type { Database, OrganizationMembersTable, OrganizationRolesTable, OrganizationsTable } from '../db/schema.js';
+import type { Database, OrganizationMembersTable, OrganizationsTable } from '../db/schema.js';
 import { atomically, organizationData, readMembershipData, readOrganizationData, recordEvent } from '../webhooks/events.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 export type OrganizationRow = OrganizationsTable;
 export type MembershipRow = OrganizationMembersTable;
-export type RoleRow = OrganizationRolesTable;
 
 /** A membership with the user's profile: what a member object shows. */
 export interface MemberRow {
@@ -352,74 +351,4 @@ export async function organizationsSolelyOwnedBy(db: Db, environmentId: Environm
     .orderBy('o.id')
     .limit(50)
     .execute();
-}
-
-// ---- custom roles
-
-export async function listRoles(db: Db, environmentId: EnvironmentId) {
-  return db.selectFrom('organization_roles').selectAll().where('environment_id', '=', environmentId).orderBy('key').execute();
-}
-
-export async function findRole(db: Db, environmentId: EnvironmentId, key: string) {
-  return db
-    .selectFrom('organization_roles')
-    .selectAll()
-    .where('environment_id', '=', environmentId)
-    .where('key', '=', key)
-    .executeTakeFirst();
-}
-
-/**
- * Reads a custom role and, on PostgreSQL, locks it until the transaction ends: assigning a role and
- * deleting it then cannot interleave, so no membership is left holding a deleted role.
- */
-export async function lockRole(store: Store, tx: Transaction<Database>, environmentId: EnvironmentId, key: string) {
-  return lockForUpdate(
-    store,
-    tx.selectFrom('organization_roles').selectAll().where('environment_id', '=', environmentId).where('key', '=', key),
-  ).executeTakeFirst();
-}
-
-export async function insertRole(db: Db, environmentId: EnvironmentId, role: Omit<RoleRow, 'environment_id'>) {
-  await db
-    .insertInto('organization_roles')
-    .values({ ...role, environment_id: environmentId })
-    .execute();
-  announce(db, { kind: 'organizations', environmentId });
-}
-
-export async function updateRole(
-  db: Db,
-  environmentId: EnvironmentId,
-  key: string,
-  patch: Updateable<Omit<RoleRow, 'environment_id' | 'key' | 'created_at'>>,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('organization_roles')
-    .set(patch)
-    .where('environment_id', '=', environmentId)
-    .where('key', '=', key)
-    .executeTakeFirst();
-  announce(db, { kind: 'organizations', environmentId });
-  return result.numUpdatedRows > 0n;
-}
-
-export async function deleteRole(db: Db, environmentId: EnvironmentId, key: string): Promise<boolean> {
-  const result = await db
-    .deleteFrom('organization_roles')
-    .where('environment_id', '=', environmentId)
-    .where('key', '=', key)
-    .executeTakeFirst();
-  announce(db, { kind: 'organizations', environmentId });
-  return result.numDeletedRows > 0n;
-}
-
-export async function countMembershipsWithRole(db: Db, environmentId: EnvironmentId, role: string): Promise<number> {
-  const row = await db
-    .selectFrom('organization_members')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('environment_id', '=', environmentId)
-    .where('role', '=', role)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
 }

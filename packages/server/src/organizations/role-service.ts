@@ -3,7 +3,7 @@ import { inTransaction } from '../db/changes.js';
 import { apiError, notFound } from '../lib/errors.js';
 import type { Environment } from '../tenancy/settings.js';
 import { trimmedName } from './access.js';
-import * as q from './queries.js';
+import * as roles from './role-queries.js';
 import { isSystemRole, SYSTEM_ROLES, validPermissions, validRoleKey } from './roles.js';
 import { roleView, type RoleView } from './views.js';
 
@@ -36,7 +36,7 @@ export class RoleService {
       createdAt: null,
       updatedAt: null,
     }));
-    return [...system, ...(await q.listRoles(this.db, environment.id)).map(roleView)];
+    return [...system, ...(await roles.listRoles(this.db, environment.id)).map(roleView)];
   }
 
   async createRole(
@@ -48,7 +48,7 @@ export class RoleService {
       throw apiError('conflict', `"${key}" is a system role; choose another key for a custom role.`, { fields: ['key'] });
     }
     const now = this.now();
-    const row: q.RoleRow = {
+    const row: roles.RoleRow = {
       environment_id: environment.id,
       key,
       name: trimmedName(input.name),
@@ -58,7 +58,7 @@ export class RoleService {
       updated_at: now,
     };
     try {
-      await q.insertRole(this.db, environment.id, row);
+      await roles.insertRole(this.db, environment.id, row);
     } catch (error) {
       if (isUniqueViolation(error)) {
         throw apiError('conflict', `A role with key "${key}" already exists in this environment; change it with PATCH instead.`, {
@@ -82,26 +82,26 @@ export class RoleService {
     patch: { name?: string | undefined; description?: string | null | undefined; permissions?: string[] | undefined },
   ): Promise<RoleView> {
     this.refuseSystemRole(key, 'changed');
-    const columns: Parameters<typeof q.updateRole>[3] = { updated_at: this.now() };
+    const columns: Parameters<typeof roles.updateRole>[3] = { updated_at: this.now() };
     if (patch.name !== undefined) columns.name = trimmedName(patch.name);
     if (patch.description !== undefined) columns.description = patch.description;
     if (patch.permissions !== undefined) columns.permissions = JSON.stringify(validPermissions(patch.permissions));
-    if (!(await q.updateRole(this.db, environment.id, key, columns))) throw notFound(`Role ${key}`);
-    return roleView((await q.findRole(this.db, environment.id, key))!);
+    if (!(await roles.updateRole(this.db, environment.id, key, columns))) throw notFound(`Role ${key}`);
+    return roleView((await roles.findRole(this.db, environment.id, key))!);
   }
 
   async deleteRole(environment: Environment, key: string): Promise<void> {
     this.refuseSystemRole(key, 'deleted');
     await inTransaction(this.db, async (tx) => {
-      if (!(await q.lockRole(this.store, tx, environment.id, key))) throw notFound(`Role ${key}`);
-      const holders = await q.countMembershipsWithRole(tx, environment.id, key);
+      if (!(await roles.lockRole(this.store, tx, environment.id, key))) throw notFound(`Role ${key}`);
+      const holders = await roles.countMembershipsWithRole(tx, environment.id, key);
       if (holders > 0) {
         throw apiError(
           'conflict',
           `Role "${key}" is held by ${holders} membership${holders === 1 ? '' : 's'}; change their roles first, then delete it.`,
         );
       }
-      await q.deleteRole(tx, environment.id, key);
+      await roles.deleteRole(tx, environment.id, key);
     });
   }
 }

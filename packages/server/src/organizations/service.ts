@@ -19,6 +19,7 @@ import {
   type Tx,
 } from './access.js';
 import * as q from './queries.js';
+import * as roles from './role-queries.js';
 import { isSystemRole, parsePermissions, PERMISSIONS, type Permission, SYSTEM_ROLES } from './roles.js';
 import { slugFromName, suffixedSlug, validSlug } from './slugs.js';
 import { organizationView, type OrganizationView, type UserOrganizationView } from './views.js';
@@ -225,7 +226,7 @@ export class OrganizationService {
 
   private async withPermissions(environmentId: EnvironmentId, rows: q.UserOrganizationRow[]): Promise<UserOrganizationView[]> {
     const custom = rows.some((r) => !isSystemRole(r.role))
-      ? new Map((await q.listRoles(this.db, environmentId)).map((r) => [r.key, parsePermissions(r.permissions)]))
+      ? new Map((await roles.listRoles(this.db, environmentId)).map((r) => [r.key, parsePermissions(r.permissions)]))
       : new Map<string, string[]>();
     return rows.map((row) => ({
       ...organizationView(row),

@@ -1,5 +1,6 @@
 import type { Member, Organization, Role, UserOrganization } from '@gatehouse/contract';
 import type * as q from './queries.js';
+import type * as roles from './role-queries.js';
 import { parsePermissions } from './roles.js';
 
 export type OrganizationView = Organization;
@@ -27,7 +28,7 @@ export function memberView(row: q.MemberRow): MemberView {
   };
 }
 
-export function roleView(row: q.RoleRow): RoleView {
+export function roleView(row: roles.RoleRow): RoleView {
   return {
     key: row.key,
     name: row.name,

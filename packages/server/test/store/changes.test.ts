@@ -2,6 +2,7 @@ import { testEnvironmentId } from '../helpers/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changeFeed, inTransaction, type Change } from '../../src/db/changes.js';
 import * as identity from '../../src/identity/queries.js';
+import * as organizationRoles from '../../src/organizations/role-queries.js';
 import * as organizations from '../../src/organizations/queries.js';
 import * as sessions from '../../src/sessions/queries.js';
 import { openTestStore, testDb, type TestStore } from '../helpers/store.js';
@@ -98,10 +99,10 @@ describe(`announcing changes to cached rows (${testDb()})`, () => {
       ],
       [
         'updateRole',
-        () => organizations.updateRole(store.db, env, 'billing', { name: 'x' }),
+        () => organizationRoles.updateRole(store.db, env, 'billing', { name: 'x' }),
         { kind: 'organizations', environmentId: env },
       ],
-      ['deleteRole', () => organizations.deleteRole(store.db, env, 'billing'), { kind: 'organizations', environmentId: env }],
+      ['deleteRole', () => organizationRoles.deleteRole(store.db, env, 'billing'), { kind: 'organizations', environmentId: env }],
     ];
     for (const [name, write, expected] of writers) {
       heard = [];

@@ -35,7 +35,7 @@ describe('writers of cached rows', () => {
 
   it('live in the query modules, reached through exported functions', () => {
     for (const write of writes) {
-      expect(write.file, `${write.file} writes ${write.table}`).toMatch(/(^|\/)queries\.ts$/);
+      expect(write.file, `${write.file} writes ${write.table}`).toMatch(/(^|\/)([a-z]+-)?queries\.ts$/);
       expect(write.functionName, `${write.file}: a write to ${write.table} outside an exported query function`).toBeDefined();
     }
   });
