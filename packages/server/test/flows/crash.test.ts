@@ -30,15 +30,16 @@ describe(`a crash between the API answer and the send (${testDb()})`, () => {
   });
 
   it('still delivers the email, exactly once, after a restart', async () => {
-    const smtpPort = await freePort();
+    // Listening from the start (a port reserved and bound later could be taken meanwhile); node A
+    // runs no email worker, and the test checks that nothing arrived before the restart.
+    smtp = await startSmtpServer();
     const port = await freePort();
     const env = {
       PORT: String(port),
       GATEHOUSE_DATA_DIR: dataDir,
       GATEHOUSE_PLATFORM_KEY: platformKey,
       GATEHOUSE_SECRET: randomBytes(48).toString('base64url'),
-      // Nothing listens here yet: the first node cannot deliver before it dies.
-      SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+      SMTP_URL: smtp.url,
       SMTP_FROM: 'auth@gatehouse.test',
       ...(testDb() === 'postgres' ? { DATABASE_URL: process.env.DATABASE_URL!, DATABASE_SCHEMA: schema } : {}),
     };
@@ -69,8 +70,8 @@ describe(`a crash between the API answer and the send (${testDb()})`, () => {
     });
     expect(started.status).toBe(202);
     await stopServerProcess(server, 'SIGKILL');
+    expect(smtp.received).toEqual([]);
 
-    smtp = await startSmtpServer(smtpPort);
     server = await startServerProcess(env);
     expect(server.exitCode).toBeNull();
     const received = () => smtp!.received.filter((m) => m.rcptTo.includes(address));

@@ -67,10 +67,16 @@ export class PrivateRedis {
     probe.on('error', () => undefined);
     try {
       for (let i = 0; i < 100; i++) {
+        // A restart reuses the port, which another process may have taken meanwhile: then this
+        // redis-server exits, and whatever answers there is not it.
+        if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode}): is port ${this.port} taken?`);
         try {
           if (probe.status !== 'ready') await probe.connect();
-          if ((await probe.ping()) === 'PONG') return;
-        } catch {
+          const info = await probe.info('server');
+          if (new RegExp(`^process_id:${child.pid}\\r?$`, 'm').test(info)) return;
+          throw new Error(`another process answers on port ${this.port}`);
+        } catch (error) {
+          if (error instanceof Error && error.message.startsWith('another process')) throw error;
           await new Promise((r) => setTimeout(r, 50));
         }
       }
