@@ -237,9 +237,10 @@ export function createFlows(core: Core) {
         const page = currentUrl();
         const { token: given, ...rest } = params;
         const token = given ?? page?.searchParams.get('token') ?? '';
-        const state = await signedIn('/v1/auth/invitations/accept', { token, ...rest });
+        const { session } = await core.call<SignedIn>('POST', '/v1/auth/invitations/accept', { token, ...rest });
+        // Gone from the address bar before the page hears it is signed in.
         if (page && given === undefined) forget(page, ['token', INVITATION_MARK]);
-        return state;
+        return core.establish(session);
       },
     },
 
