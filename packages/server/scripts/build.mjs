@@ -12,7 +12,7 @@
 import { build } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,7 +39,8 @@ const bundled = {
   external,
   alias: { yaml: path.join(root, 'scripts/yaml-unavailable.cjs') },
   define: { 'import.meta.url': '__gatehouseModuleUrl' },
-  banner: { js: "const __gatehouseModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  // "use strict" first: esbuild's own comes after the banner, where it no longer counts.
+  banner: { js: "'use strict'; const __gatehouseModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
   sourcemap: 'linked',
   // Stack traces need the mappings, not the sources' text (the sources are in the repository): the
   // map is read for the first trace, and the text was 3.5 of its 5 MB.
@@ -79,11 +80,14 @@ const [server] = await Promise.all([
   }),
 ]);
 
-// In a script run with V8's code cache, import() has no loader (src/boot/loader.ts): what the
-// server loads lazily from node_modules it require()s (src/lib/lazy.ts).
+// In the script the loader runs, import() has no loader (src/boot/loader.ts): what the server
+// loads lazily from node_modules it require()s (src/lib/lazy.ts).
 const dynamicImports = Object.entries(server.metafile.inputs).flatMap(([file, input]) =>
   input.imports.filter((i) => i.kind === 'dynamic-import' && i.external).map((i) => `${file}: import('${i.path}')`),
 );
+// (A computed import(x) is not in the metafile: the bundle's text is searched too.)
+const computed = readFileSync(path.join(dist, 'server.cjs'), 'utf8').match(/\bimport\s*\(/g) ?? [];
+if (computed.length > dynamicImports.length) dynamicImports.push(`${computed.length} import( in dist/server.cjs`);
 if (dynamicImports.length > 0) {
   throw new Error(`The server's bundle cannot import() what it leaves out; use requireLazily (src/lib/lazy.ts):\n${dynamicImports.join('\n')}`);
 }
@@ -95,45 +99,65 @@ await makeCodeCache();
 
 /**
  * Starts the built server once, on the embedded default in a directory of its own, and asks it
- * for V8's code cache once it answered: the cache then holds what a start compiles. Without it a
- * start works, slower, and says so; so a failure here is a warning, not a failed install.
+ * for V8's code cache once it has started and answered: the cache then holds what a start
+ * compiles. Without it a start works, slower, and says so; so a failure here is a warning, not a
+ * failed install, and nothing here waits without a bound.
  */
 async function makeCodeCache() {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-code-cache-'));
-  const port = await freePort();
   // Not the caller's environment: a DATABASE_URL or REDIS_URL there is not this start's to touch.
-  // NODE_OPTIONS is kept: V8 refuses a cache made under other V8 flags.
+  // NODE_OPTIONS is kept: V8 refuses a cache made under other V8 flags than the start's.
   const env = { PATH: process.env.PATH ?? '' };
-  for (const name of ['HOME', 'NODE_OPTIONS', 'SYSTEMROOT', 'TMPDIR']) if (process.env[name]) env[name] = process.env[name];
+  for (const name of ['HOME', 'NODE_OPTIONS', 'TMPDIR', 'SYSTEMROOT', 'TEMP', 'TMP', 'USERPROFILE', 'APPDATA', 'LOCALAPPDATA']) {
+    if (process.env[name]) env[name] = process.env[name];
+  }
+  const port = await freePort();
   const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
     cwd: root,
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     env: { ...env, GATEHOUSE_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', GATEHOUSE_MAKING_CODE_CACHE: '1' },
   });
+  const closed = once(child, 'close');
+  let banner = '';
   let errors = '';
   child.stderr.on('data', (chunk) => (errors += chunk));
-  const exited = once(child, 'exit');
   try {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}): ${errors.trim()}`);
-      if (Date.now() > deadline) throw new Error('the server did not answer within 60 s');
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/v1/health`)).ok) break;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    const written = once(child, 'message');
-    child.send('write-code-cache');
-    const [message] = await written;
-    if (message !== 'code-cache-written') throw new Error(`unexpected answer ${JSON.stringify(message)}`);
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the server did not start and answer within 60 s')), 60_000);
+      const fail = (error) => {
+        clearTimeout(timer);
+        reject(error);
+      };
+      child.once('error', fail);
+      child.once('exit', (code, signal) => fail(new Error(`the server exited (${signal ?? code}): ${errors.trim().slice(-2000)}`)));
+      child.on('message', (message) => {
+        clearTimeout(timer);
+        if (message?.written === true) resolve();
+        else reject(new Error(message?.error ?? `an unexpected answer, ${JSON.stringify(message)}`));
+      });
+      // Started once the banner is out (main() has then run everything a start runs); then one
+      // request, as the first request after a start.
+      const onBanner = (chunk) => {
+        banner += chunk;
+        if (!banner.includes('Gatehouse is running.') || !banner.endsWith('\n\n')) return;
+        child.stdout.off('data', onBanner);
+        fetch(`http://127.0.0.1:${port}/v1/health`, { signal: AbortSignal.timeout(10_000) })
+          .then((response) => {
+            if (!response.ok) throw new Error(`GET /v1/health answered ${response.status}`);
+            child.send('write-code-cache', (error) => error && fail(error));
+          })
+          .catch(fail);
+      };
+      child.stdout.on('data', onBanner);
+    });
   } catch (error) {
     console.warn(`Warning: the start-up code cache could not be made (${error.message}); npm start works, about 0.25 s slower.`);
   } finally {
-    if (child.exitCode === null) child.kill('SIGINT');
-    await exited;
+    child.stdout.resume();
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+    const stubborn = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await closed;
+    clearTimeout(stubborn);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

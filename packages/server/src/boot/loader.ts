@@ -9,7 +9,7 @@
  * loaded itself, so the mapping is done here too.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import Module, { createRequire, SourceMap } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
@@ -29,8 +29,9 @@ export interface CompiledBundle {
 
 const HASH_BYTES = 32;
 
-// On a line of its own, so that the bundle's lines keep their numbers (lineOffset) for the source map.
-const WRAPPER_HEAD = '(function (exports, require, module, __filename, __dirname) {\n';
+// On a line of its own, so that the bundle's lines keep their numbers (lineOffset) for the source
+// map. Strict, as the ES modules of the sources are: a write to a frozen object must throw.
+const WRAPPER_HEAD = "(function (exports, require, module, __filename, __dirname) { 'use strict';\n";
 
 export function codeCacheFileOf(bundleFile: string): string {
   return `${bundleFile}.v8cache`;
@@ -62,7 +63,8 @@ export function compileBundle(file: string): CompiledBundle {
   const script = new vm.Script(`${WRAPPER_HEAD}${source.toString('utf8')}\n})`, {
     filename: file,
     lineOffset: -1,
-    // No importModuleDynamically: it is lost on code from the cache, so the build refuses import() of node_modules.
+    // No importModuleDynamically: Node's option for it is lost on code from the cache, so
+    // import() has no loader here, and the build refuses it (scripts/build.mjs).
     ...(cachedData ? { cachedData } : {}),
   });
   if (cachedData) codeCache = script.cachedDataRejected ? 'rejected' : 'used';
@@ -96,17 +98,41 @@ interface MappedEntry {
   originalColumn?: number;
 }
 
+/** Node's own errors head their traces with their code, as Node's formatter does. */
+function isNodeError(error: object): boolean {
+  for (let at: object | null = error; at; at = Object.getPrototypeOf(at)) {
+    if (Object.getOwnPropertySymbols(at).some((symbol) => symbol.description === 'kIsNodeError')) return true;
+  }
+  return false;
+}
+
+function headerOf(error: unknown): string {
+  try {
+    if (error !== null && typeof error === 'object' && isNodeError(error)) {
+      const { name, code, message } = error as { name: unknown; code: unknown; message: unknown };
+      return `${String(name)} [${String(code)}]: ${String(message)}`;
+    }
+    return Error.prototype.toString.call(error);
+  } catch {
+    return 'Error';
+  }
+}
+
 /**
  * Formats a stack trace as Node does, with each frame in the bundle at its place in the TypeScript
- * sources. The map is read at the first such frame, not at start.
+ * sources. The map is read at the first such frame, not at start, and only if it is still the one
+ * that was beside the bundle at start (a rebuild meanwhile would map to the wrong places).
  */
 export function sourceMappedStackTrace(bundleFile: string): (error: unknown, callSites: NodeJS.CallSite[]) => string {
   const mapFile = `${bundleFile}.map`;
+  const identity = (stats: Stats | undefined) => (stats ? `${stats.size}:${stats.mtimeMs}:${stats.ino}` : undefined);
+  const atStart = identity(statSync(mapFile, { throwIfNoEntry: false }));
   let map: SourceMap | null | undefined;
   const sourceMap = (): SourceMap | null => {
     if (map === undefined) {
       try {
-        map = new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8')));
+        const text = readFileSync(mapFile, 'utf8');
+        map = atStart !== undefined && identity(statSync(mapFile)) === atStart ? new SourceMap(JSON.parse(text)) : null;
       } catch {
         map = null; // a trace without the map still beats no trace
       }
@@ -127,12 +153,12 @@ export function sourceMappedStackTrace(bundleFile: string): (error: unknown, cal
     return `${text.slice(0, at)}${original}${text.slice(at + location.length)}`;
   };
   return (error, callSites) => {
-    let header: string;
+    let frames: string;
     try {
-      header = Error.prototype.toString.call(error);
+      frames = callSites.map((site) => `\n    at ${frameOf(site)}`).join('');
     } catch {
-      header = 'Error';
+      frames = callSites.map((site) => `\n    at ${String(site)}`).join('');
     }
-    return header + callSites.map((site) => `\n    at ${frameOf(site)}`).join('');
+    return headerOf(error) + frames;
   };
 }

@@ -18,6 +18,12 @@ function start(): void {
   const makingCodeCache = process.env.GATEHOUSE_MAKING_CODE_CACHE === '1' && typeof process.send === 'function';
 
   Error.prepareStackTrace = sourceMappedStackTrace(file);
+  // Node would print the line that threw from the bundle (minified: lines of up to 240 KB) above
+  // the trace; the trace says where it is in the sources.
+  process.on('uncaughtException', (error) => {
+    process.stderr.write(`${error instanceof Error && error.stack ? error.stack : String(error)}\n`);
+    process.exit(1);
+  });
   const bundle = compileBundle(file);
   if (bundle.codeCache !== 'used' && !makingCodeCache) {
     process.stderr.write(
@@ -30,8 +36,12 @@ function start(): void {
   if (makingCodeCache) {
     process.on('message', (message) => {
       if (message !== 'write-code-cache') return;
-      writeCodeCache(bundle);
-      process.send!('code-cache-written');
+      try {
+        writeCodeCache(bundle);
+        process.send!({ written: true });
+      } catch (error) {
+        process.send!({ written: false, error: error instanceof Error ? error.message : String(error) });
+      }
     });
   }
 }

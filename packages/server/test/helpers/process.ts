@@ -26,7 +26,13 @@ export function startServerProcess(env: Record<string, string>): Promise<ServerP
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, serverProcessArgs(), {
       cwd: serverDir,
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+      // NODE_OPTIONS as the build saw it: V8 refuses a code cache made under other flags (src/boot/loader.ts).
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const started: ServerProcess = { child, output: '', exitCode: null };

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -132,20 +132,81 @@ describe('stack traces of the bundle', () => {
     expect(lines.slice(1).join('\n')).not.toContain(file);
   });
 
-  it('are mapped by the built loader in a process of its own', () => {
+  it("head Node's own errors with their code, as Node does", () => {
+    let error: unknown;
+    try {
+      readFileSync({} as string);
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(sourceMappedStackTrace(file)(error, [])).toMatch(/^TypeError \[ERR_INVALID_ARG_TYPE\]: The "path" argument/);
+  });
+
+  it('are left unmapped when the map changed since start (a rebuild would map to the wrong places)', () => {
+    const { parse } = runBundle(compileBundle(file)) as { parse: (input: string) => number };
+    const format = sourceMappedStackTrace(file);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(`${file}.map`, later, later);
+    let callSites: NodeJS.CallSite[] = [];
+    const original = Error.prepareStackTrace;
+    Error.prepareStackTrace = (_, sites) => (callSites = sites);
+    try {
+      parse('');
+    } catch (thrown) {
+      void (thrown as Error).stack;
+    } finally {
+      Error.prepareStackTrace = original;
+    }
+    const trace = format(new Error('empty input'), callSites);
+    expect(trace).toContain(`${file}:`);
+    expect(trace).not.toContain(source);
+  });
+});
+
+describe('npm start (dist/main.js) on a bundle of its own', () => {
+  /** The built loader beside a small bundle named as the server's, run as `npm start` runs it. */
+  function startBesideBundle(lines: string[]): { status: number | null; stdout: string; stderr: string; source: string; bundle: string } {
     serverProcessArgs(); // fails when dist/ is older than the sources
-    const loader = pathToFileURL(path.join(serverDir, 'dist/loader.js')).href;
-    const program = [
-      `import { compileBundle, runBundle, sourceMappedStackTrace } from ${JSON.stringify(loader)};`,
-      `Error.prepareStackTrace = sourceMappedStackTrace(${JSON.stringify(file)});`,
-      `runBundle(compileBundle(${JSON.stringify(file)})).parse('');`,
-    ].join('\n');
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', program], {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '' },
+    const home = mkdtempSync(path.join(dir, 'dist-'));
+    for (const name of ['main.js', 'loader.js']) copyFileSync(path.join(serverDir, 'dist', name), path.join(home, name));
+    const source = path.join(home, 'crash.ts');
+    writeFileSync(source, lines.join('\n'));
+    const bundle = path.join(home, 'server.cjs');
+    buildSync({
+      // A statement before esbuild's own "use strict", as the server's banner is: the loader's
+      // wrapper must make the bundle strict by itself.
+      banner: { js: 'const firstStatement = 1;' },
+      entryPoints: [source],
+      outfile: bundle,
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      sourcemap: 'linked',
+      minify: true,
+      keepNames: true,
+      logLevel: 'silent',
     });
-    expect(child.status).toBe(1);
-    expect(child.stderr).toContain('Error: empty input');
-    expect(child.stderr).toContain(`    at Object.parse (${source}:3:`);
+    const child = spawnSync(process.execPath, [path.join(home, 'main.js')], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    return { status: child.status, stdout: child.stdout, stderr: child.stderr, source, bundle };
+  }
+
+  it('runs it strict, says the code cache is missing, and reports a crash with a trace into the sources', () => {
+    const run = startBesideBundle([
+      'function strictMode(this: unknown): boolean {',
+      '  return this === undefined;',
+      '}',
+      'export function explode(): never {',
+      "  throw new Error('boom');",
+      '}',
+      'process.stdout.write(`strict: ${strictMode()}\\n`);',
+      'setTimeout(explode, 0);',
+      '',
+    ]);
+    expect(run.stdout).toBe('strict: true\n');
+    expect(run.stderr).toContain(`Note: ${run.bundle}.v8cache is missing`);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`Error: boom\n    at Timeout.explode [as _onTimeout] (${run.source}:5:9)\n`);
+    // Not the bundle's line that threw, which Node would print above the trace.
+    expect(run.stderr).not.toContain(run.bundle + ':');
   });
 });

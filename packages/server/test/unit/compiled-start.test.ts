@@ -39,6 +39,10 @@ describe('npm start runs the server built at install', () => {
     expect(source[entry.originalLine!]).toContain('async function searchSqlite(');
   });
 
+  it('is strict, as the ES modules of the sources are (a write to a frozen object throws)', () => {
+    expect(readFileSync(path.join(serverDir, 'dist/server.cjs'), 'utf8')).toMatch(/^'use strict';/);
+  });
+
   it('has a code cache, made at install, that this Node.js takes for this bundle', () => {
     expect(compileBundle(path.join(serverDir, 'dist/server.cjs')).codeCache).toBe('used');
   });
