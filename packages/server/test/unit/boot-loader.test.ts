@@ -11,6 +11,38 @@ import { serverDir, serverProcessArgs } from '../helpers/built-server.js';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-loader-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Bundles a TypeScript fixture as the server is bundled: CommonJS, minified (so the bundle's lines and columns are not the source's), with a map. */
+function bundleTypeScript(source: string, outfile: string, banner?: string): void {
+  buildSync({
+    ...(banner ? { banner: { js: banner } } : {}),
+    entryPoints: [source],
+    outfile,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    sourcemap: 'linked',
+    minify: true,
+    keepNames: true,
+    logLevel: 'silent',
+  });
+}
+
+/** What `fails` throws, with its call sites as V8 hands them to Error.prepareStackTrace. */
+function thrownWithCallSites(fails: () => unknown): { error: unknown; callSites: NodeJS.CallSite[] } {
+  let callSites: NodeJS.CallSite[] = [];
+  const original = Error.prepareStackTrace;
+  Error.prepareStackTrace = (_, sites) => (callSites = sites);
+  try {
+    fails();
+  } catch (error) {
+    void (error as Error).stack;
+    return { error, callSites };
+  } finally {
+    Error.prepareStackTrace = original;
+  }
+  throw new Error('expected a throw');
+}
+
 let fixtures = 0;
 function bundleFile(source: string): string {
   const file = path.join(dir, `bundle-${++fixtures}.cjs`);
@@ -96,35 +128,11 @@ describe('stack traces of the bundle', () => {
     ].join('\n'),
   );
   const file = path.join(dir, 'parse.cjs');
-  // Minified, so that the bundle's lines and columns are not the source's.
-  buildSync({
-    entryPoints: [source],
-    outfile: file,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    sourcemap: 'linked',
-    minify: true,
-    keepNames: true,
-    logLevel: 'silent',
-  });
+  bundleTypeScript(source, file);
 
   it('point at the TypeScript sources for frames in the bundle, and leave the other frames as they are', () => {
     const { parse } = runBundle(compileBundle(file)) as { parse: (input: string) => number };
-    let error: Error | undefined;
-    try {
-      parse('');
-    } catch (thrown) {
-      error = thrown as Error;
-    }
-    const original = Error.prepareStackTrace;
-    let callSites: NodeJS.CallSite[] = [];
-    Error.prepareStackTrace = (_, sites) => (callSites = sites);
-    try {
-      void error!.stack;
-    } finally {
-      Error.prepareStackTrace = original;
-    }
+    const { error, callSites } = thrownWithCallSites(() => parse(''));
     const lines = sourceMappedStackTrace(file)(error, callSites).split('\n');
     expect(lines[0]).toBe('Error: empty input');
     expect(lines[1]).toMatch(new RegExp(`^    at parse \\(${source.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:\\d+\\)$`));
@@ -133,12 +141,7 @@ describe('stack traces of the bundle', () => {
   });
 
   it("head Node's own errors with their code, as Node does", () => {
-    let error: unknown;
-    try {
-      readFileSync({} as string);
-    } catch (thrown) {
-      error = thrown;
-    }
+    const { error } = thrownWithCallSites(() => readFileSync({} as string));
     expect(sourceMappedStackTrace(file)(error, [])).toMatch(/^TypeError \[ERR_INVALID_ARG_TYPE\]: The "path" argument/);
   });
 
@@ -147,17 +150,8 @@ describe('stack traces of the bundle', () => {
     const format = sourceMappedStackTrace(file);
     const later = new Date(Date.now() + 60_000);
     utimesSync(`${file}.map`, later, later);
-    let callSites: NodeJS.CallSite[] = [];
-    const original = Error.prepareStackTrace;
-    Error.prepareStackTrace = (_, sites) => (callSites = sites);
-    try {
-      parse('');
-    } catch (thrown) {
-      void (thrown as Error).stack;
-    } finally {
-      Error.prepareStackTrace = original;
-    }
-    const trace = format(new Error('empty input'), callSites);
+    const { error, callSites } = thrownWithCallSites(() => parse(''));
+    const trace = format(error, callSites);
     expect(trace).toContain(`${file}:`);
     expect(trace).not.toContain(source);
   });
@@ -172,20 +166,9 @@ describe('npm start (dist/main.js) on a bundle of its own', () => {
     const source = path.join(home, 'crash.ts');
     writeFileSync(source, lines.join('\n'));
     const bundle = path.join(home, 'server.cjs');
-    buildSync({
-      // A statement before esbuild's own "use strict", as the server's banner is: the loader's
-      // wrapper must make the bundle strict by itself.
-      banner: { js: 'const firstStatement = 1;' },
-      entryPoints: [source],
-      outfile: bundle,
-      bundle: true,
-      format: 'cjs',
-      platform: 'node',
-      sourcemap: 'linked',
-      minify: true,
-      keepNames: true,
-      logLevel: 'silent',
-    });
+    // A statement before esbuild's own "use strict", as the server's banner is: the loader's
+    // wrapper must make the bundle strict by itself.
+    bundleTypeScript(source, bundle, 'const firstStatement = 1;');
     const child = spawnSync(process.execPath, [path.join(home, 'main.js')], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
     return { status: child.status, stdout: child.stdout, stderr: child.stderr, source, bundle };
   }
