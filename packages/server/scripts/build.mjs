@@ -128,7 +128,7 @@ async function makeCodeCache() {
         clearTimeout(timer);
         reject(error);
       };
-      child.once('error', fail);
+      child.on('error', fail);
       child.once('exit', (code, signal) => fail(new Error(`the server exited (${signal ?? code}): ${errors.trim().slice(-2000)}`)));
       child.on('message', (message) => {
         clearTimeout(timer);
