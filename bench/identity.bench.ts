@@ -17,7 +17,8 @@ import { migrate, openStore, type Store } from '../packages/server/src/db/index.
 import { hashPassword } from '../packages/server/src/identity/passwords.js';
 import { IdentityService } from '../packages/server/src/identity/service.js';
 import { RefreshTokens } from '../packages/server/src/sessions/refresh-token.js';
-import { newSessionCache, SessionService } from '../packages/server/src/sessions/service.js';
+import { newSessionCache } from '../packages/server/src/sessions/session-record.js';
+import { SessionService } from '../packages/server/src/sessions/service.js';
 import { SigningKeys } from '../packages/server/src/sessions/signing-keys.js';
 import { AccessTokens, verifyInput } from '../packages/server/src/sessions/tokens.js';
 import { TenancyService } from '../packages/server/src/tenancy/service.js';

@@ -1,4 +1,4 @@
-import type { Core, GatehouseState } from './client.js';
+import type { Core, GatehouseState } from './core.js';
 import { errorFromResponse, GatehouseError, networkError } from './errors.js';
 import { imageFacts } from './image.js';
 import type { ProfileUpdateBody, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody } from '@gatehouse/contract';

@@ -1,5 +1,6 @@
 export { createGatehouse } from './client.js';
-export type { Degraded, Gatehouse, GatehouseOptions, GatehouseState, Listener } from './client.js';
+export type { Gatehouse } from './client.js';
+export type { Degraded, GatehouseOptions, GatehouseState, Listener } from './core.js';
 export { GatehouseError } from './errors.js';
 export { INVITATION_MARK } from './flows.js';
 export type { ImageInput, ProfileUpdate, SignUpParams, SignUpResult, SignUpVerifyParams } from './flows.js';

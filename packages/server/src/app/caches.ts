@@ -3,7 +3,7 @@ import type { AppOptions } from '../app.js';
 import { changeFeed, parseChange } from '../db/changes.js';
 import { RedisLink } from '../lib/redis.js';
 import { newMeOrganizationsCache } from '../organizations/service.js';
-import { newSessionCache } from '../sessions/service.js';
+import { newSessionCache } from '../sessions/session-record.js';
 import { TenancyCache } from '../tenancy/cache.js';
 
 export const DEFAULT_REDIS_PREFIX = 'gh:';

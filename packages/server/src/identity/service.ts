@@ -6,7 +6,6 @@ import type { Database } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../lib/errors.js';
-import { newId } from '../lib/crypto.js';
 import { PASSWORD_ACCOUNT, PASSWORD_CLIENT } from '../ratelimit/throttle-policies.js';
 import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
@@ -21,11 +20,13 @@ import {
   conflictFrom,
   emailTaken,
   metadataColumns,
+  newUserRow,
   passwordHashOf,
-  validUsername,
+  profileColumns,
   type AdminUserInput,
   type CreateUserInput,
   type MetadataInput,
+  type NewUserInput,
   type ProfileInput,
 } from './user-input.js';
 
@@ -92,66 +93,20 @@ export class IdentityService {
     return this.store.db;
   }
 
-  private async profileColumns(environment: Environment, input: ProfileInput) {
-    const columns: { first_name?: string | null; last_name?: string | null; username?: string | null; image_url?: string | null } = {};
-    if (input.firstName !== undefined) columns.first_name = input.firstName;
-    if (input.lastName !== undefined) columns.last_name = input.lastName;
-    if (input.username !== undefined) columns.username = input.username === null ? null : validUsername(input.username);
-    if (input.imageUrl !== undefined) {
-      columns.image_url = input.imageUrl === null ? null : await this.acceptImageUrl(environment, input.imageUrl);
-    }
-    return columns;
-  }
-
   private async insert(environment: Environment, input: CreateUserInput): Promise<q.UserRow> {
     return this.insertHashed(this.db, environment, input, await passwordHashOf(input));
   }
 
   /** The row of a new user, its fields checked (400 naming the field), not stored yet. */
-  async newUserRow(
-    environment: Environment,
-    input: ProfileInput &
-      MetadataInput & {
-        email: string;
-        emailVerified?: boolean | undefined;
-        externalId?: string | null | undefined;
-        createdAt?: number | undefined;
-      },
-    passwordHash: string | null,
-  ): Promise<q.UserRow> {
-    const email = normalizeEmail(input.email);
-    const profile = await this.profileColumns(environment, input);
-    const metadata = metadataColumns(input);
-    const now = this.now();
-    const row: q.UserRow = {
-      environment_id: environment.id,
-      id: newId('user', environment.id),
-      email,
-      email_key: emailKey(email),
-      email_collision: 0,
-      username: profile.username ?? null,
-      first_name: profile.first_name ?? null,
-      last_name: profile.last_name ?? null,
-      image_url: profile.image_url ?? null,
-      password_hash: passwordHash,
-      email_verified: input.emailVerified ? 1 : 0,
-      banned: 0,
-      public_metadata: metadata.public_metadata ?? '{}',
-      private_metadata: metadata.private_metadata ?? '{}',
-      unsafe_metadata: metadata.unsafe_metadata ?? '{}',
-      external_id: input.externalId ?? null,
-      last_sign_in_at: null,
-      created_at: input.createdAt ?? now,
-      updated_at: now,
-    };
-    return row;
+  newUserRow(environment: Environment, input: NewUserInput, passwordHash: string | null): Promise<q.UserRow> {
+    return newUserRow(environment, input, passwordHash, this.acceptImageUrl, this.now());
   }
 
   /** Inserts the user in `db` (a transaction of the caller's, or not), the password already hashed. */
   private async insertHashed(
     db: Kysely<Database> | Transaction<Database>,
     environment: Environment,
-    input: Parameters<IdentityService['newUserRow']>[1],
+    input: NewUserInput,
     passwordHash: string | null,
   ): Promise<q.UserRow> {
     const row = await this.newUserRow(environment, input, passwordHash);
@@ -267,7 +222,7 @@ export class IdentityService {
   /** Changes the given fields; omitted fields are unchanged and null clears one. */
   async updateUser(environment: Environment, userId: string, input: AdminUserInput): Promise<UserView> {
     const columns: Parameters<typeof q.updateUser>[3] = {
-      ...(await this.profileColumns(environment, input)),
+      ...(await profileColumns(environment, input, this.acceptImageUrl)),
       ...metadataColumns(input),
       updated_at: this.now(),
     };
@@ -432,7 +387,7 @@ export class IdentityService {
 
   /** Checks the profile fields of a sign-up before anything is stored (400 naming the field). */
   async assertProfile(environment: Environment, input: ProfileInput): Promise<void> {
-    await this.profileColumns(environment, input);
+    await profileColumns(environment, input, this.acceptImageUrl);
   }
 
   /** Records that the user proved they receive mail at their address (an emailed link, code or invitation). */

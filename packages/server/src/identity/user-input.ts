@@ -1,11 +1,19 @@
+import type { ImageUrlCheck } from '../assets/image-url.js';
 import { isUniqueViolation } from '../db/index.js';
 import { ApiError, apiError } from '../lib/errors.js';
+import { newId } from '../lib/crypto.js';
+import type { Environment } from '../tenancy/settings.js';
+import { emailKey, normalizeEmail } from './email.js';
 import { metadataText } from './metadata.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { assertBcryptAvailable, storedDigest, type PasswordHasher } from './password-digests.js';
 import { hashPassword } from './passwords.js';
+import type { UserRow } from './queries.js';
 
-/** What creating or changing a user takes, and the checks and conversions that need no database. */
+/**
+ * What creating or changing a user takes, and the checks and conversions that need no database
+ * (the image URL rule, which may look at uploads, is passed in).
+ */
 
 export interface ProfileInput {
   firstName?: string | null | undefined;
@@ -33,6 +41,61 @@ export interface CreateUserInput extends AdminUserInput {
   passwordDigest?: string | undefined;
   passwordHasher?: PasswordHasher | undefined;
   createdAt?: number | undefined;
+}
+
+/** A new user's fields: what POST /v1/users, an import row, a sign-up or an invitation gives. */
+export type NewUserInput = ProfileInput &
+  MetadataInput & {
+    email: string;
+    emailVerified?: boolean | undefined;
+    externalId?: string | null | undefined;
+    createdAt?: number | undefined;
+  };
+
+/** The profile columns given (validated); omitted ones are left out and null clears one. */
+export async function profileColumns(environment: Environment, input: ProfileInput, acceptImageUrl: ImageUrlCheck) {
+  const columns: { first_name?: string | null; last_name?: string | null; username?: string | null; image_url?: string | null } = {};
+  if (input.firstName !== undefined) columns.first_name = input.firstName;
+  if (input.lastName !== undefined) columns.last_name = input.lastName;
+  if (input.username !== undefined) columns.username = input.username === null ? null : validUsername(input.username);
+  if (input.imageUrl !== undefined) {
+    columns.image_url = input.imageUrl === null ? null : await acceptImageUrl(environment, input.imageUrl);
+  }
+  return columns;
+}
+
+/** The row of a new user, its fields checked (400 naming the field), not stored yet. */
+export async function newUserRow(
+  environment: Environment,
+  input: NewUserInput,
+  passwordHash: string | null,
+  acceptImageUrl: ImageUrlCheck,
+  now: number,
+): Promise<UserRow> {
+  const email = normalizeEmail(input.email);
+  const profile = await profileColumns(environment, input, acceptImageUrl);
+  const metadata = metadataColumns(input);
+  return {
+    environment_id: environment.id,
+    id: newId('user', environment.id),
+    email,
+    email_key: emailKey(email),
+    email_collision: 0,
+    username: profile.username ?? null,
+    first_name: profile.first_name ?? null,
+    last_name: profile.last_name ?? null,
+    image_url: profile.image_url ?? null,
+    password_hash: passwordHash,
+    email_verified: input.emailVerified ? 1 : 0,
+    banned: 0,
+    public_metadata: metadata.public_metadata ?? '{}',
+    private_metadata: metadata.private_metadata ?? '{}',
+    unsafe_metadata: metadata.unsafe_metadata ?? '{}',
+    external_id: input.externalId ?? null,
+    last_sign_in_at: null,
+    created_at: input.createdAt ?? now,
+    updated_at: now,
+  };
 }
 
 /** The stored text of each metadata object given (validated); omitted ones are left out. */

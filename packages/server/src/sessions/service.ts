@@ -3,19 +3,17 @@ import type { Session, SessionTokens } from '@gatehouse/contract';
 import type { Kysely, Transaction } from 'kysely';
 import { inTransaction } from '../db/changes.js';
 import type { Store } from '../db/index.js';
-import { RowCache, type RowCacheOptions } from '../db/row-cache.js';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, notFound, userBanned } from '../lib/errors.js';
 import { constantTimeEqual, newId, sha256Hex } from '../lib/crypto.js';
-import { freezeEnvironment } from '../tenancy/cache.js';
-import { toEnvironment } from '../tenancy/settings.js';
 import type { Environment } from '../tenancy/settings.js';
 import type { UsageService } from '../usage/service.js';
 import * as q from './queries.js';
 import type { RefreshTokens } from './refresh-token.js';
 import type { AccessTokens } from './tokens.js';
 import { CustomClaims } from './claims-template.js';
+import { sessionLiveness, sessionRecordOf, type CacheFreshness, type SessionCache, type SessionRecord } from './session-record.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -55,51 +53,10 @@ export interface OrganizationSwitch {
 
 export type SessionView = Session;
 
-interface SessionTimes {
-  created_at: number;
-  last_active_at: number;
-  expires_at: number;
-  revoked_at: number | null;
-}
-
-type Liveness = 'live' | 'revoked' | 'expired';
-
-/** What checking an access token's session reads: the session, its environment and its user. */
-interface SessionRecord {
-  environment: Environment;
-  times: SessionTimes;
-  activeOrganizationId: string | null;
-  user: Readonly<UsersTable>;
-}
-
-export type SessionCache = RowCache<SessionRecord>;
-
-/**
- * Sessions read by `/v1/me*` requests, dropped when the session, its user or its environment
- * changes (on this node at commit, on others through Redis).
- */
-export function newSessionCache(options?: RowCacheOptions): SessionCache {
-  return new RowCache<SessionRecord>('sessionId', new Set(['environment', 'session', 'user']), options);
-}
-
-export function sessionLiveness(environment: Environment, session: SessionTimes, now: number): Liveness {
-  if (session.revoked_at !== null) return 'revoked';
-  if (now >= session.expires_at) return 'expired';
-  if (now >= session.last_active_at + environment.settings.sessionInactivitySeconds * 1000) return 'expired';
-  return 'live';
-}
-
 const REVOKED_MESSAGE = 'This session has been revoked (signed out, password changed, or revoked by an administrator). Sign in again.';
 const EXPIRED_MESSAGE = 'This session has expired (it reached its lifetime or was inactive too long). Sign in again.';
 const UNKNOWN_REFRESH_MESSAGE =
   'Unknown refresh token. Send the refreshToken of the latest sign-in or refresh, to the environment that issued it.';
-
-/**
- * Resolves whether this node has applied every change of the environment announced before the
- * call (lib/redis.ts, `caughtUp`), so its cached rows may serve a request that began after a
- * revoking response. `request` lets the check ride on the rate limiter's round trip.
- */
-export type CacheFreshness = (environment: Environment, request: object | undefined) => Promise<boolean>;
 
 export interface SessionServiceOptions {
   store: Store;
@@ -193,7 +150,8 @@ export class SessionService {
       user_agent: context.userAgent?.slice(0, 300) ?? null,
     });
     if (user === 'banned') throw userBanned();
-    if (!user) throw new ApiError('unauthenticated', 'This account was deleted while signing in. Sign up again, or sign in to another account.');
+    if (!user)
+      throw new ApiError('unauthenticated', 'This account was deleted while signing in. Sign up again, or sign in to another account.');
     const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null }, context);
     await this.usage.recordActivity(environment.id, userId);
     if (this.signedIn) await this.signedIn(environment, user);
@@ -363,36 +321,8 @@ export class SessionService {
     const generation = this.cache?.generation ?? 0;
     const row = await q.findSessionWithEnvironment(this.db, environmentId, sessionId);
     if (!row) return undefined;
-    const record: SessionRecord = {
-      environment: freezeEnvironment(toEnvironment(row)),
-      times: Object.freeze({
-        created_at: row.session_created_at,
-        last_active_at: row.session_last_active_at,
-        expires_at: row.session_expires_at,
-        revoked_at: row.session_revoked_at,
-      }),
-      activeOrganizationId: row.session_active_organization_id,
-      user: Object.freeze({
-        environment_id: environmentId,
-        id: row.session_user_id,
-        email: row.user_email,
-        username: row.user_username,
-        first_name: row.user_first_name,
-        last_name: row.user_last_name,
-        image_url: row.user_image_url,
-        password_hash: row.user_password_hash,
-        email_verified: row.user_email_verified,
-        banned: row.user_banned,
-        public_metadata: row.user_public_metadata,
-        private_metadata: row.user_private_metadata,
-        unsafe_metadata: row.user_unsafe_metadata,
-        external_id: row.user_external_id,
-        last_sign_in_at: row.user_last_sign_in_at,
-        created_at: row.user_created_at,
-        updated_at: row.user_updated_at,
-      }),
-    };
-    this.cache?.set({ environmentId, userId: row.session_user_id, sessionId }, Object.freeze(record), generation);
+    const record = sessionRecordOf(environmentId, row);
+    this.cache?.set({ environmentId, userId: row.session_user_id, sessionId }, record, generation);
     return record;
   }
 
