@@ -202,10 +202,10 @@ async function refreshPair(serverUrl: string, pk: string, email: string, raw: Ra
   const rotations = rotatingRefreshes(serverUrl, pk, email, REFRESH_CONNECTIONS);
   // Warmed like the other pairs: the first rotations run in the interpreter.
   await rotations.refill();
-  await cannon({ ...rotations.options, duration: WARM_UP_SECONDS } as autocannon.Options);
+  await cannon({ ...rotations.options, duration: WARM_UP_SECONDS });
   await paired('POST /v1/auth/refresh (rotating)', 'raw RS256 sign (1 core)', raw.sign, async () => {
     await rotations.refill();
-    return cannon(rotations.options as autocannon.Options);
+    return cannon(rotations.options);
   });
 }
 

@@ -64,7 +64,7 @@ async function onDeployment(label: string, databaseUrl: string | undefined, redi
         self: process.cpuUsage(),
         stat: machineTicks(),
       };
-      const result = await autocannon({ ...rotations.options, duration: SECONDS } as autocannon.Options);
+      const result = await autocannon({ ...rotations.options, duration: SECONDS });
       const n = Math.max(1, result.requests.total);
       const server = serverSeconds(pid);
       const self = process.cpuUsage(before.self);

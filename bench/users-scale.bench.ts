@@ -47,6 +47,11 @@ async function seed(store: Store, environmentId: EnvironmentId, from: number, to
             last_name: LAST[(j * 7) % LAST.length]!,
             image_url: null,
             password_hash: null,
+            email_verified: 0,
+            banned: 0,
+            public_metadata: '{}',
+            private_metadata: '{}',
+            unsafe_metadata: '{}',
             created_at: Date.now(),
             updated_at: Date.now(),
           };
@@ -62,11 +67,7 @@ async function seed(store: Store, environmentId: EnvironmentId, from: number, to
   return ((total - from) / (performance.now() - started)) * 1000;
 }
 
-async function rate(
-  url: string,
-  token: string,
-  init: { method?: string; body?: string; warmUpBody?: string; connections?: number } = {},
-) {
+async function rate(url: string, token: string, init: { method?: string; body?: string; warmUpBody?: string; connections?: number } = {}) {
   const options = {
     url,
     method: (init.method ?? 'GET') as 'GET',
@@ -93,7 +94,9 @@ function getText(agent: http.Agent, url: string, token: string): Promise<string>
         let body = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => (response.statusCode === 200 ? resolve(body) : reject(new Error(`${url}: ${response.statusCode} ${body}`))));
+        response.on('end', () =>
+          response.statusCode === 200 ? resolve(body) : reject(new Error(`${url}: ${response.statusCode} ${body}`)),
+        );
       })
       .on('error', reject);
   });

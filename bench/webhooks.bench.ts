@@ -15,7 +15,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { migrate, openStore, type Store } from '../packages/server/src/db/index.js';
 import { emailKey } from '../packages/server/src/identity/email.js';
-import { insertUser } from '../packages/server/src/identity/queries.js';
+import { insertUser, type UserRow } from '../packages/server/src/identity/queries.js';
 import { searchText } from '../packages/server/src/identity/search.js';
 import type { EnvironmentId } from '../packages/server/src/lib/ids.js';
 import { newId } from '../packages/server/src/lib/crypto.js';
@@ -28,7 +28,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 2000);
 
-function userRow(environmentId: string) {
+function userRow(environmentId: EnvironmentId): Omit<UserRow, 'environment_id'> {
   const email = `u${randomBytes(6).toString('hex')}@example.test`;
   const now = Date.now();
   return {
@@ -47,14 +47,15 @@ function userRow(environmentId: string) {
     private_metadata: '{}',
     unsafe_metadata: '{}',
     external_id: null,
+    last_sign_in_at: null,
     created_at: now,
     updated_at: now,
   };
 }
 
 /** The same row as insertUser writes (search text included), without its event. */
-function bareRow(environmentId: string) {
-  const row = { ...userRow(environmentId), environment_id: environmentId as EnvironmentId };
+function bareRow(environmentId: EnvironmentId) {
+  const row = { ...userRow(environmentId), environment_id: environmentId };
   return { ...row, search_text: searchText(row) };
 }
 
@@ -62,7 +63,7 @@ function bareRow(environmentId: string) {
  * Microseconds per insert, 8 in flight like the HTTP run below: the bare statement (what insertUser
  * did before events) and insertUser with its event. Alternated, ROUNDS times each, medians.
  */
-async function insertCosts(store: Store, environmentId: string) {
+async function insertCosts(store: Store, environmentId: EnvironmentId) {
   const per = async (op: () => Promise<unknown>) => {
     const n = 800;
     let left = n;

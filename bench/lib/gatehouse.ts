@@ -3,6 +3,7 @@
  * an operator would start it (the built server, silent logs), with a production environment whose rate
  * limit is lifted and one user who signs in with a password.
  */
+import type autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -192,6 +193,21 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
  */
 export function rotatingRefreshes(serverUrl: string, publishableKey: string, email: string, connections: number) {
   const pool: string[] = [];
+  const options: autocannon.Options = {
+    url: `${serverUrl}/v1/auth/refresh`,
+    connections,
+    requests: [
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${publishableKey}`, 'content-type': 'application/json' },
+        setupRequest: (request) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
+        onResponse: (status, body) => {
+          // The load generator shares the cores: the successor is read, not the whole answer parsed.
+          if (status === 200) pool.push(/"refreshToken":"([^"]+)"/.exec(body)![1]!);
+        },
+      },
+    ],
+  };
   return {
     async refill(): Promise<void> {
       pool.length = 0;
@@ -204,20 +220,6 @@ export function rotatingRefreshes(serverUrl: string, publishableKey: string, ema
         pool.push(signedIn.session.refreshToken);
       }
     },
-    options: {
-      url: `${serverUrl}/v1/auth/refresh`,
-      connections,
-      requests: [
-        {
-          method: 'POST' as const,
-          headers: { authorization: `Bearer ${publishableKey}`, 'content-type': 'application/json' },
-          setupRequest: (request: Record<string, unknown>) => ({ ...request, body: JSON.stringify({ refreshToken: pool.shift() }) }),
-          onResponse: (status: number, body: string) => {
-            // The load generator shares the cores: the successor is read, not the whole answer parsed.
-            if (status === 200) pool.push(/"refreshToken":"([^"]+)"/.exec(body)![1]!);
-          },
-        },
-      ],
-    },
+    options,
   };
 }
