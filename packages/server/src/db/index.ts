@@ -8,6 +8,7 @@ import {
   SqliteDialect,
   sql,
   type Compilable,
+  type CompiledQuery,
   type MigrationProvider,
   type MigrationResultSet,
   type SelectQueryBuilder,
@@ -94,7 +95,7 @@ const sqliteHandles = new WeakMap<object, SQLite.Database>();
 /** Runs statements compiled by Kysely on the SQLite connection, synchronously (see sqliteTransaction). */
 export interface SqliteRunner {
   /** The rows of a statement that returns some (a SELECT, or a write with RETURNING). */
-  rows<Row>(query: Compilable<Row>): Row[];
+  rows<Row>(query: Compilable<Row> | CompiledQuery<Row>): Row[];
   /** The number of rows a write changed. */
   changes(query: Compilable<unknown> | CompiledStatement): number;
 }
@@ -118,8 +119,8 @@ export function sqliteTransaction(
   const handle = sqliteHandles.get(db.getExecutor().adapter);
   if (!handle) return undefined;
   const run: SqliteRunner = {
-    rows: <Row>(query: Compilable<Row>) => {
-      const compiled = query.compile();
+    rows: <Row>(query: Compilable<Row> | CompiledQuery<Row>) => {
+      const compiled = 'compile' in query ? query.compile() : query;
       return handle.prepare(compiled.sql).all(compiled.parameters as unknown[]) as Row[];
     },
     changes: (query) => {

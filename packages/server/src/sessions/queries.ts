@@ -1,12 +1,9 @@
 import type { EnvironmentId } from '../lib/ids.js';
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import { announce, eventRecorded } from '../db/changes.js';
-import { sqliteTransaction } from '../db/index.js';
-import { columnsOf, selectionOf } from '../db/insert-select.js';
+import { announce } from '../db/changes.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, SessionsTable, SigningKeysTable } from '../db/schema.js';
-import { atomically, eventRow, recordEvent, sessionData } from '../webhooks/events.js';
-import { eventInsert, eventValues } from '../webhooks/queries.js';
+import { atomically, recordEvent, sessionData } from '../webhooks/events.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -115,81 +112,6 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
     .where('sessions.environment_id', '=', p.environmentId)
     .where('sessions.id', '=', p.sessionId),
 );
-
-/** Stamps a sign-in on the user's row (and locks it), unless the user is banned; answers what the session checks and passes on. */
-function stampSignIn(db: Pick<Db, 'updateTable'>, environmentId: EnvironmentId, userId: string, now: number) {
-  return db
-    .updateTable('users')
-    .set({ last_sign_in_at: now })
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', userId)
-    .where('banned', '=', 0)
-    .returning(['id', 'banned', 'email', 'email_key', 'email_verified']);
-}
-
-export type SignInUser = Pick<Database['users'], 'id' | 'banned' | 'email' | 'email_key' | 'email_verified'>;
-
-/**
- * A sign-in's writes, atomically: stamps `last_sign_in_at` on the user's row, which locks it, then
- * inserts the session and its `session.created` event. A ban sets its flag on that row, then
- * revokes: a ban committed first stops the stamp (`banned = 0`), and nothing is written; a later one
- * waits for this commit, and its revocation finds this session. Answers the user, `'banned'`, or
- * undefined when the user is gone.
- *
- * On PostgreSQL this is one statement (data-modifying CTEs, run to completion together or not at
- * all): one round trip where a transaction took five. On SQLite, one synchronous transaction.
- */
-export async function startSession(
-  db: Kysely<Database>,
-  environmentId: EnvironmentId,
-  session: Omit<SessionRow, 'environment_id'>,
-): Promise<SignInUser | 'banned' | undefined> {
-  const row = { ...session, environment_id: environmentId };
-  const created = eventRow(environmentId, 'session.created', sessionData(row));
-  const event = eventValues(environmentId, created);
-  const sqlite = sqliteTransaction(db);
-  const user = sqlite
-    ? await sqlite((db, run) => {
-        const user = run.rows(stampSignIn(db, environmentId, session.user_id, session.created_at))[0];
-        if (user) {
-          run.changes(db.insertInto('sessions').values(row));
-          run.changes(eventInsert(db, environmentId, created));
-        }
-        return user;
-      })
-    : await db
-        .with('stamped', (db) => stampSignIn(db, environmentId, session.user_id, session.created_at))
-        .with('created', (db) =>
-          db
-            .insertInto('sessions')
-            .columns(columnsOf(row))
-            .expression((eb) => eb.selectFrom('stamped').select(selectionOf(row)))
-            .returning('id'),
-        )
-        .with('recorded', (db) =>
-          db
-            .insertInto('webhook_events')
-            .columns(columnsOf(event))
-            .expression((eb) => eb.selectFrom('created').select(selectionOf(event))),
-        )
-        .selectFrom('stamped')
-        .selectAll()
-        .executeTakeFirst();
-  if (!user) return (await isBanned(db, environmentId, session.user_id)) ? 'banned' : undefined;
-  eventRecorded(db, environmentId);
-  announce(db, { kind: 'user', environmentId, userId: user.id });
-  return user;
-}
-
-async function isBanned(db: Db, environmentId: EnvironmentId, userId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('users')
-    .select('banned')
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', userId)
-    .executeTakeFirst();
-  return row?.banned === 1;
-}
 
 const claimsUser = reusableQuery(['environmentId', 'userId'] as const, (db: Kysely<Database>, p) =>
   db

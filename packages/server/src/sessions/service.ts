@@ -13,6 +13,7 @@ import * as q from './queries.js';
 import type { RefreshTokens } from './refresh-token.js';
 import type { AccessTokens } from './tokens.js';
 import { CustomClaims } from './claims-template.js';
+import { startSession, type SignInUser } from './start-queries.js';
 import { sessionLiveness, sessionRecordOf, type CacheFreshness, type SessionCache, type SessionRecord } from './session-record.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -70,7 +71,7 @@ export interface SessionServiceOptions {
   /** With several nodes (Redis), checked before the cache serves; without, the cache serves as is. */
   freshness?: CacheFreshness | undefined;
   /** Runs in every sign-in and sign-up, once the session exists (organization domain enrolment). */
-  signedIn?: ((environment: Environment, user: q.SignInUser) => Promise<void>) | undefined;
+  signedIn?: ((environment: Environment, user: SignInUser) => Promise<void>) | undefined;
 }
 
 export class SessionService {
@@ -135,7 +136,7 @@ export class SessionService {
     const now = this.now();
     const id = newId('sess', environment.id);
     const refreshToken = this.refreshTokens.first(environment.id, id);
-    const user = await q.startSession(this.db, environment.id, {
+    const user = await startSession(this.db, environment.id, {
       id,
       user_id: userId,
       refresh_hash: sha256Hex(refreshToken),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnvironmentId } from '../../src/lib/ids.js';
-import { startSession } from '../../src/sessions/queries.js';
+import { startSession } from '../../src/sessions/start-queries.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { plainUser } from '../helpers/organizations.js';
 

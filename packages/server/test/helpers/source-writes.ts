@@ -30,14 +30,18 @@ interface TopLevelFunction {
   body: string;
 }
 
-/** Top-level functions, and queries compiled once (`const name = reusableQuery(…)`), which act as private helpers. */
+/**
+ * Top-level functions, and statements compiled once (`const name = reusableQuery(…)` or
+ * `reusableStatement(…)`, on one line or up to a line `);`), which act as private helpers.
+ */
 function topLevelFunctions(text: string): TopLevelFunction[] {
   const functions = [...text.matchAll(/\n(export )?(?:async )?function (\w+)/g)].map((m) => {
     const end = text.indexOf('\n}\n', m.index);
     return { name: m[2]!, exported: m[1] !== undefined, start: m.index, body: text.slice(m.index, end === -1 ? undefined : end) };
   });
-  const reusable = [...text.matchAll(/\nconst (\w+) = reusableQuery\(/g)].map((m) => {
-    const end = text.indexOf('\n);\n', m.index);
+  const reusable = [...text.matchAll(/\nconst (\w+) = reusable(?:Query|Statement)\(/g)].map((m) => {
+    const lineEnd = text.indexOf('\n', m.index + 1);
+    const end = text.slice(m.index, lineEnd).trimEnd().endsWith(');') ? lineEnd : text.indexOf('\n);\n', m.index);
     return { name: m[1]!, exported: false, start: m.index, body: text.slice(m.index, end === -1 ? undefined : end) };
   });
   return [...functions, ...reusable].sort((a, b) => a.start - b.start);
@@ -73,7 +77,8 @@ export function writesTo(tables: readonly string[], options: { skipFiles?: strin
       } else {
         const callers = exportedCallers(functions, enclosing.name);
         if (callers.length === 0) writes.push({ file: relative, table, functionName: undefined, body: '', via: enclosing.name });
-        for (const caller of callers) writes.push({ file: relative, table, functionName: caller.name, body: caller.body, via: enclosing.name });
+        for (const caller of callers)
+          writes.push({ file: relative, table, functionName: caller.name, body: caller.body, via: enclosing.name });
       }
     }
   }
