@@ -109,7 +109,8 @@ export interface CompiledStatement {
 /**
  * Runs `work` as one synchronous SQLite transaction on the store's connection, which it holds
  * meanwhile; a throw rolls it back. Statements are built on the `db` it receives and compiled by
- * Kysely (so its plugins, the tenant-scope guard included, see them). For hot writes of several
+ * Kysely (so its plugins, the tenant-scope guard included, see them), or compiled once beforehand
+ * on the store's own handle, which has the same plugins (db/reusable.ts). For hot writes of several
  * statements: nothing else runs between them, and no await separates BEGIN from COMMIT.
  * Undefined when `db` is not a SQLite store.
  */

@@ -99,7 +99,7 @@ export class IdentityService {
 
   /** The row of a new user, its fields checked (400 naming the field), not stored yet. */
   newUserRow(environment: Environment, input: NewUserInput, passwordHash: string | null): Promise<q.UserRow> {
-    return newUserRow(environment, input, passwordHash, this.acceptImageUrl, this.now());
+    return newUserRow(environment, input, passwordHash, this.acceptImageUrl, this.now);
   }
 
   /** Inserts the user in `db` (a transaction of the caller's, or not), the password already hashed. */

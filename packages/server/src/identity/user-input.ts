@@ -70,11 +70,12 @@ export async function newUserRow(
   input: NewUserInput,
   passwordHash: string | null,
   acceptImageUrl: ImageUrlCheck,
-  now: number,
+  clock: () => number,
 ): Promise<UserRow> {
   const email = normalizeEmail(input.email);
   const profile = await profileColumns(environment, input, acceptImageUrl);
   const metadata = metadataColumns(input);
+  const now = clock();
   return {
     environment_id: environment.id,
     id: newId('user', environment.id),

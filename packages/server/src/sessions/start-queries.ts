@@ -44,7 +44,7 @@ export async function startSession(
   session: Omit<SessionRow, 'environment_id'>,
 ): Promise<SignInUser | 'banned' | undefined> {
   const created = eventRow(environmentId, 'session.created', sessionData({ ...session, environment_id: environmentId }));
-  const values: Record<StartSessionValue, unknown> = {
+  const values: StartValues = {
     ...session,
     environment_id: environmentId,
     event_id: created.id,
@@ -70,11 +70,13 @@ export async function startSession(
 }
 
 // startSession's statements, compiled once per database handle (a sign-in's only other statement
-// reads the user): Kysely built and compiled them at every sign-in, tens of microseconds each.
+// reads the user): Kysely built and compiled them at every sign-in, tens of microseconds each. Each
+// builder receives placeholders typed as the values they stand for (db/reusable.ts).
 
-type SessionColumn = Exclude<keyof SessionRow, 'environment_id'>;
-/** Every column of a new session, each once (the type makes this list complete): its statements are compiled for exactly these. */
+type SessionColumn = keyof SessionRow;
+/** Every column of a new session, each once (the type makes this list complete). */
 const SESSION_COLUMNS = Object.keys({
+  environment_id: true,
   id: true,
   user_id: true,
   refresh_hash: true,
@@ -89,27 +91,43 @@ const SESSION_COLUMNS = Object.keys({
   user_agent: true,
 } satisfies Record<SessionColumn, true>) as SessionColumn[];
 
-const EVENT_VALUES = ['event_id', 'event_type', 'event_body', 'event_created_at'] as const;
-type StartSessionValue = SessionColumn | 'environment_id' | (typeof EVENT_VALUES)[number];
-type Placeholders<P extends string> = Record<P, EnvironmentId>;
+interface EventValues {
+  environment_id: EnvironmentId;
+  event_id: string;
+  event_type: string;
+  event_body: string;
+  event_created_at: number;
+}
+const EVENT_VALUES = [
+  'environment_id',
+  'event_id',
+  'event_type',
+  'event_body',
+  'event_created_at',
+] as const satisfies readonly (keyof EventValues)[];
 
-// Placeholders stand for every value (reusableStatement); the rows are typed as the tables they fill.
-function sessionRowOf(p: Placeholders<SessionColumn | 'environment_id'>): { [Column in keyof SessionRow]: SessionRow[Column] } {
-  return Object.fromEntries([...SESSION_COLUMNS, 'environment_id' as const].map((column) => [column, p[column]])) as never;
+type StampValues = Pick<SessionRow, 'environment_id' | 'user_id' | 'created_at'>;
+const STAMP_VALUES = ['environment_id', 'user_id', 'created_at'] as const satisfies readonly (keyof StampValues)[];
+
+type StartValues = SessionRow & EventValues;
+
+/** The session's row, and nothing else of `p` (which also holds the event's values). */
+function sessionRowOf(p: SessionRow): { [Column in SessionColumn]: SessionRow[Column] } {
+  return Object.fromEntries(SESSION_COLUMNS.map((column) => [column, p[column]])) as { [Column in SessionColumn]: SessionRow[Column] };
 }
 
-function eventValuesOf(p: Placeholders<'environment_id' | (typeof EVENT_VALUES)[number]>) {
-  return eventValues(p.environment_id, { id: p.event_id, type: p.event_type, body: p.event_body, createdAt: p.event_created_at as never });
+function eventValuesOf(p: EventValues) {
+  return eventValues(p.environment_id, { id: p.event_id, type: p.event_type, body: p.event_body, createdAt: p.event_created_at });
 }
 
-function stampOf(db: Pick<Db, 'updateTable'>, p: Placeholders<'environment_id' | 'user_id' | 'created_at'>) {
-  return stampSignIn(db, p.environment_id, p.user_id, p.created_at as never);
+function stampOf(db: Pick<Db, 'updateTable'>, p: StampValues) {
+  return stampSignIn(db, p.environment_id, p.user_id, p.created_at);
 }
 
 /** PostgreSQL: the stamp, the session inserted from its result and the event from the session's, one statement. */
 const startSessionStatement = reusableStatement(
-  [...SESSION_COLUMNS, 'environment_id' as const, ...EVENT_VALUES],
-  (db: Kysely<Database>, p) => {
+  [...new Set([...SESSION_COLUMNS, ...EVENT_VALUES])],
+  (db: Kysely<Database>, p: StartValues) => {
     const row = sessionRowOf(p);
     const event = eventValuesOf(p);
     return db
@@ -133,11 +151,11 @@ const startSessionStatement = reusableStatement(
 );
 
 /** SQLite: the same three writes as statements of one synchronous transaction. */
-const stampStatement = reusableStatement(['environment_id', 'user_id', 'created_at'] as const, (db: Kysely<Database>, p) => stampOf(db, p));
-const sessionInsertStatement = reusableStatement([...SESSION_COLUMNS, 'environment_id' as const], (db: Kysely<Database>, p) =>
+const stampStatement = reusableStatement(STAMP_VALUES, (db: Kysely<Database>, p: StampValues) => stampOf(db, p));
+const sessionInsertStatement = reusableStatement(SESSION_COLUMNS, (db: Kysely<Database>, p: SessionRow) =>
   db.insertInto('sessions').values(sessionRowOf(p)),
 );
-const eventInsertStatement = reusableStatement(['environment_id', ...EVENT_VALUES] as const, (db: Kysely<Database>, p) =>
+const eventInsertStatement = reusableStatement(EVENT_VALUES, (db: Kysely<Database>, p: EventValues) =>
   db.insertInto('webhook_events').values(eventValuesOf(p)),
 );
 

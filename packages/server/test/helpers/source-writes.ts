@@ -32,7 +32,8 @@ interface TopLevelFunction {
 
 /**
  * Top-level functions, and statements compiled once (`const name = reusableQuery(…)` or
- * `reusableStatement(…)`, on one line or up to a line `);`), which act as private helpers.
+ * `reusableStatement(…)`), which act as private helpers. Such a statement runs to the next line
+ * that starts a top-level declaration (not indented, not a closing bracket).
  */
 function topLevelFunctions(text: string): TopLevelFunction[] {
   const functions = [...text.matchAll(/\n(export )?(?:async )?function (\w+)/g)].map((m) => {
@@ -40,9 +41,10 @@ function topLevelFunctions(text: string): TopLevelFunction[] {
     return { name: m[2]!, exported: m[1] !== undefined, start: m.index, body: text.slice(m.index, end === -1 ? undefined : end) };
   });
   const reusable = [...text.matchAll(/\nconst (\w+) = reusable(?:Query|Statement)\(/g)].map((m) => {
-    const lineEnd = text.indexOf('\n', m.index + 1);
-    const end = text.slice(m.index, lineEnd).trimEnd().endsWith(');') ? lineEnd : text.indexOf('\n);\n', m.index);
-    return { name: m[1]!, exported: false, start: m.index, body: text.slice(m.index, end === -1 ? undefined : end) };
+    const nextTopLevel = /\n(?![ \t)\]}\n])/g;
+    nextTopLevel.lastIndex = m.index + 1;
+    const end = nextTopLevel.exec(text)?.index;
+    return { name: m[1]!, exported: false, start: m.index, body: text.slice(m.index, end) };
   });
   return [...functions, ...reusable].sort((a, b) => a.start - b.start);
 }

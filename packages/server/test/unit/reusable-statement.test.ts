@@ -22,8 +22,10 @@ function database(): Kysely<Db> {
 
 describe('reusableStatement', () => {
   it('puts each value where its placeholder was, a placeholder used twice included, and keeps constants as compiled', () => {
-    const statement = reusableStatement(['environmentId', 'id'] as const, (db: Kysely<Db>, p) =>
-      db.insertInto('notes').values({ environment_id: p.environmentId, id: p.id, body: p.id, pinned: 1 }),
+    const statement = reusableStatement(
+      ['environmentId', 'id'] as const,
+      (db: Kysely<Db>, p: { environmentId: string; id: string | null }) =>
+        db.insertInto('notes').values({ environment_id: p.environmentId, id: p.id!, body: p.id, pinned: 1 }),
     );
     const db = database();
     const compiled = statement(db, { environmentId: 'env_a', id: 'note_1' });
@@ -31,9 +33,9 @@ describe('reusableStatement', () => {
     expect(statement(db, { environmentId: 'env_b', id: null }).parameters).toEqual(['env_b', null, null, 1]);
   });
 
-  it('builds and compiles once per database handle', () => {
+  it('compiles once per database handle (building twice then, to check the placeholders)', () => {
     let builds = 0;
-    const statement = reusableStatement(['id'] as const, (db: Kysely<Db>, p) => {
+    const statement = reusableStatement(['id'] as const, (db: Kysely<Db>, p: { id: string }) => {
       builds++;
       return db.selectFrom('notes').selectAll().where('id', '=', p.id);
     });
@@ -41,16 +43,33 @@ describe('reusableStatement', () => {
     const second = database();
     statement(first, { id: 'a' });
     statement(first, { id: 'b' });
-    expect(builds).toBe(1);
-    statement(second, { id: 'c' });
     expect(builds).toBe(2);
+    statement(second, { id: 'c' });
+    expect(builds).toBe(4);
   });
 
   it('refuses a placeholder the statement never binds, whose value would silently be dropped', () => {
-    const statement = reusableStatement(['environmentId', 'id'] as const, (db: Kysely<Db>, p) =>
+    const statement = reusableStatement(['environmentId', 'id'] as const, (db: Kysely<Db>, p: { environmentId: string; id: string }) =>
       db.selectFrom('notes').selectAll().where('environment_id', '=', p.environmentId),
     );
     expect(() => statement(database(), { environmentId: 'env_a', id: 'note_1' })).toThrow(/never bound: id/);
+  });
+
+  it('refuses a value computed from a placeholder, which would be compiled as a constant', () => {
+    const statement = reusableStatement(['id', 'pinned'] as const, (db: Kysely<Db>, p: { id: string; pinned: number }) =>
+      db
+        .updateTable('notes')
+        .set({ pinned: p.pinned, body: `${p.id}!` })
+        .where('id', '=', p.id),
+    );
+    expect(() => statement(database(), { id: 'note_1', pinned: 1 })).toThrow(/computed from a placeholder/);
+  });
+
+  it('refuses a statement whose SQL depends on a placeholder', () => {
+    const statement = reusableStatement(['id'] as const, (db: Kysely<Db>, p: { id: string }) =>
+      db.selectFrom('notes').select(p.id.includes('a') ? 'body' : 'pinned'),
+    );
+    expect(() => statement(database(), { id: 'note_1' })).toThrow(/SQL depends on a placeholder/);
   });
 
   it('runs, through reusableQuery, with the values of each call', async () => {
