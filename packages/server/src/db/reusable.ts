@@ -15,14 +15,22 @@ const MARK = '\u0000';
  * handle. Answers the statement with the call's values in place.
  *
  * `build` runs twice at the first compile, with two sets of markers: a statement whose SQL depends
- * on a placeholder, which transforms one (`p.n + 1` would silently become a constant), or which
- * leaves one unbound is refused then, with an error, rather than run with a wrong value.
+ * on a placeholder, which transforms one (`p.n + 1` would silently become a constant), which reads
+ * a value not named, or which leaves one unbound is refused then, with an error, rather than run
+ * with a wrong value.
  */
 export function reusableStatement<DB, Row, Values extends object>(
   names: readonly (keyof Values & string)[],
   build: (db: Kysely<DB>, placeholders: Values) => Compilable<Row>,
 ): (db: Kysely<DB>, values: Values) => CompiledQuery<Row> {
-  const markersOf = (set: string) => Object.fromEntries(names.map((name) => [name, `${MARK}${set}${name}${MARK}`]));
+  // A value read but not named would be compiled as the constant `undefined`: reading one throws.
+  const markersOf = (set: string): Record<string, string> =>
+    new Proxy(Object.fromEntries(names.map((name) => [name, `${MARK}${set}${name}${MARK}`])), {
+      get(markers, key) {
+        if (typeof key === 'string' && !Object.hasOwn(markers, key)) throw new Error(`reusableStatement: ${key} is read but not named`);
+        return Reflect.get(markers, key);
+      },
+    });
   const first = markersOf('a');
   const second = markersOf('b');
   const nameOf = new Map(names.map((name) => [first[name]!, name]));

@@ -55,6 +55,13 @@ describe('reusableStatement', () => {
     expect(() => statement(database(), { environmentId: 'env_a', id: 'note_1' })).toThrow(/never bound: id/);
   });
 
+  it('refuses a build that reads a value it was not given a placeholder for (it would be the constant undefined)', () => {
+    const statement = reusableStatement(['id'] as const, (db: Kysely<Db>, p: { id: string; body: string }) =>
+      db.updateTable('notes').set({ body: p.body }).where('id', '=', p.id),
+    );
+    expect(() => statement(database(), { id: 'note_1', body: 'text' })).toThrow(/body is read but not named/);
+  });
+
   it('refuses a value computed from a placeholder, which would be compiled as a constant', () => {
     const statement = reusableStatement(['id', 'pinned'] as const, (db: Kysely<Db>, p: { id: string; pinned: number }) =>
       db
