@@ -1,6 +1,6 @@
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { GatehouseProvider, OrganizationSwitcher, Protect, SignedIn, SignedOut, SignIn, useAuth, UserButton } from '@gatehouse/react';
+import { GatehouseProvider, OrganizationSwitcher, Protect, SignedIn, SignedOut, SignIn, SignUp, useAuth, UserButton } from '@gatehouse/react';
 
 interface Config {
   gatehouseUrl: string;
@@ -52,7 +52,19 @@ function AdminReport() {
   );
 }
 
+/** `#sign-up` shows the sign-up form, anything else the sign-in form: each links to the other. */
+function useHash() {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const changed = () => setHash(location.hash);
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return hash;
+}
+
 function App({ config }: { config: Config }) {
+  const signingUp = useHash() === '#sign-up';
   const hosted = `${config.gatehouseUrl}/hosted/${config.environmentId}/sign-in?redirect_url=${encodeURIComponent(location.origin + '/')}`;
   return (
     <>
@@ -68,7 +80,7 @@ function App({ config }: { config: Config }) {
       <main>
         <SignedOut>
           <div className="center">
-            <SignIn />
+            {signingUp ? <SignUp signInUrl="#sign-in" /> : <SignIn signUpUrl="#sign-up" />}
             <p className="muted">
               or use <a href={hosted} id="hosted-link">the sign-in page hosted by Gatehouse</a>
             </p>

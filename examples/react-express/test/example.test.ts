@@ -109,6 +109,33 @@ describe.skipIf(!chromiumAvailable())('examples/react-express in Chromium', () =
     expect(await page.locator('#claims-role').textContent()).toBe('admin');
   });
 
+  it('lets a newcomer sign up from the sign-in page, with the emailed code', async () => {
+    // As on a fresh install: new environments require a verified email (the test projects do not).
+    await live.t.setSettings(env.id, { emailVerification: 'required' });
+    const email = uniqueEmail('newcomer');
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(appUrl);
+    await page.getByRole('link', { name: 'Sign up' }).click();
+    await page.getByLabel('Email address').fill(email);
+    await page.getByLabel('Password').fill(GOOD_PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByLabel('Verification code').waitFor();
+    // Development mail is captured: read the code as the README says.
+    const mail = await sk('GET', `/v1/dev/emails?to=${encodeURIComponent(email)}&limit=1`);
+    const code = /\b(\d{6})\b/.exec((mail.json() as { data: Array<{ text: string }> }).data[0]!.text)![1]!;
+    await page.getByLabel('Verification code').fill(code);
+    await page.getByRole('button', { name: 'Verify and create account' }).click();
+    await page.locator('#claims-role').waitFor();
+    await expect.poll(() => page.locator('#claims-role').textContent()).toBe('none (personal account)');
+    // And back: the sign-up form links to the sign-in form.
+    await (await browser.newContext()).newPage().then(async (other) => {
+      await other.goto(`${appUrl}#sign-up`);
+      await other.getByRole('link', { name: 'Sign in' }).click();
+      await other.getByRole('button', { name: 'Continue' }).waitFor();
+    });
+    await live.t.setSettings(env.id, { emailVerification: 'off' });
+  });
+
   it('signs in through the hosted page and comes back signed in', async () => {
     const user = await createUser('hosted');
     const page = await (await browser.newContext()).newPage();

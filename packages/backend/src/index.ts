@@ -15,7 +15,7 @@ export {
 export { unauthenticatedBody, unauthenticatedResponse } from './refusal.js';
 export { requireAuthResponse } from './fetch-guard.js';
 export { createGatehouseClient, type GatehouseClient, type GatehouseClientOptions } from './admin/client.js';
-export { GatehouseApiError } from './admin/api-error.js';
+export { GatehouseApiError, GatehouseNetworkError } from './admin/api-error.js';
 export { PageList } from './admin/page-list.js';
 export type { RetryOptions } from './admin/transport.js';
 export type * from './admin/types.js';

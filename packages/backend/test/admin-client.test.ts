@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGatehouseClient, GatehouseApiError, type GatehouseClient, type User } from '../src/index.js';
+import { createGatehouseClient, GatehouseApiError, GatehouseNetworkError, type GatehouseClient, type User } from '../src/index.js';
 import { startGatehouse, uniqueEmail, type Gatehouse } from './helpers/gatehouse.js';
 
 async function apiError(promise: PromiseLike<unknown>): Promise<GatehouseApiError> {
@@ -250,6 +250,50 @@ describe('the admin client: Retry-After in decimal seconds', () => {
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe('the admin client when Gatehouse cannot be reached', () => {
+  async function failure(promise: PromiseLike<unknown>): Promise<unknown> {
+    return Promise.resolve(promise).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+  }
+
+  it('a refused connection is a GatehouseNetworkError of kind network, not a GatehouseApiError', async () => {
+    // A port that was just free: nothing listens there.
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const client = createGatehouseClient({ secretKey: 'sk_test_unreachable', baseUrl: `http://127.0.0.1:${port}`, retry: { maxRetries: 0 } });
+    const error = await failure(client.users.get('user_x'));
+    expect(error).toBeInstanceOf(GatehouseNetworkError);
+    expect(error).not.toBeInstanceOf(GatehouseApiError);
+    expect(error).toMatchObject({ kind: 'network', method: 'GET' });
+    expect((error as Error).message).toContain('/v1/users/user_x');
+    expect((error as Error).message).not.toContain('sk_test_unreachable');
+    expect((error as Error).cause).toBeInstanceOf(TypeError);
+  });
+
+  it('an answer that never comes is a GatehouseNetworkError of kind timeout', async () => {
+    const { createServer } = await import('node:http');
+    const silent = createServer(() => {
+      // Accepts the request and never answers.
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      const client = createGatehouseClient({ secretKey: 'sk_test_silent', baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 300 });
+      const error = await failure(client.users.create({ email: 'ada@example.com' }));
+      expect(error).toBeInstanceOf(GatehouseNetworkError);
+      expect(error).toMatchObject({ kind: 'timeout', method: 'POST' });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 });

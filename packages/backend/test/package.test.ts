@@ -74,6 +74,22 @@ describe('the built @gatehouse/backend', () => {
     expect(JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')).dependencies ?? {}).toEqual({});
   });
 
+  test('each adapter declares its framework as an optional peer dependency, and nothing else does', () => {
+    const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+      peerDependencies?: Record<string, string>;
+      peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+    };
+    // The frameworks the built adapters name (type imports included): express's adapter names none.
+    const named = new Set<string>();
+    for (const file of filesOf(dist).filter((f) => /\.(js|d\.ts)$/.test(f))) {
+      for (const m of readFileSync(file, 'utf8').matchAll(/from\s*['"](express|fastify|hono)['"]/g)) named.add(m[1]!);
+    }
+    expect([...named].sort()).toEqual(['fastify', 'hono']);
+    const peers = Object.keys(manifest.peerDependencies ?? {}).sort();
+    expect(peers).toEqual(['express', 'fastify', 'hono']);
+    for (const peer of peers) expect(manifest.peerDependenciesMeta?.[peer]?.optional, peer).toBe(true);
+  });
+
   test('an application that installs only @gatehouse/backend typechecks against every entry point', () => {
     expect(checked.output).toBe('');
     expect(checked.status).toBe(0);

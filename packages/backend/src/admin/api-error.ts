@@ -15,3 +15,22 @@ export class GatehouseApiError extends Error {
     super(message);
   }
 }
+
+/**
+ * The request never got an answer from Gatehouse: the connection failed (`network`) or the
+ * per-request timeout passed (`timeout`). Nothing is known about whether a change was applied;
+ * `cause` holds fetch's own error.
+ */
+export class GatehouseNetworkError extends Error {
+  override readonly name = 'GatehouseNetworkError';
+  constructor(
+    readonly kind: 'network' | 'timeout',
+    readonly method: string,
+    readonly url: string,
+    options: { cause: unknown },
+  ) {
+    const why = kind === 'timeout' ? 'timed out' : 'could not reach Gatehouse';
+    const detail = options.cause instanceof Error && options.cause.cause instanceof Error ? ` (${options.cause.cause.message})` : '';
+    super(`${method} ${new URL(url).pathname} ${why}${detail}. Check baseUrl and that Gatehouse is running.`, options);
+  }
+}

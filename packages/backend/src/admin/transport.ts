@@ -1,5 +1,5 @@
 import type { ErrorBody, ErrorCode } from '@gatehouse/contract';
-import { GatehouseApiError } from './api-error.js';
+import { GatehouseApiError, GatehouseNetworkError } from './api-error.js';
 
 export interface RetryOptions {
   /** How many times a 429 is retried after waiting its Retry-After; default 2. 0 turns retries off. */
@@ -76,7 +76,7 @@ export class Transport {
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const body = options.body === undefined ? null : JSON.stringify(options.body);
     for (let attempt = 0; ; attempt++) {
-      const response = await fetch(url, { method, headers, body, redirect: 'error', signal: AbortSignal.timeout(this.timeoutMs) });
+      const response = await this.send(method, url, headers, body);
       if (response.ok) {
         if (response.status === 204) return undefined as T;
         return (await response.json()) as T;
@@ -87,6 +87,16 @@ export class Transport {
         continue;
       }
       throw error;
+    }
+  }
+
+  /** fetch, with a failure to get any answer as a GatehouseNetworkError a caller can tell apart. */
+  private async send(method: string, url: string, headers: Record<string, string>, body: string | null): Promise<Response> {
+    try {
+      return await fetch(url, { method, headers, body, redirect: 'error', signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch (error) {
+      const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+      throw new GatehouseNetworkError(timedOut ? 'timeout' : 'network', method, url, { cause: error });
     }
   }
 }
