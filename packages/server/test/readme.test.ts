@@ -27,7 +27,7 @@ interface Step {
 }
 
 /** Each curl command (with its continuation lines) and the `# → status body` line after it. */
-function stepsOf(block: string): { preamble: string; steps: Step[] } {
+function stepsOf(block: string): { preamble: string[]; steps: Step[] } {
   const lines = block.split('\n');
   const preamble: string[] = [];
   const steps: Step[] = [];
