@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppOptions } from '../app.js';
-import { changeFeed, parseChange } from '../db/changes.js';
+import { changeFeed, parseChange, withAnnouncementScope, type AnnouncementScope } from '../db/changes.js';
 import { RedisLink } from '../lib/redis.js';
 import { newMeOrganizationsCache } from '../organizations/service.js';
 import { newSessionCache } from '../sessions/session-record.js';
@@ -69,9 +69,23 @@ export function installCaches(app: FastifyInstance, options: AppOptions, redis: 
       link.on('hearing', () => setTrusted(hearsChanges()));
       setTrusted(hearsChanges());
       app.addHook('onClose', async () => void unrelay());
-      // commit → announced → answered: a response waits until the changes its request made are out.
-      app.addHook('onSend', (_request, _reply, payload, done) => {
-        const settled = feed.settled();
+      // commit → announced → answered: a response waits until the changes its own request made
+      // are out, and for no other request's. The scope is entered again before the handler, whose
+      // continuation after body parsing may not carry the context of onRequest.
+      const scopeOf = new WeakMap<object, AnnouncementScope>();
+      app.addHook('onRequest', (request, _reply, done) => {
+        const scope: AnnouncementScope = new Set();
+        scopeOf.set(request, scope);
+        withAnnouncementScope(scope, done);
+      });
+      app.addHook('preHandler', (request, _reply, done) => {
+        const scope = scopeOf.get(request);
+        if (!scope) return done();
+        withAnnouncementScope(scope, done);
+      });
+      app.addHook('onSend', (request, _reply, payload, done) => {
+        const scope = scopeOf.get(request);
+        const settled = scope && feed.settled(scope);
         if (!settled) return done(null, payload);
         settled.then(() => done(null, payload));
       });

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
@@ -12,6 +13,18 @@ export type Change =
   | { kind: 'organizations'; environmentId: string; userId?: string };
 
 type Listener = (change: Change) => void;
+
+/**
+ * The relays one unit of work (a request) started. Its answer waits for these only: a slow
+ * announcement of another request must not hold it up.
+ */
+export type AnnouncementScope = Set<Promise<void>>;
+const scopes = new AsyncLocalStorage<AnnouncementScope>();
+
+/** Runs `work` with its announcements collected in `scope` (see ChangeFeed.settled). */
+export function withAnnouncementScope<T>(scope: AnnouncementScope, work: () => T): T {
+  return scopes.run(scope, work);
+}
 /** Forwards a change to other nodes; returns a promise while delivery is under way (see `settled`). */
 type Relay = (change: Change) => unknown;
 
@@ -73,21 +86,25 @@ export class ChangeFeed {
   }
 
   private track(sent: Promise<unknown>): void {
-    const settled: Promise<void> = sent.then(
-      () => void this.relaying.delete(settled),
-      () => void this.relaying.delete(settled),
-    );
+    const scope = scopes.getStore();
+    const forget = () => {
+      this.relaying.delete(settled);
+      scope?.delete(settled);
+    };
+    const settled: Promise<void> = sent.then(forget, forget);
     this.relaying.add(settled);
+    scope?.add(settled);
   }
 
   /**
-   * Resolves once every relay started before the call has finished (sent or given up); undefined
-   * when none is under way. A response waits for it, so the changes its request made are out
-   * before the client hears back (see app.ts).
+   * Resolves once every relay of `scope` (by default, every relay of this process) started before
+   * the call has finished (sent or given up); undefined when none is under way. A response waits
+   * for its own request's, so the changes it made are out before the client hears back (see
+   * app/caches.ts).
    */
-  settled(): Promise<unknown> | undefined {
-    if (this.relaying.size === 0) return undefined;
-    return Promise.all(this.relaying);
+  settled(scope: AnnouncementScope = this.relaying): Promise<unknown> | undefined {
+    if (scope.size === 0) return undefined;
+    return Promise.all(scope);
   }
 
   /** A change announced by another node. */
