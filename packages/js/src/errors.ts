@@ -1,4 +1,5 @@
 import type { ErrorCode } from '@gatehouse/contract';
+import { readErrorBody } from '@gatehouse/contract/error-body';
 
 /**
  * Every refusal, from the server or from the client itself, with `code` always from the catalogue so
@@ -37,54 +38,15 @@ export function networkError(cause: unknown): GatehouseError {
   });
 }
 
-/**
- * The catalogue code an answer without Gatehouse's error body stands for. Not 401: a refresh
- * refused with `unauthenticated` signs out, and only Gatehouse itself may say that (a proxy's 401
- * page is `internal`, retried).
- */
-const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
-  400: 'invalid_request',
-  403: 'forbidden',
-  404: 'not_found',
-  408: 'request_timeout',
-  409: 'conflict',
-  413: 'payload_too_large',
-  414: 'uri_too_long',
-  415: 'unsupported_media_type',
-  429: 'rate_limited',
-  431: 'headers_too_large',
-  502: 'unavailable',
-  503: 'unavailable',
-  504: 'unavailable',
-};
-
-function codeOfStatus(status: number): ErrorCode {
-  return CODE_OF_STATUS[status] ?? 'internal';
-}
-
+/** The refusal an answer carries, read by the parser every Gatehouse client shares. */
 export async function errorFromResponse(response: Response): Promise<GatehouseError> {
-  const header = response.headers.get('retry-after');
-  const retryAfter = header !== null && /^\d+$/.test(header.trim()) ? Number(header) : undefined;
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch {
-    body = undefined;
-  }
-  const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)?.error;
-  if (error && typeof error.code === 'string' && typeof error.message === 'string') {
-    return new GatehouseError({
-      status: response.status,
-      code: error.code as ErrorCode,
-      message: error.message,
-      retryAfter,
-      details: error.details,
-    });
-  }
+  const text = await response.text().catch(() => '');
+  const read = readErrorBody(response.status, response.headers.get('retry-after'), text);
   return new GatehouseError({
-    status: response.status,
-    code: codeOfStatus(response.status),
-    message: `Gatehouse answered ${response.status} without an error body. Check that baseUrl points at a Gatehouse server.`,
-    retryAfter,
+    status: read.status,
+    code: read.code,
+    message: read.message,
+    retryAfter: read.retryAfter,
+    details: read.details,
   });
 }

@@ -1,4 +1,5 @@
-import type { ErrorBody, ErrorCode } from '@gatehouse/contract';
+import type { ErrorCode } from '@gatehouse/contract';
+import { readErrorBody } from '@gatehouse/contract/error-body';
 import { GatehouseApiError, GatehouseNetworkError } from './api-error.js';
 
 export interface RetryOptions {
@@ -20,34 +21,12 @@ type Query = Record<string, string | number | undefined>;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Retry-After as seconds (delta-seconds, decimals too, or an HTTP date); 1 when absent or unreadable. */
-function retryAfterSeconds(header: string | null): number {
-  if (header === null) return 1;
-  // Decimal seconds ("1.5") must not reach Date.parse, which reads them as a date in 2001: no wait at all.
-  if (/^\d+(\.\d+)?$/.test(header.trim())) return Number(header.trim());
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? 1 : Math.max(0, Math.ceil((date - Date.now()) / 1000));
-}
-
 async function toApiError(response: Response): Promise<GatehouseApiError> {
   const text = await response.text().catch(() => '');
-  let error: Partial<ErrorBody['error']> | undefined;
-  try {
-    error = (JSON.parse(text) as Partial<ErrorBody>).error;
-  } catch {
-    // Not Gatehouse's error shape: a proxy or load balancer answered.
-  }
-  const retryAfter = response.status === 429 ? retryAfterSeconds(response.headers.get('retry-after')) : undefined;
-  if (error && typeof error.code === 'string' && typeof error.message === 'string') {
-    return new GatehouseApiError(response.status, error.code, error.message, error.details, retryAfter);
-  }
-  return new GatehouseApiError(
-    response.status,
-    response.status === 429 ? 'rate_limited' : 'internal',
-    `Gatehouse answered HTTP ${response.status} without its error shape (${text.slice(0, 200) || 'empty body'}). Check baseUrl and any proxy in between.`,
-    undefined,
-    retryAfter,
-  );
+  const read = readErrorBody(response.status, response.headers.get('retry-after'), text);
+  // A 429 without a readable Retry-After is retried after 1 s.
+  const retryAfter = response.status === 429 ? (read.retryAfter ?? 1) : undefined;
+  return new GatehouseApiError(read.status, read.code, read.message, read.details, retryAfter);
 }
 
 /** Sends secret-key requests: JSON in and out, 429s waited for and retried, refusals as GatehouseApiError. */
