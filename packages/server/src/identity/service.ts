@@ -177,7 +177,7 @@ export class IdentityService {
     ];
     return this.throttle.guard(environment.id, subjects, passwordLocked, async () => {
       const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
-      const ok = await verifyPassword(row?.password_hash, input.password);
+      const ok = await verifyPassword(row?.password_hash, input.password, environment.id);
       if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
       if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
       const session = await this.sessions.create(environment, row.id, context);
@@ -268,7 +268,7 @@ export class IdentityService {
       );
     }
     const row = await this.getUserRow(environment, identity.userId);
-    if (!(await verifyPassword(row.password_hash, input.currentPassword))) {
+    if (!(await verifyPassword(row.password_hash, input.currentPassword, environment.id))) {
       throw apiError(
         'invalid_credentials',
         row.password_hash === null
