@@ -227,7 +227,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(invitationRoutes, { invitations, members });
   await app.register(domainRoutes, { domains, requests: membershipRequests, members });
-  await app.register(hostedRoutes, { handoff: new HandoffService({ store: options.store, sessions, identity, now }), tenancy });
+  await app.register(hostedRoutes, {
+    handoff: new HandoffService({ store: options.store, sessions, identity, now }),
+    tenancy,
+    baseUrl: options.config.baseUrl,
+  });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
   app.addHook('onClose', async () => {
     await outbox.stop();

@@ -124,6 +124,7 @@ export function buildServices(
     tenancy,
     now,
     codeKey: deriveSubkey(options.instanceSecret, 'domain-codes'),
+    throttle,
     wake: () => wakeOutbox(),
     log,
   });

@@ -177,6 +177,8 @@ export interface HandoffTokensTable {
   environment_id: EnvironmentId;
   id: string;
   user_id: string;
+  /** The session that minted it; the exchange requires it live. Null only for tokens minted before 0023. */
+  session_id: string | null;
   token_hash: string;
   created_at: number;
   expires_at: number;

@@ -4,7 +4,7 @@ import type { Selectable } from 'kysely';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { FlowTokensTable } from '../db/schema.js';
-import { ApiError, apiError } from '../lib/errors.js';
+import { ApiError, apiError, userBanned } from '../lib/errors.js';
 import { emailKey, normalizeEmail } from '../identity/email.js';
 import { assertAcceptablePassword } from '../identity/password-policy.js';
 import { hashPassword } from '../identity/passwords.js';
@@ -275,6 +275,8 @@ export class FlowService {
     const sessionsRevoked = await inTransaction(this.db, async (tx) => {
       const user = await this.options.identity.findUser(tx, environment, resetUserId);
       if (!user) throw apiError('invalid_credentials', INVALID_LINK);
+      // A banned account is frozen: no new password, no proof of the address, until it is unbanned.
+      if (user.banned === 1) throw userBanned();
       if (row.password_fingerprint !== null && !constantTimeEqual(passwordFingerprint(user.password_hash), row.password_fingerprint)) {
         throw apiError('invalid_credentials', 'This reset link is void because the password changed after it was sent. Request a new one.');
       }
@@ -321,6 +323,8 @@ export class FlowService {
     if (row.user_id !== null) {
       const found = await this.options.identity.findUser(this.db, environment, row.user_id);
       if (!found) throw apiError('invalid_credentials', INVALID_LINK);
+      // Refused before any change: a banned user's link or code must not verify or strip the account.
+      if (found.banned === 1) throw userBanned();
       // The message reached the address it was sent to; if the user has changed address since, that proves nothing about the new one.
       if (found.email_key === row.email_key) await this.options.identity.markEmailVerified(this.db, environment, found.id);
       user = { id: found.id, email: found.email };

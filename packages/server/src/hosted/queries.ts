@@ -7,7 +7,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 export async function insertHandoff(
   db: Db,
   environmentId: EnvironmentId,
-  row: { id: string; userId: string; tokenHash: string; createdAt: number; expiresAt: number },
+  row: { id: string; userId: string; sessionId: string; tokenHash: string; createdAt: number; expiresAt: number },
 ) {
   await db
     .insertInto('handoff_tokens')
@@ -15,6 +15,7 @@ export async function insertHandoff(
       environment_id: environmentId,
       id: row.id,
       user_id: row.userId,
+      session_id: row.sessionId,
       token_hash: row.tokenHash,
       created_at: row.createdAt,
       expires_at: row.expiresAt,
@@ -22,15 +23,36 @@ export async function insertHandoff(
     .execute();
 }
 
-/** Consumes a live token in one statement, so two racing exchanges cannot both win. */
-export async function consumeHandoff(db: Db, environmentId: EnvironmentId, tokenHash: string, now: number) {
+/**
+ * Consumes a live token whose minting session is still live, in one statement, so two racing
+ * exchanges cannot both win and a token outlives neither its 60 s nor its session.
+ */
+export async function consumeHandoff(
+  db: Db,
+  environmentId: EnvironmentId,
+  tokenHash: string,
+  live: { now: number; activeSince: number },
+) {
   return db
     .updateTable('handoff_tokens')
-    .set({ consumed_at: now })
+    .set({ consumed_at: live.now })
     .where('environment_id', '=', environmentId)
     .where('token_hash', '=', tokenHash)
     .where('consumed_at', 'is', null)
-    .where('expires_at', '>', now)
+    .where('expires_at', '>', live.now)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('sessions')
+          .select('sessions.id')
+          .where('sessions.environment_id', '=', environmentId)
+          .whereRef('sessions.id', '=', 'handoff_tokens.session_id')
+          .whereRef('sessions.user_id', '=', 'handoff_tokens.user_id')
+          .where('sessions.revoked_at', 'is', null)
+          .where('sessions.expires_at', '>', live.now)
+          .where('sessions.last_active_at', '>', live.activeSince),
+      ),
+    )
     .returning(['user_id'])
     .executeTakeFirst();
 }

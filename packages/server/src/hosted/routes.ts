@@ -10,7 +10,10 @@ import type { HandoffService } from './service.js';
 
 const Token = Type.String({ minLength: 1, maxLength: 512 });
 
-export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; tenancy: TenancyService }> = async (app, { handoff, tenancy }) => {
+export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; tenancy: TenancyService; baseUrl: string }> = async (
+  app,
+  { handoff, tenancy, baseUrl },
+) => {
   app.post(
     '/v1/auth/handoff',
     {
@@ -39,7 +42,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; 
     },
     async (request) => {
       const { environment, session } = sessionOf(request);
-      return handoff.create(environment, session.userId, request.body.redirectUrl);
+      return handoff.create(environment, session, request.body.redirectUrl);
     },
   );
 
@@ -75,7 +78,9 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; 
         page: page as HostedPage,
         environmentId: environment.id,
         publishableKey: environment.publishableKey,
-        baseUrl: `${request.protocol}://${request.host}`,
+        // The configured origin, never the request's Host: a forged Host would point the page's
+        // API calls (and the password typed into it) at another server.
+        baseUrl,
         redirectUrl,
         redirectError: handoff.redirectProblem(environment, redirectUrl ?? undefined),
         applicationName: project.name,

@@ -29,13 +29,16 @@ export class HandoffService {
   constructor(private readonly options: HandoffServiceOptions) {}
 
   /** The redirect URL with `#__gh_handoff=<token>`; only the token's hash is stored. */
-  async create(environment: Environment, userId: string, redirectUrl: string): Promise<{ redirectUrl: string }> {
+  async create(environment: Environment, session: { userId: string; sessionId: string }, redirectUrl: string): Promise<{ redirectUrl: string }> {
     const url = validateRedirectUrl(environment, redirectUrl);
     const token = newSecret('', 32);
     const now = this.options.now();
     await q.insertHandoff(this.options.store.db, environment.id, {
       id: newId('hnd'),
-      userId,
+      userId: session.userId,
+      // Bound to the minting session: revoking it (sign-out, revoke-all, password change, the
+      // pre-registration defence) voids the token too.
+      sessionId: session.sessionId,
       tokenHash: sha256Hex(token),
       createdAt: now,
       expiresAt: now + HANDOFF_TTL_MS,
@@ -44,9 +47,14 @@ export class HandoffService {
     return { redirectUrl: url.href };
   }
 
-  /** Single use, within 60 s, in the environment that issued it: a new session for the application. */
+  /**
+   * Single use, within 60 s, in the environment that issued it, while the session that minted it is
+   * live: a new session for the application.
+   */
   async exchange(environment: Environment, token: string, context: RequestContext): Promise<SignedIn> {
-    const row = await q.consumeHandoff(this.options.store.db, environment.id, sha256Hex(token), this.options.now());
+    const now = this.options.now();
+    const activeSince = now - environment.settings.sessionInactivitySeconds * 1000;
+    const row = await q.consumeHandoff(this.options.store.db, environment.id, sha256Hex(token), { now, activeSince });
     if (!row) throw apiError('invalid_credentials', INVALID);
     const user = await this.options.identity.findUser(this.options.store.db, environment, row.user_id);
     if (!user) throw apiError('invalid_credentials', INVALID);

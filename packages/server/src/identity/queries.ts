@@ -162,14 +162,16 @@ export async function markEmailVerified(
   environmentId: EnvironmentId,
   userId: string,
   now: number,
-): Promise<{ passwordRemoved: boolean }> {
+): Promise<{ passwordRemoved: boolean } | 'banned'> {
   return atomically(db, async (db) => {
     const before = await db
       .selectFrom('users')
-      .select(['email_verified', 'password_hash'])
+      .select(['email_verified', 'password_hash', 'banned'])
       .where('environment_id', '=', environmentId)
       .where('id', '=', userId)
       .executeTakeFirst();
+    // A banned account is frozen: the proof that would sign its owner in changes nothing either.
+    if (before?.banned === 1) return 'banned';
     if (!before || before.email_verified === 1) return { passwordRemoved: false };
     await db
       .updateTable('users')

@@ -5,7 +5,7 @@ import { inTransaction } from '../db/changes.js';
 import type { Database } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
-import { ApiError, apiError, notFound } from '../lib/errors.js';
+import { ApiError, apiError, notFound, userBanned } from '../lib/errors.js';
 import { PASSWORD_ACCOUNT, PASSWORD_CLIENT } from '../ratelimit/throttle-policies.js';
 import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
 import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
@@ -177,7 +177,7 @@ export class IdentityService {
     ];
     return this.throttle.guard(environment.id, subjects, passwordLocked, async () => {
       const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
-      const ok = await verifyPassword(row?.password_hash, input.password);
+      const ok = await verifyPassword(row?.password_hash, input.password, environment.id);
       if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
       if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
       const session = await this.sessions.create(environment, row.id, context);
@@ -268,7 +268,7 @@ export class IdentityService {
       );
     }
     const row = await this.getUserRow(environment, identity.userId);
-    if (!(await verifyPassword(row.password_hash, input.currentPassword))) {
+    if (!(await verifyPassword(row.password_hash, input.currentPassword, environment.id))) {
       throw apiError(
         'invalid_credentials',
         row.password_hash === null
@@ -395,9 +395,12 @@ export class IdentityService {
     // Pre-registration takeover: someone signs up with another person's address and a password of
     // their own, and waits. When the owner first proves the address (an emailed link or code, an
     // invitation), that password and every session made with it go, so the account is the owner's.
+    // A banned user is refused (403 user_banned) before anything changes: a refused sign-in must
+    // not verify the address or remove the password, which would outlive an unban.
     const claim = async (tx: Transaction<Database>) => {
-      const { passwordRemoved } = await q.markEmailVerified(tx, environment.id, userId, this.now());
-      if (passwordRemoved) await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
+      const marked = await q.markEmailVerified(tx, environment.id, userId, this.now());
+      if (marked === 'banned') throw userBanned();
+      if (marked.passwordRemoved) await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
     };
     if (db.isTransaction) await claim(db as Transaction<Database>);
     else await inTransaction(this.db, claim);

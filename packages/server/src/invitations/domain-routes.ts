@@ -134,7 +134,7 @@ export const domainRoutes: FastifyPluginAsyncTypebox<DomainRouteOptions> = async
     },
     async (request) => {
       const { environment, actor, organizationId } = current(request);
-      return domains.verify(environment, actor, organizationId, request.params.domainId, request.body.code);
+      return domains.verify(environment, actor, organizationId, request.params.domainId, request.body.code, request.ip);
     },
   );
 

@@ -12,6 +12,8 @@ import { ApiError, apiError } from '../lib/errors.js';
 import { type Actor, type OrganizationAccess, requirePermission } from '../organizations/access.js';
 import { findMembership, findOrganization } from '../organizations/queries.js';
 import { PERMISSIONS } from '../organizations/roles.js';
+import { DOMAIN_CODE_CLIENT, DOMAIN_CODE_NAME, overAllowance } from '../ratelimit/throttle-policies.js';
+import { clientSubject, type SignInThrottle } from '../ratelimit/throttle.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as dq from './domain-queries.js';
@@ -20,6 +22,10 @@ import * as q from './queries.js';
 export const DOMAIN_CODE_TTL_MS = 10 * 60_000;
 export const DOMAIN_CODE_ATTEMPTS = 5;
 const HOUR_MS = 3_600_000;
+
+function codesLocked(seconds: number): string {
+  return `Too many wrong or expired domain codes from this network; wait ${seconds} seconds before trying again.`;
+}
 
 /**
  * Free mailbox providers: anyone can hold an address there, so proving one proves nothing about an
@@ -101,6 +107,8 @@ export interface DomainServiceOptions {
   now: () => number;
   /** HMAC key for stored domain codes. */
   codeKey: Buffer;
+  /** Counts wrong codes per client address and per domain name (ratelimit/throttle-policies.ts). */
+  throttle: SignInThrottle;
   wake: () => void;
   /** Where an enrolment that failed is reported: it never fails the sign-in that ran it. */
   log?: Pick<FastifyBaseLogger, 'warn'> | undefined;
@@ -213,49 +221,60 @@ export class DomainService {
     return result;
   }
 
+  /**
+   * Counted per client address (a lock: 5 organizations × 5 guesses is a 429) and per domain name
+   * across organizations and re-adding (past its allowance, each code takes one try), as email codes are.
+   */
   async verify(
     environment: Environment,
     actor: Actor,
     organizationId: string,
     domainId: string,
     code: string,
+    clientAddress: string,
   ): Promise<OrganizationDomain> {
-    // A wrong code is recorded in a transaction that commits: thrown inside, its count would roll back.
-    const outcome = await this.options.access.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
-      if (membership) requirePermission(membership, PERMISSIONS.manage, 'Verifying a domain');
-      const row = await dq.findDomain(tx, environment.id, organizationId, domainId);
-      if (!row) throw domainNotFound(domainId);
-      if (row.verified === 1) return { domain: domainView(row) };
-      const now = this.options.now();
-      const live =
-        row.verification_hash !== null && (row.verification_expires_at ?? 0) > now && row.verification_attempts < DOMAIN_CODE_ATTEMPTS;
-      if (!live) {
-        throw apiError(
-          'invalid_credentials',
-          'No valid code for this domain: it expired or had too many wrong tries. Add the domain again to get a new code.',
-          {
-            fields: ['code'],
-          },
-        );
-      }
-      if (!constantTimeEqual(row.verification_hash!, this.codeHash(row.id, code))) {
-        const attempts = row.verification_attempts + 1;
-        await dq.updateDomain(tx, environment.id, row.id, { verification_attempts: attempts, updated_at: now });
-        return { triesLeft: DOMAIN_CODE_ATTEMPTS - attempts };
-      }
-      const patch = { verified: 1, verification_hash: null, verification_expires_at: null, updated_at: now };
-      await dq.updateDomain(tx, environment.id, row.id, patch);
-      return { domain: domainView({ ...row, ...patch }) };
+    const named = await dq.findDomain(this.db, environment.id, organizationId, domainId);
+    const subjects = [
+      { policy: DOMAIN_CODE_CLIENT, subject: clientSubject(clientAddress) },
+      ...(named ? [{ policy: DOMAIN_CODE_NAME, subject: named.name }] : []),
+    ];
+    return this.options.throttle.guard(environment.id, subjects, codesLocked, async (ticket) => {
+      const oneTry = overAllowance(DOMAIN_CODE_NAME, ticket.count(DOMAIN_CODE_NAME));
+      // A wrong code is recorded in a transaction that commits: thrown inside, its count would roll back.
+      const outcome = await this.options.access.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
+        if (membership) requirePermission(membership, PERMISSIONS.manage, 'Verifying a domain');
+        const row = await dq.findDomain(tx, environment.id, organizationId, domainId);
+        if (!row) throw domainNotFound(domainId);
+        if (row.verified === 1) return { domain: domainView(row) };
+        const now = this.options.now();
+        const live =
+          row.verification_hash !== null && (row.verification_expires_at ?? 0) > now && row.verification_attempts < DOMAIN_CODE_ATTEMPTS;
+        if (!live) {
+          throw apiError(
+            'invalid_credentials',
+            'No valid code for this domain: it expired or had too many wrong tries. Add the domain again to get a new code.',
+            { fields: ['code'] },
+          );
+        }
+        if (!constantTimeEqual(row.verification_hash!, this.codeHash(row.id, code))) {
+          const attempts = oneTry ? DOMAIN_CODE_ATTEMPTS : row.verification_attempts + 1;
+          await dq.updateDomain(tx, environment.id, row.id, { verification_attempts: attempts, updated_at: now });
+          return { triesLeft: DOMAIN_CODE_ATTEMPTS - attempts };
+        }
+        const patch = { verified: 1, verification_hash: null, verification_expires_at: null, updated_at: now };
+        await dq.updateDomain(tx, environment.id, row.id, patch);
+        return { domain: domainView({ ...row, ...patch }) };
+      });
+      if ('domain' in outcome) return outcome.domain;
+      const left = outcome.triesLeft;
+      throw apiError(
+        'invalid_credentials',
+        left > 0
+          ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
+          : 'The code is incorrect and is now void. Add the domain again to get a new code.',
+        { fields: ['code'] },
+      );
     });
-    if ('domain' in outcome) return outcome.domain;
-    const left = outcome.triesLeft;
-    throw apiError(
-      'invalid_credentials',
-      left > 0
-        ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
-        : 'The code is incorrect and is now void. Add the domain again to get a new code.',
-      { fields: ['code'] },
-    );
   }
 
   async list(environment: Environment, actor: Actor, organizationId: string): Promise<OrganizationDomain[]> {

@@ -87,6 +87,19 @@ export const RESET_CLIENT: ThrottlePolicy = {
 export const SIGN_UP_VERIFICATION_ACCOUNT: ThrottlePolicy = { ...EMAIL_CODE_ACCOUNT, name: 'signup-acct' };
 export const SIGN_UP_VERIFICATION_CLIENT: ThrottlePolicy = { ...EMAIL_CODE_CLIENT, name: 'signup-ip' };
 
+/**
+ * Domain verification codes (`POST /v1/me/organization/domains/{id}/verify`), per client address:
+ * the email code's lock, so one client cannot spread guesses over many organizations.
+ */
+export const DOMAIN_CODE_CLIENT: ThrottlePolicy = { ...EMAIL_CODE_CLIENT, name: 'domain-ip' };
+
+/**
+ * Domain verification codes, per domain name, whatever the organization and across deleting and
+ * re-adding it: never a lock (anyone may add anyone's domain to an organization of their own and
+ * guess), but past one code's worth of wrong tries in a day, each new code takes one try.
+ */
+export const DOMAIN_CODE_NAME: ThrottlePolicy = { ...EMAIL_CODE_ACCOUNT, name: 'domain-name', free: 5 };
+
 /** The lock a policy sets on the attempt that brings its count to `count`; 0 for none. */
 export function lockMs(policy: ThrottlePolicy, count: number): number {
   if (policy.baseLockMs <= 0 || count < policy.free) return 0;

@@ -266,6 +266,7 @@ export async function revokeSession(
       .where('revoked_at', 'is', null);
     if (userId !== undefined) query = query.where('user_id', '=', userId);
     const revoked = await query.returningAll().executeTakeFirst();
+    await deleteHandoffTokens(db, environmentId, { sessionId });
     announce(db, { kind: 'session', environmentId, sessionId });
     if (revoked) await recordEvent(db, environmentId, 'session.revoked', sessionData(revoked));
     return revoked !== undefined;
@@ -291,10 +292,30 @@ export async function revokeUserSessions(
       .where('last_active_at', '>', live.activeSince);
     if (keepSessionId !== undefined) query = query.where('id', '!=', keepSessionId);
     const revoked = await query.returningAll().execute();
+    await deleteHandoffTokens(db, environmentId, { userId, keepSessionId });
     announce(db, { kind: 'user', environmentId, userId });
     for (const session of revoked) await recordEvent(db, environmentId, 'session.revoked', sessionData(session));
     return revoked.length;
   });
+}
+
+/**
+ * A revoked session's pending hosted-page handoff tokens (hosted/) go with it, so none can become a
+ * session later. The exchange also requires the minting session live; this keeps no token behind.
+ */
+async function deleteHandoffTokens(
+  db: Db,
+  environmentId: EnvironmentId,
+  of: { sessionId: string } | { userId: string; keepSessionId: string | undefined },
+) {
+  let query = db.deleteFrom('handoff_tokens').where('environment_id', '=', environmentId);
+  if ('sessionId' in of) query = query.where('session_id', '=', of.sessionId);
+  else {
+    query = query.where('user_id', '=', of.userId);
+    const keep = of.keepSessionId;
+    if (keep !== undefined) query = query.where((eb) => eb.or([eb('session_id', 'is', null), eb('session_id', '!=', keep)]));
+  }
+  await query.execute();
 }
 
 /** The user's live sessions: not revoked, within their lifetime, active recently enough. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
-import { REDIRECT } from '../helpers/flows.js';
-import { signUp } from '../helpers/identity.js';
+import { BASE_URL, startTestApp, testClock, type TestApp } from '../helpers/app.js';
+import { codeFrom, outbox, REDIRECT, start } from '../helpers/flows.js';
+import { GOOD_PASSWORD, signIn, signUp, uniqueEmail, type SignedIn } from '../helpers/identity.js';
 
 describe('handoff attacks', () => {
   const clock = testClock();
@@ -12,8 +12,8 @@ describe('handoff attacks', () => {
   afterAll(() => t.close());
 
   const env = () => t.project.development;
-  async function token(redirectUrl = REDIRECT): Promise<string> {
-    const user = await signUp(t);
+  async function token(redirectUrl = REDIRECT, minter?: SignedIn): Promise<string> {
+    const user = minter ?? (await signUp(t));
     const res = await t.call({ method: 'POST', url: '/v1/me/handoff', credential: user.accessToken, payload: { redirectUrl } });
     expect(res.statusCode).toBe(200);
     return new URLSearchParams(new URL(res.json().redirectUrl).hash.slice(1)).get('__gh_handoff')!;
@@ -65,5 +65,93 @@ describe('handoff attacks', () => {
 
   it('a guessed token is refused', async () => {
     expect((await exchange('A'.repeat(43))).statusCode).toBe(401);
+  });
+
+  const pendingOf = async (userId: string) =>
+    (await t.store.db.selectFrom('handoff_tokens').select('id').where('environment_id', '=', env().id).where('user_id', '=', userId).where('consumed_at', 'is', null).execute()).length;
+
+  it('a handoff token is refused once its session is signed out', async () => {
+    const user = await signUp(t);
+    const value = await token(REDIRECT, user);
+    const out = await t.call({ method: 'POST', url: '/v1/auth/signout', credential: env().publishableKey, payload: { refreshToken: user.refreshToken } });
+    expect(out.statusCode).toBe(204);
+    expect(await pendingOf(user.userId)).toBe(0);
+    expect((await exchange(value)).json().error.code).toBe('invalid_credentials');
+  });
+
+  it('revoke-all: a handoff token minted before an administrator revokes every session is refused', async () => {
+    const user = await signUp(t);
+    const value = await token(REDIRECT, user);
+    const revoked = await t.call({ method: 'POST', url: `/v1/users/${user.userId}/sessions/revoke`, credential: env().secretKey });
+    expect(revoked.statusCode).toBe(200);
+    expect(await pendingOf(user.userId)).toBe(0);
+    const res = await exchange(value);
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error.code).toBe('invalid_credentials');
+  });
+
+  it('password change: a token minted by a session another session signs out is refused; the changing session keeps its own', async () => {
+    const attacker = await signUp(t);
+    const stolen = await token(REDIRECT, attacker);
+    // The owner signs in elsewhere and changes the password, which revokes every other session.
+    const owner = (await signIn(t, attacker.email, GOOD_PASSWORD)).json().session;
+    const ownersOwn = await token(REDIRECT, { ...attacker, accessToken: owner.accessToken });
+    const changed = await t.call({
+      method: 'POST',
+      url: '/v1/me/password',
+      credential: owner.accessToken,
+      payload: { currentPassword: GOOD_PASSWORD, newPassword: `${GOOD_PASSWORD} changed` },
+    });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.json().otherSessionsRevoked).toBe(1);
+    expect((await exchange(stolen)).json().error.code).toBe('invalid_credentials');
+    expect((await exchange(ownersOwn)).statusCode).toBe(200);
+  });
+
+  it("pre-registration takeover: a squatter's handoff token is refused once the owner proves the address", async () => {
+    // The squatter signs up with the victim's address and a password of their own, and mints a token.
+    const squatter = await signUp(t, { email: uniqueEmail('victim') });
+    const value = await token(REDIRECT, squatter);
+    // The owner proves the address with an emailed code: the squatter's password and sessions go.
+    await start(t, 'email-code', { email: squatter.email });
+    const owner = await start(t, 'email-code/verify', { email: squatter.email, code: codeFrom((await outbox(t, squatter.email))[0]!) });
+    expect(owner.statusCode).toBe(200);
+    expect(await pendingOf(squatter.userId)).toBe(0);
+    expect((await exchange(value)).json().error.code).toBe('invalid_credentials');
+  });
+
+  it('a token whose session was revoked behind the deletion (a row left over) is still refused at the exchange', async () => {
+    const user = await signUp(t);
+    const value = await token(REDIRECT, user);
+    // Revoked by a direct write, as a revocation that deleted nothing would leave it.
+    await t.store.db
+      .updateTable('sessions')
+      .set({ revoked_at: clock.now() })
+      .where('environment_id', '=', env().id)
+      .where('user_id', '=', user.userId)
+      .execute();
+    expect(await pendingOf(user.userId)).toBe(1);
+    expect((await exchange(value)).json().error.code).toBe('invalid_credentials');
+  });
+});
+
+describe('hosted pages behind a forged Host header', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it("a forged Host cannot point the page's API calls at another server: the base URL is GATEHOUSE_BASE_URL's", async () => {
+    const env = t.project.development;
+    const res = await t.call({
+      method: 'GET',
+      url: `/hosted/${env.id}/sign-in`,
+      headers: { host: 'evil.example.com', 'x-forwarded-host': 'evil.example.com', 'x-forwarded-proto': 'https' },
+    });
+    expect(res.statusCode).toBe(200);
+    const config = JSON.parse(/<script id="gatehouse-config" type="application\/json">(.*?)<\/script>/.exec(res.body)![1]!);
+    expect(config.baseUrl).toBe(BASE_URL);
+    expect(res.body).not.toContain('evil.example.com');
   });
 });

@@ -5,6 +5,7 @@ import { json, signUp } from '../helpers/identity.js';
 import { actAs, addMember, createOrg, person, plainUser } from '../helpers/organizations.js';
 import { DomainService } from '../../src/invitations/domain-service.js';
 import { OrganizationAccess } from '../../src/organizations/access.js';
+import { SignInThrottle } from '../../src/ratelimit/throttle.js';
 
 let domainCounter = 0;
 function uniqueDomain(): string {
@@ -186,6 +187,7 @@ describe('verified domains and membership requests', () => {
       tenancy: t.tenancy,
       now: clock.now,
       codeKey: Buffer.alloc(32),
+      throttle: new SignInThrottle({ clock: Date.now }),
       wake: () => undefined,
       log: { warn: (entry: unknown) => warnings.push(entry) },
       access: {

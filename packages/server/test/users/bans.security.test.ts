@@ -85,6 +85,43 @@ describe('bans', () => {
     expect(members.map((m: { userId: string }) => m.userId)).toEqual([owner.id]);
   });
 
+  it("a banned user's refused magic-link sign-in changes nothing: after an unban the old password still works", async () => {
+    // An unverified password account: the first proof of the address would remove the password.
+    const user = await signUp(t);
+    await ban(user.userId);
+    await start(t, 'magic-link', { email: user.email, redirectUrl: REDIRECT });
+    const link = await start(t, 'magic-link/verify', { token: tokenFrom((await outbox(t, user.email))[0]!) });
+    expect(link.statusCode).toBe(403);
+    expect(json(link).error.code).toBe('user_banned');
+    expect(json(await sk('GET', `/v1/users/${user.userId}`))).toMatchObject({ emailVerified: false, passwordEnabled: true });
+    await unban(user.userId);
+    expect((await signIn(t, user.email, GOOD_PASSWORD)).statusCode).toBe(200);
+  });
+
+  it("a banned user's refused email-code sign-in changes nothing either", async () => {
+    const user = await signUp(t);
+    await ban(user.userId);
+    await start(t, 'email-code', { email: user.email });
+    const code = codeFrom((await outbox(t, user.email)).find((m) => m.kind === 'email_code')!);
+    expect(json(await start(t, 'email-code/verify', { email: user.email, code })).error.code).toBe('user_banned');
+    expect(json(await sk('GET', `/v1/users/${user.userId}`))).toMatchObject({ emailVerified: false, passwordEnabled: true });
+    await unban(user.userId);
+    expect((await signIn(t, user.email, GOOD_PASSWORD)).statusCode).toBe(200);
+  });
+
+  it("a banned user's password reset is refused before it changes the password", async () => {
+    const user = await signUp(t);
+    await ban(user.userId);
+    await start(t, 'password-reset', { email: user.email, redirectUrl: REDIRECT });
+    const token = tokenFrom((await outbox(t, user.email)).find((m) => m.kind === 'password_reset')!);
+    const reset = await start(t, 'password-reset/complete', { token, newPassword: `${GOOD_PASSWORD} new` });
+    expect(reset.statusCode).toBe(403);
+    expect(json(reset).error.code).toBe('user_banned');
+    expect(json(await sk('GET', `/v1/users/${user.userId}`))).toMatchObject({ emailVerified: false, passwordEnabled: true });
+    await unban(user.userId);
+    expect((await signIn(t, user.email, GOOD_PASSWORD)).statusCode).toBe(200);
+  });
+
   it('unban lets the user sign in again; their old sessions stay revoked', async () => {
     const user = await signUp(t);
     await ban(user.userId);
