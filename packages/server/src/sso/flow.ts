@@ -188,11 +188,16 @@ export class SsoFlowService {
     const now = this.options.now();
     let attempt: q.AttemptRow | undefined;
     let redirectUrl: string;
-    if (body.RelayState) {
-      attempt = await q.findAttemptByState(this.db, environment.id, connection.id, sha256Hex(body.RelayState));
-      if (!attempt || attempt.saml_request_id === null) throw apiError('invalid_request', INVALID_STATE, { fields: ['RelayState'] });
+    const found = body.RelayState ? await q.findAttemptByState(this.db, environment.id, connection.id, sha256Hex(body.RelayState)) : undefined;
+    if (found && found.saml_request_id !== null) {
+      attempt = found;
       redirectUrl = attempt.redirect_url;
+    } else if (body.RelayState && !connection.config.allowIdpInitiated) {
+      throw apiError('invalid_request', INVALID_STATE, { fields: ['RelayState'] });
     } else {
+      // IdP-initiated, with or without a RelayState of the IdP's own (Okta's and Entra's "default
+      // RelayState"): one that names no start of ours is not ours to read, and the assertion must
+      // then be unsolicited, remembered once (acceptSamlResponse), like one posted without any.
       if (!connection.config.allowIdpInitiated || !connection.config.idpInitiatedRedirectUrl) {
         throw apiError('invalid_request', 'This connection does not accept sign-ins started at the identity provider; start the sign-in from the application.');
       }

@@ -30,6 +30,8 @@ export interface ConnectionInput {
   idpEntityId?: string;
   idpSsoUrl?: string;
   idpCertificate?: string;
+  /** Not an API field: a saved connection's list, kept by a PATCH that leaves the certificate alone. */
+  idpCertificates?: string[];
   allowIdpInitiated?: boolean;
   idpInitiatedRedirectUrl?: string | null;
 }
@@ -208,7 +210,7 @@ export class SsoConnectionService {
 
   private async samlConfig(environment: Environment, input: ConnectionInput): Promise<SamlConfig> {
     const { CertificateError, MetadataError, normalizeCertificate, parseIdpMetadata } = await import('./saml/index.js');
-    let idp: { idpEntityId: string; idpSsoUrl: string; idpCertificate: string };
+    let idp: { idpEntityId: string; idpSsoUrl: string; idpCertificate: string; idpCertificates?: string[] };
     if (input.idpMetadataXml !== undefined) {
       try {
         idp = parseIdpMetadata(input.idpMetadataXml);
@@ -227,7 +229,10 @@ export class SsoConnectionService {
         if (error instanceof CertificateError) throw invalid('idpCertificate', error.message);
         throw error;
       }
-      idp = { idpEntityId: input.idpEntityId, idpSsoUrl: input.idpSsoUrl, idpCertificate };
+      // A pasted certificate replaces the list (the IdP is trusted with that key alone); a PATCH
+      // that keeps the saved one keeps the metadata's other certificates too.
+      const kept = input.idpCertificates?.[0] === idpCertificate ? input.idpCertificates : [idpCertificate];
+      idp = { idpEntityId: input.idpEntityId, idpSsoUrl: input.idpSsoUrl, idpCertificate, idpCertificates: kept };
     }
     checkIdpUrl(environment, idp.idpSsoUrl, 'idpSsoUrl');
     const allowIdpInitiated = input.allowIdpInitiated ?? false;
