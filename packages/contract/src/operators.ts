@@ -76,3 +76,23 @@ export const RequestRate = define(
   }),
 );
 export type RequestRate = Static<typeof RequestRate>;
+
+/** What this node has noticed about how it is deployed, for the console's settings page. */
+export const InstanceStatus = define(
+  'InstanceStatus',
+  Type.Object({
+    trustProxy: Type.Boolean({ description: 'Whether TRUST_PROXY names any proxy' }),
+    proxyWarning: Type.Union(
+      [
+        Type.Object({
+          peer: Type.String({ description: 'The private or loopback peer that sent X-Forwarded-For without being trusted' }),
+          firstSeenAt: Type.Integer(),
+          message: Type.String(),
+        }),
+        Type.Null(),
+      ],
+      { description: 'Set once this node saw X-Forwarded-For from an untrusted private or loopback peer (a proxy TRUST_PROXY does not name)' },
+    ),
+  }),
+);
+export type InstanceStatus = Static<typeof InstanceStatus>;

@@ -39,6 +39,7 @@ import type { Clock } from './ratelimit/window.js';
 import type { TenancyCacheOptions } from './tenancy/cache.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { tenancyRoutes } from './tenancy/routes.js';
+import { ProxyWarning, proxyWarningPlugin } from './http/proxy-warning.js';
 import { ssoRoutes } from './sso/routes.js';
 import { SsoConnectionService, type SsoTestHooks } from './sso/service.js';
 import { SsoFlowService } from './sso/flow.js';
@@ -164,6 +165,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   await app.register(auditPlugin, { operators });
+  await app.register(proxyWarningPlugin, {
+    warning: new ProxyWarning(!!options.trustProxy?.length, now, (message) => app.log.warn(message)),
+  });
   const rate = new RequestRate(now);
   await app.register(requestRatePlugin, { rate });
   if (limiter) await app.register(rateLimitPlugin, { limiter });
