@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { EnvironmentType } from './environments.js';
-import { List, Page } from './lists.js';
+import { Page } from './lists.js';
 import { define } from './registry.js';
 
 /** What the console page reads before anyone signs in: public values only. */
@@ -27,8 +27,9 @@ export const Operator = define(
 );
 export type Operator = Static<typeof Operator>;
 
-export const OperatorList = List('OperatorList', Operator);
-export type OperatorList = Static<typeof OperatorList>;
+/** Newest first, 20 by default and at most 100 a page: an instance may have more operators than one page. */
+export const OperatorPage = Page('OperatorPage', Operator);
+export type OperatorPage = Static<typeof OperatorPage>;
 
 export const OperatorInvitation = define(
   'OperatorInvitation',

@@ -88,6 +88,30 @@ describe(`operators (${testDb()})`, () => {
     expect(again.statusCode).toBe(409);
   });
 
+  it('lists operators a page at a time (past the 100 one page holds)', async () => {
+    for (const tag of ['page-a', 'page-b']) {
+      const { url } = json(await t.call({ method: 'POST', url: '/v1/platform/operators/invitations', credential: t.platformKey, payload: { email: uniqueEmail(tag) } }));
+      expect((await t.call({ method: 'POST', url: '/v1/console/setup', payload: { token: tokenOf(url), password: GOOD_PASSWORD } })).statusCode).toBe(201);
+    }
+    const all = json(await t.call({ method: 'GET', url: '/v1/platform/operators?limit=100', credential: t.platformKey }));
+    expect(all.nextCursor).toBeNull();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await t.call({ method: 'GET', url: `/v1/platform/operators?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, credential: t.platformKey });
+      expect(page.statusCode).toBe(200);
+      const body = json(page);
+      expect(body.data.length).toBeLessThanOrEqual(1);
+      seen.push(...body.data.map((o: { id: string }) => o.id));
+      cursor = body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(all.data.map((o: { id: string }) => o.id));
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    expect((await t.call({ method: 'GET', url: '/v1/platform/operators?limit=101', credential: t.platformKey })).statusCode).toBe(400);
+    const foreign = await t.call({ method: 'GET', url: '/v1/platform/operators?cursor=nonsense', credential: t.platformKey });
+    expect(foreign.statusCode).toBe(400);
+  });
+
   it('records who changed what, and when, in the audit log', async () => {
     const before = Date.now();
     const patched = await t.call({
