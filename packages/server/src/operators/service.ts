@@ -288,6 +288,11 @@ export class OperatorService {
     });
   }
 
+  /** Deletes the audit entries older than `days` (AUDIT_RETENTION_DAYS); answers how many went. */
+  async pruneAuditLog(days: number): Promise<number> {
+    return q.deleteAuditEntriesBefore(this.db, this.options.now() - days * 86_400_000);
+  }
+
   async auditLog(limit: number, before: { at: number; id: string } | undefined): Promise<{ entries: AuditLogEntry[]; hasMore: boolean }> {
     const rows = await q.listAuditEntries(this.db, limit + 1, before);
     return {
