@@ -121,7 +121,10 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
   it('turns magic link off, and GET /v1/environment says so', async () => {
     const before = (await (await api('/v1/environment', { credential: state.publishableKey })).json()) as { authMethods: { magicLink: boolean } };
     expect(before.authMethods.magicLink).toBe(true);
+    // A proxy TRUST_PROXY does not name (this test's fetch comes from loopback) is shown on the page.
+    await api('/v1/environment', { credential: state.publishableKey, headers: { 'x-forwarded-for': '198.51.100.7' } });
     await tab('Settings').click();
+    await page.getByRole('note', { name: 'Proxy warning' }).filter({ hasText: 'TRUST_PROXY is unset' }).waitFor();
     // The preview shows the methods in force: a magic link option while it is on.
     const preview = page.locator('.preview');
     await preview.getByRole('button', { name: /email link|magic link|sign-in link/i }).first().waitFor();

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { EnvironmentType } from './environments.js';
-import { List, Page } from './lists.js';
+import { Page } from './lists.js';
 import { define } from './registry.js';
 
 /** What the console page reads before anyone signs in: public values only. */
@@ -27,8 +27,9 @@ export const Operator = define(
 );
 export type Operator = Static<typeof Operator>;
 
-export const OperatorList = List('OperatorList', Operator);
-export type OperatorList = Static<typeof OperatorList>;
+/** Newest first, 20 by default and at most 100 a page: an instance may have more operators than one page. */
+export const OperatorPage = Page('OperatorPage', Operator);
+export type OperatorPage = Static<typeof OperatorPage>;
 
 export const OperatorInvitation = define(
   'OperatorInvitation',
@@ -76,3 +77,23 @@ export const RequestRate = define(
   }),
 );
 export type RequestRate = Static<typeof RequestRate>;
+
+/** What this node has noticed about how it is deployed, for the console's settings page. */
+export const InstanceStatus = define(
+  'InstanceStatus',
+  Type.Object({
+    trustProxy: Type.Boolean({ description: 'Whether TRUST_PROXY names any proxy' }),
+    proxyWarning: Type.Union(
+      [
+        Type.Object({
+          peer: Type.String({ description: 'The private or loopback peer that sent X-Forwarded-For without being trusted' }),
+          firstSeenAt: Type.Integer(),
+          message: Type.String(),
+        }),
+        Type.Null(),
+      ],
+      { description: 'Set once this node saw X-Forwarded-For from an untrusted private or loopback peer (a proxy TRUST_PROXY does not name)' },
+    ),
+  }),
+);
+export type InstanceStatus = Static<typeof InstanceStatus>;

@@ -39,6 +39,8 @@ import type { Clock } from './ratelimit/window.js';
 import type { TenancyCacheOptions } from './tenancy/cache.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { tenancyRoutes } from './tenancy/routes.js';
+import { ProxyWarning, proxyWarningPlugin } from './http/proxy-warning.js';
+import { DEFAULT_AUDIT_RETENTION_DAYS } from './config.js';
 import { ssoRoutes } from './sso/routes.js';
 import { SsoConnectionService, type SsoTestHooks } from './sso/service.js';
 import { SsoFlowService } from './sso/flow.js';
@@ -63,6 +65,8 @@ declare module 'fastify' {
     webhooks: WebhookWorker;
     /** Operators and their reserved environment; main.ts prints the setup link through it. */
     operators: OperatorService;
+    /** Requests per minute for the console's chart; tests flush it to Redis by hand. */
+    requestRate: RequestRate;
   }
 }
 
@@ -98,6 +102,8 @@ export interface AppOptions {
   webhooks?: (WebhookWorkerOptions & { startWorker?: boolean }) | undefined;
   /** Tests only: SSO presets pointed at local IdPs, and the fetch OIDC uses; by default the real providers. */
   sso?: SsoTestHooks | undefined;
+  /** Days the operators' audit log keeps an entry (AUDIT_RETENTION_DAYS); null keeps all. Default 365. */
+  auditRetentionDays?: number | null | undefined;
   /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
   now?: () => number;
 }
@@ -152,6 +158,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     wake: () => app.outbox.wake(),
   });
   app.decorate('operators', operators);
+  // Entries past the retention are deleted at start and then hourly, on every node (the delete is idempotent).
+  const retentionDays = options.auditRetentionDays === undefined ? DEFAULT_AUDIT_RETENTION_DAYS : options.auditRetentionDays;
+  if (retentionDays !== null) {
+    let pruning: NodeJS.Timeout | undefined;
+    const prune = () =>
+      operators.pruneAuditLog(retentionDays).catch((error: unknown) => app.log.error({ err: error }, 'could not prune the audit log'));
+    app.addHook('onReady', async () => {
+      void prune();
+      pruning = setInterval(() => void prune(), 3_600_000);
+      pruning.unref();
+    });
+    app.addHook('onClose', async () => clearInterval(pruning));
+  }
 
   installCors(app);
   await app.register(credentialsPlugin, {
@@ -164,7 +183,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   await app.register(auditPlugin, { operators });
-  const rate = new RequestRate(now);
+  await app.register(proxyWarningPlugin, {
+    warning: new ProxyWarning(!!options.trustProxy?.length, now, (message) => app.log.warn(message)),
+  });
+  // Shared through Redis when configured, so the console's chart counts every node.
+  const rate = new RequestRate(now, redis ? { redis: redis.command, prefix: redis.prefix, log: app.log } : undefined);
+  app.decorate('requestRate', rate);
   await app.register(requestRatePlugin, { rate });
   if (limiter) await app.register(rateLimitPlugin, { limiter });
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });

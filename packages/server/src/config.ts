@@ -30,6 +30,8 @@ export interface Config {
    * `linklocal`, `uniquelocal`). Unset: the client is the socket's peer, whatever the headers say.
    */
   trustProxy: string[] | undefined;
+  /** Days the operators' audit log keeps an entry; null keeps every entry. */
+  auditRetentionDays: number | null;
 }
 
 export interface S3Config {
@@ -258,6 +260,16 @@ function parseTrustProxy(raw: string | undefined): string[] | undefined {
   return entries;
 }
 
+export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
+
+function parseAuditRetention(raw: string | undefined): number | null {
+  if (raw === undefined) return DEFAULT_AUDIT_RETENTION_DAYS;
+  if (!/^\d{1,5}$/.test(raw.trim()) || Number(raw) > 36_500) {
+    throw new ConfigError('AUDIT_RETENTION_DAYS', `"${raw}" must be a whole number of days up to 36500, or 0 to keep every entry.`);
+  }
+  return Number(raw) === 0 ? null : Number(raw);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(optional(env, 'PORT'));
   const databaseUrl = parseDatabaseUrl(optional(env, 'DATABASE_URL'));
@@ -279,5 +291,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: parseLogLevel(optional(env, 'LOG_LEVEL')),
     s3: parseS3(env),
     trustProxy: parseTrustProxy(optional(env, 'TRUST_PROXY')),
+    auditRetentionDays: parseAuditRetention(optional(env, 'AUDIT_RETENTION_DAYS')),
   };
 }

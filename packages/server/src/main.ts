@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     },
     redis: config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : undefined,
     trustProxy: config.trustProxy,
+    auditRetentionDays: config.auditRetentionDays,
   });
   await app.listen({ port: config.port, host: config.host });
 

@@ -1,11 +1,13 @@
 import { useState } from 'react';
-import type { OperatorInvitation, OperatorList } from '@gatehouse/contract';
+import type { OperatorInvitation, OperatorPage } from '@gatehouse/contract';
 import { useUser } from '@gatehouse/react';
 import { formatTime, type Api } from '../api.js';
 import { ConfirmButton, Copyable, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
 
 export function OperatorsPage({ api }: { api: Api }) {
-  const operators = useLoad(() => api<OperatorList>('GET', '/v1/platform/operators'), []);
+  const [pages, setPages] = useState<string[]>([]);
+  const cursor = pages.at(-1);
+  const operators = useLoad(() => api<OperatorPage>('GET', `/v1/platform/operators?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`), [cursor]);
   const { user } = useUser();
   const [email, setEmail] = useState('');
   const [invited, setInvited] = useState<OperatorInvitation | null>(null);
@@ -69,6 +71,18 @@ export function OperatorsPage({ api }: { api: Api }) {
             ))}
           </Table>
         )}
+        <div className="row">
+          {pages.length > 0 && (
+            <button type="button" onClick={() => setPages(pages.slice(0, -1))}>
+              Newer
+            </button>
+          )}
+          {operators.data?.nextCursor && (
+            <button type="button" onClick={() => setPages([...pages, operators.data!.nextCursor!])}>
+              Older
+            </button>
+          )}
+        </div>
       </Section>
     </>
   );

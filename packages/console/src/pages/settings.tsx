@@ -1,9 +1,9 @@
 import { useEffect, useMemo, useState } from 'react';
 import { createGatehouse } from '@gatehouse/js';
 import { GatehouseProvider, SignIn } from '@gatehouse/react';
-import type { PlatformEnvironment } from '@gatehouse/contract';
+import type { InstanceStatus, PlatformEnvironment } from '@gatehouse/contract';
 import type { Api } from '../api.js';
-import { ErrorMessage, Section, useAction } from '../ui.js';
+import { ErrorMessage, Section, useAction, useLoad } from '../ui.js';
 
 type Methods = PlatformEnvironment['authMethods'];
 const METHODS: Array<[keyof Methods, string]> = [
@@ -29,6 +29,8 @@ export function SettingsTab({ api, environment, onSaved }: { api: Api; environme
   const [orgs, setOrgs] = useState(environment.usersCanCreateOrganizations);
   const [saved, setSaved] = useState(0);
   const { pending, error, run } = useAction();
+  // This node's deployment warnings (a proxy TRUST_PROXY does not name): they affect every environment.
+  const instance = useLoad(() => api<InstanceStatus>('GET', '/v1/platform/instance'), [api]);
 
   const save = (event: React.FormEvent) => {
     event.preventDefault();
@@ -55,6 +57,11 @@ export function SettingsTab({ api, environment, onSaved }: { api: Api; environme
   return (
     <div className="split">
       <Section title={`Settings of ${environment.type}`}>
+        {instance.data?.proxyWarning && (
+          <p className="warning" role="note" aria-label="Proxy warning">
+            <strong>Client addresses:</strong> {instance.data.proxyWarning.message}
+          </p>
+        )}
         <form onSubmit={save} className="stack">
           <fieldset>
             <legend>Sign-in methods</legend>

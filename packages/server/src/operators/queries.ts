@@ -76,3 +76,9 @@ export async function listAuditEntries(db: Db, limit: number, before: { at: numb
   }
   return query.execute();
 }
+
+/** The retention: entries older than `before` go (the (at, id) index serves the range). */
+export async function deleteAuditEntriesBefore(db: Db, before: number): Promise<number> {
+  const result = await db.deleteFrom('operator_audit_log').where('at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AuditLogPage, ConsoleConfig, Operator, OperatorInvitation, OperatorList } from '@gatehouse/contract';
+import { AuditLogPage, ConsoleConfig, Operator, OperatorInvitation, OperatorPage } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { IdParams, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
+import { apiError } from '../lib/errors.js';
 import type { OperatorService } from './service.js';
 
 const platform = { credentials: ['platform'] } as const;
@@ -54,8 +55,19 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ operators: OperatorServ
 
   app.get(
     '/v1/platform/operators',
-    { config: platform, schema: { summary: 'List operators (users of the console)', tags, response: { 200: OperatorList } } },
-    async () => ({ data: await operators.list() }),
+    {
+      config: platform,
+      schema: { summary: 'List operators (users of the console), newest first, a page at a time', tags, querystring: PaginationQuery, response: { 200: OperatorPage } },
+    },
+    async (request) => {
+      const before = request.query.cursor ? cursors.decode<{ operatorsBefore: string }>(request.query.cursor) : undefined;
+      if (request.query.cursor && typeof before?.operatorsBefore !== 'string') {
+        throw apiError('invalid_request', 'The cursor is not one of this listing. Pass back the nextCursor value of GET /v1/platform/operators.', { fields: ['cursor'] });
+      }
+      const { operators: data, hasMore } = await operators.list(request.query.limit ?? 20, before?.operatorsBefore);
+      const last = data.at(-1);
+      return { data, nextCursor: hasMore && last ? cursors.encode({ operatorsBefore: last.id }) : null };
+    },
   );
 
   app.post(

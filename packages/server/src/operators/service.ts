@@ -105,7 +105,9 @@ export class OperatorService {
     const s = environment.settings;
     const wanted = {
       callbackOrigins: origin ? [origin] : [],
-      authMethods: { password: true, magicLink: false, emailCode: false, sso: false },
+      // The emailed code is the way back in for an operator whose password is throttled (six wrong
+      // tries lock it for up to 15 minutes) or forgotten: without it the console has no fallback.
+      authMethods: { password: true, magicLink: false, emailCode: true, sso: false },
       signUp: false,
       // Every user of this environment is an operator: an organization's invitations would make
       // operators outside the audited operator invitations, so operators create none.
@@ -249,10 +251,10 @@ export class OperatorService {
     return { id, email: parsed.email, url, expiresAt };
   }
 
-  async list(): Promise<Operator[]> {
+  async list(limit: number, beforeId: string | undefined): Promise<{ operators: Operator[]; hasMore: boolean }> {
     const environment = await this.environment();
-    const { users } = await this.options.identity.listUsers(environment, { limit: 100, beforeId: undefined, email: undefined, query: undefined });
-    return users.map((u) => ({ id: u.id, email: u.email, firstName: u.firstName, lastName: u.lastName, createdAt: u.createdAt }));
+    const { users, hasMore } = await this.options.identity.listUsers(environment, { limit, beforeId, email: undefined, query: undefined });
+    return { operators: users.map((u) => ({ id: u.id, email: u.email, firstName: u.firstName, lastName: u.lastName, createdAt: u.createdAt })), hasMore };
   }
 
   /** Removes an operator (their sessions end with the user); the last one cannot be removed. */
@@ -284,6 +286,11 @@ export class OperatorService {
       target,
       status,
     });
+  }
+
+  /** Deletes the audit entries older than `days` (AUDIT_RETENTION_DAYS); answers how many went. */
+  async pruneAuditLog(days: number): Promise<number> {
+    return q.deleteAuditEntriesBefore(this.db, this.options.now() - days * 86_400_000);
   }
 
   async auditLog(limit: number, before: { at: number; id: string } | undefined): Promise<{ entries: AuditLogEntry[]; hasMore: boolean }> {

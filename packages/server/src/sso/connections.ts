@@ -22,6 +22,8 @@ export interface SamlConfig {
   idpEntityId: string;
   idpSsoUrl: string;
   idpCertificate: string;
+  /** Every signing certificate of the IdP's metadata (rollover); absent on connections saved before. */
+  idpCertificates?: string[];
   allowIdpInitiated: boolean;
   /** Where an IdP-initiated sign-in lands (required when allowed): no start named one. */
   idpInitiatedRedirectUrl: string | null;

@@ -188,11 +188,16 @@ export class SsoFlowService {
     const now = this.options.now();
     let attempt: q.AttemptRow | undefined;
     let redirectUrl: string;
-    if (body.RelayState) {
-      attempt = await q.findAttemptByState(this.db, environment.id, connection.id, sha256Hex(body.RelayState));
-      if (!attempt || attempt.saml_request_id === null) throw apiError('invalid_request', INVALID_STATE, { fields: ['RelayState'] });
+    const found = body.RelayState ? await q.findAttemptByState(this.db, environment.id, connection.id, sha256Hex(body.RelayState)) : undefined;
+    if (found && found.saml_request_id !== null) {
+      attempt = found;
       redirectUrl = attempt.redirect_url;
+    } else if (body.RelayState && !connection.config.allowIdpInitiated) {
+      throw apiError('invalid_request', INVALID_STATE, { fields: ['RelayState'] });
     } else {
+      // IdP-initiated, with or without a RelayState of the IdP's own (Okta's and Entra's "default
+      // RelayState"): one that names no start of ours is not ours to read, and the assertion must
+      // then be unsolicited, remembered once (acceptSamlResponse), like one posted without any.
       if (!connection.config.allowIdpInitiated || !connection.config.idpInitiatedRedirectUrl) {
         throw apiError('invalid_request', 'This connection does not accept sign-ins started at the identity provider; start the sign-in from the application.');
       }
@@ -285,27 +290,31 @@ export class SsoFlowService {
       await q.deleteIdentity(this.db, environment.id, connection.id, profile.subject);
     }
     if (!email) throw new SignInRefused('email_missing', 'The identity provider sent no email address for this account; configure it to release the email claim or attribute.');
+    // An address this sign-in cannot vouch for gets one answer whether or not an account has it:
+    // anyone who can put an unverified address on an IdP account would otherwise learn which
+    // addresses have accounts here (account enumeration), one round trip per guess.
+    if (!profile.emailTrusted) {
+      throw new SignInRefused(
+        'email_not_verified',
+        connection.type === 'oidc' && !profile.emailVerified
+          ? 'The identity provider has not verified this email address, so this sign-in cannot be used with it. Verify it at the provider, or sign in with your usual method.'
+          : `The email domain is not one of this connection's domains (${connection.domains.join(', ') || 'none'}), so this sign-in cannot be used with it. Sign in with your usual method.`,
+      );
+    }
     const domainListed = connection.domains.includes(emailDomain(email));
-    const verified = connection.type === 'saml' || profile.emailVerified;
     const existing = await this.options.identity.findUserByEmail(this.db, environment, email);
     if (existing) {
-      if (!domainListed || !verified) {
+      // The address is proven (so saying an account has it tells its owner nothing new), but only a
+      // connection that lists the domain may link to an account made some other way.
+      if (!domainListed) {
         throw new SignInRefused(
           'account_exists',
-          'An account with this email already exists and this sign-in cannot prove it owns it. Sign in with your usual method.',
+          'An account with this email already exists and this connection does not speak for its domain. Sign in with your usual method.',
         );
       }
       const linked = await this.bind(environment, connection, profile.subject, existing.id, email, now);
       if (linked === existing.id) await this.proveAddress(environment, existing, email, profile.emailTrusted);
       return linked;
-    }
-    if (!profile.emailTrusted) {
-      throw new SignInRefused(
-        'email_not_verified',
-        connection.type === 'oidc' && !profile.emailVerified
-          ? 'The identity provider has not verified this email address, so no account can be created with it. Verify it at the provider and try again.'
-          : `The email domain is not one of this connection's domains (${connection.domains.join(', ') || 'none'}), so no account can be created with it.`,
-      );
     }
     if (!environment.settings.signUp) throw new SignInRefused('method_disabled', 'Sign-up is disabled for this environment, so this sign-in cannot create an account.');
     const user = await this.options.identity.createUser(environment, {

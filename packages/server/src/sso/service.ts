@@ -9,6 +9,8 @@ import { inTransaction } from '../db/changes.js';
 import { newId } from '../lib/crypto.js';
 import { apiError, notFound } from '../lib/errors.js';
 import { validateRedirectUrl } from '../flows/redirect.js';
+import { resolveSendAddresses, SendRefused, systemResolver, type Resolver } from '../lib/addresses.js';
+import { guardedFetch } from '../lib/guarded-fetch.js';
 import { endpointUrlProblem } from '../webhooks/addresses.js';
 import type { Environment } from '../tenancy/settings.js';
 import { connectionView, readConnection, SecretSealer, type Connection, type OidcConfig, type SamlConfig } from './connections.js';
@@ -28,6 +30,8 @@ export interface ConnectionInput {
   idpEntityId?: string;
   idpSsoUrl?: string;
   idpCertificate?: string;
+  /** Not an API field: a saved connection's list, kept by a PATCH that leaves the certificate alone. */
+  idpCertificates?: string[];
   allowIdpInitiated?: boolean;
   idpInitiatedRedirectUrl?: string | null;
 }
@@ -35,9 +39,17 @@ export interface ConnectionInput {
 /** Where the presets live and how the IdP is reached; tests point them at local stand-ins. */
 export interface SsoTestHooks {
   presetIssuers?: Partial<Record<OidcPreset, string>>;
-  /** Used for every OIDC request (discovery, JWKS, token endpoint) instead of the global fetch. */
+  /**
+   * Used for every OIDC request (discovery, JWKS, token endpoint) instead of the network; in
+   * production it runs after the address check, as the network would.
+   */
   fetch?: OidcSettings['fetch'];
+  /** Resolves IdP host names for the production address check (tests point names at loopback). */
+  resolve?: Resolver;
 }
+
+/** The discovery document's endpoints the server itself calls. */
+const SERVER_ENDPOINTS = ['token_endpoint', 'jwks_uri', 'userinfo_endpoint'] as const;
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
@@ -120,12 +132,24 @@ export class SsoConnectionService {
     return this.sealer.open(environment.id, attemptId, sealed);
   }
 
+  /**
+   * How this environment reaches IdPs. Production calls go through the address guard (the webhook
+   * sender's: every host resolved and checked at each call, the socket pinned to the checked
+   * addresses), so neither the issuer nor an endpoint its discovery names can reach internal hosts.
+   * Development keeps local IdPs reachable.
+   */
+  private idpFetch(environment: Environment): OidcSettings['fetch'] {
+    if (environment.type !== 'production') return this.hooks.fetch;
+    return guardedFetch({ environmentType: 'production', resolve: this.hooks.resolve ?? systemResolver, ...(this.hooks.fetch ? { transport: this.hooks.fetch } : {}) });
+  }
+
   /** The OIDC settings to talk to the IdP with, secret opened. */
   oidcSettings(environment: Environment, connection: Connection & { type: 'oidc' }): OidcSettings {
     const secret = connection.row.client_secret ? this.sealer.open(environment.id, connection.id, connection.row.client_secret) : '';
     const { preset, issuer, clientId, scopes } = connection.config;
     const settings: OidcSettings = { preset, issuer, clientId, clientSecret: secret, scopes };
-    if (this.hooks.fetch) settings.fetch = this.hooks.fetch;
+    const fetch = this.idpFetch(environment);
+    if (fetch) settings.fetch = fetch;
     if (preset === 'github' && this.presetIssuers.github) settings.apiBase = this.presetIssuers.github;
     return settings;
   }
@@ -151,19 +175,42 @@ export class SsoConnectionService {
     if (preset !== 'github') {
       // The IdP libraries load on first use: a start that never sees SSO never pays for them.
       const { discover } = await import('./oidc/client.js');
+      const fetch = this.idpFetch(environment);
+      let metadata: Record<string, unknown>;
       try {
-        await discover({ preset, issuer, clientId: input.clientId, clientSecret: secret, scopes, ...(this.hooks.fetch ? { fetch: this.hooks.fetch } : {}) });
+        metadata = { ...(await discover({ preset, issuer, clientId: input.clientId, clientSecret: secret, scopes, ...(fetch ? { fetch } : {}) })).serverMetadata() };
       } catch (error) {
         if (error instanceof OidcError) throw invalid('issuer', error.message);
         throw error;
       }
+      if (environment.type === 'production') await this.checkServerEndpoints(metadata);
     }
     return { preset, issuer, clientId: input.clientId, scopes };
   }
 
+  /**
+   * The endpoints discovery names are checked now, for a clear 400: an IdP could otherwise point
+   * the code-and-secret POST at an internal host. They are checked again at every call.
+   */
+  private async checkServerEndpoints(metadata: Record<string, unknown>): Promise<void> {
+    for (const name of SERVER_ENDPOINTS) {
+      const value = metadata[name];
+      if (typeof value !== 'string') continue;
+      const problem = endpointUrlProblem(value, 'production');
+      const refused = (why: string) => invalid('issuer', `The discovery document's ${name} (${value.slice(0, 200)}) ${why}; a production connection reaches only public https hosts.`);
+      if (problem !== undefined) throw refused(problem.slice('url '.length));
+      try {
+        await resolveSendAddresses(new URL(value), 'production', this.hooks.resolve ?? systemResolver);
+      } catch (error) {
+        if (error instanceof SendRefused) throw refused(`is refused: ${error.message}`);
+        throw refused(`cannot be resolved (${(error as Error).message})`);
+      }
+    }
+  }
+
   private async samlConfig(environment: Environment, input: ConnectionInput): Promise<SamlConfig> {
     const { CertificateError, MetadataError, normalizeCertificate, parseIdpMetadata } = await import('./saml/index.js');
-    let idp: { idpEntityId: string; idpSsoUrl: string; idpCertificate: string };
+    let idp: { idpEntityId: string; idpSsoUrl: string; idpCertificate: string; idpCertificates?: string[] };
     if (input.idpMetadataXml !== undefined) {
       try {
         idp = parseIdpMetadata(input.idpMetadataXml);
@@ -182,7 +229,10 @@ export class SsoConnectionService {
         if (error instanceof CertificateError) throw invalid('idpCertificate', error.message);
         throw error;
       }
-      idp = { idpEntityId: input.idpEntityId, idpSsoUrl: input.idpSsoUrl, idpCertificate };
+      // A pasted certificate replaces the list (the IdP is trusted with that key alone); a PATCH
+      // that keeps the saved one keeps the metadata's other certificates too.
+      const kept = input.idpCertificates?.[0] === idpCertificate ? input.idpCertificates : [idpCertificate];
+      idp = { idpEntityId: input.idpEntityId, idpSsoUrl: input.idpSsoUrl, idpCertificate, idpCertificates: kept };
     }
     checkIdpUrl(environment, idp.idpSsoUrl, 'idpSsoUrl');
     const allowIdpInitiated = input.allowIdpInitiated ?? false;

@@ -16,7 +16,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService; now: 
     {
       config: { credentials: ['platform'] },
       schema: {
-        summary: "Requests per minute over the last hour for each of a project's environments, as counted by this node",
+        summary: "Requests per minute over the last hour for each of a project's environments, summed over every node through Redis when REDIS_URL is set (else this node's)",
         tags: ['platform'],
         params: IdParams('projectId'),
         response: { 200: RequestRateShape },
@@ -26,7 +26,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ usage: UsageService; now: 
       const { environments } = await tenancy.getProject(request.params.projectId);
       return {
         projectId: request.params.projectId,
-        environments: environments.map((e) => ({ id: e.id, type: e.type, perMinute: rate.lastHour(e.id) })),
+        environments: await Promise.all(environments.map(async (e) => ({ id: e.id, type: e.type, perMinute: await rate.lastHour(e.id) }))),
       };
     },
   );

@@ -1,3 +1,4 @@
+import type { EnvironmentId } from '../../src/lib/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { GOOD_PASSWORD, json, signUp, uniqueEmail } from '../helpers/identity.js';
@@ -215,5 +216,47 @@ describe(`operators: removing the last two at once (${testDb()})`, () => {
     expect(removals.map((r) => r.statusCode).sort()).toEqual([204, 403]);
     expect(json(removals.find((r) => r.statusCode === 403)!).error.message).toMatch(/last operator/);
     expect(json(await t.call({ method: 'GET', url: '/v1/platform/operators', credential: t.platformKey })).data).toHaveLength(1);
+  });
+});
+
+describe(`operators: locked out of the console (${testDb()})`, () => {
+  let t: TestApp;
+  let operator: Awaited<ReturnType<typeof firstOperator>>;
+  beforeAll(async () => {
+    t = await startTestApp();
+    operator = await firstOperator(t);
+  });
+  afterAll(() => t.close());
+
+  it('password lockout: after six wrong passwords an operator still gets in with an emailed code, and reaches the platform API', async () => {
+    const { publishableKey, environmentId } = await consoleConfig(t);
+    const post = (url: string, payload: object) => t.call({ method: 'POST', url, credential: publishableKey, headers: { origin: CONSOLE_ORIGIN }, payload });
+    let last = 0;
+    for (let i = 0; i < 7; i++) last = (await post('/v1/auth/signin', { email: operator.email, password: `wrong password ${i}` })).statusCode;
+    expect(last).toBe(429);
+    expect((await post('/v1/auth/signin', { email: operator.email, password: GOOD_PASSWORD })).statusCode).toBe(429);
+
+    expect((await post('/v1/auth/email-code', { email: operator.email })).statusCode).toBe(202);
+    const mail = await t.store.db
+      .selectFrom('email_outbox')
+      .select(['text_body'])
+      .where('environment_id', '=', environmentId as EnvironmentId)
+      .where('to_address', '=', operator.email)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
+    const code = /^(\d{6})$/m.exec(mail.text_body)![1]!;
+    const signedIn = await post('/v1/auth/email-code/verify', { email: operator.email, code });
+    expect(signedIn.statusCode, signedIn.body).toBe(200);
+    const listed = await t.call({ method: 'GET', url: '/v1/platform/operators', headers: { authorization: `Bearer ${json(signedIn).session.accessToken}`, origin: CONSOLE_ORIGIN } });
+    expect(listed.statusCode).toBe(200);
+  });
+
+  it('the emailed code makes no operator: an address that is not an operator gets a code-shaped answer and no account', async () => {
+    const { publishableKey, environmentId } = await consoleConfig(t);
+    const stranger = uniqueEmail('stranger');
+    const answer = await t.call({ method: 'POST', url: '/v1/auth/email-code', credential: publishableKey, headers: { origin: CONSOLE_ORIGIN }, payload: { email: stranger } });
+    expect(answer.statusCode).toBe(202);
+    const users = await t.store.db.selectFrom('users').select('id').where('environment_id', '=', environmentId as EnvironmentId).execute();
+    expect(users).toHaveLength(1);
   });
 });

@@ -1,8 +1,9 @@
 import type { EnvironmentId } from '../../src/lib/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { GOOD_PASSWORD, json, signIn, signUp, uniqueEmail } from '../helpers/identity.js';
 import { testDb } from '../helpers/store.js';
+import { within } from '../helpers/wait.js';
 import { CONSOLE_ORIGIN, consoleConfig, firstOperator, operatorSignIn, tokenOf } from './helpers.js';
 
 describe(`operators (${testDb()})`, () => {
@@ -88,6 +89,30 @@ describe(`operators (${testDb()})`, () => {
     expect(again.statusCode).toBe(409);
   });
 
+  it('lists operators a page at a time (past the 100 one page holds)', async () => {
+    for (const tag of ['page-a', 'page-b']) {
+      const { url } = json(await t.call({ method: 'POST', url: '/v1/platform/operators/invitations', credential: t.platformKey, payload: { email: uniqueEmail(tag) } }));
+      expect((await t.call({ method: 'POST', url: '/v1/console/setup', payload: { token: tokenOf(url), password: GOOD_PASSWORD } })).statusCode).toBe(201);
+    }
+    const all = json(await t.call({ method: 'GET', url: '/v1/platform/operators?limit=100', credential: t.platformKey }));
+    expect(all.nextCursor).toBeNull();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await t.call({ method: 'GET', url: `/v1/platform/operators?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, credential: t.platformKey });
+      expect(page.statusCode).toBe(200);
+      const body = json(page);
+      expect(body.data.length).toBeLessThanOrEqual(1);
+      seen.push(...body.data.map((o: { id: string }) => o.id));
+      cursor = body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(all.data.map((o: { id: string }) => o.id));
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    expect((await t.call({ method: 'GET', url: '/v1/platform/operators?limit=101', credential: t.platformKey })).statusCode).toBe(400);
+    const foreign = await t.call({ method: 'GET', url: '/v1/platform/operators?cursor=nonsense', credential: t.platformKey });
+    expect(foreign.statusCode).toBe(400);
+  });
+
   it('records who changed what, and when, in the audit log', async () => {
     const before = Date.now();
     const patched = await t.call({
@@ -140,3 +165,28 @@ describe(`operators (${testDb()})`, () => {
     expect(environment).toMatchObject({ id: config.environmentId, signUp: false, authMethods: { password: true, magicLink: false } });
   });
 });
+
+describe(`operators: the audit log's retention (${testDb()})`, () => {
+  const clock = testClock();
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ now: clock.now, auditRetentionDays: 30 });
+  });
+  afterAll(() => t.close());
+
+  const change = (name: string) => t.call({ method: 'PATCH', url: `/v1/platform/projects/${t.project.id}`, credential: t.platformKey, payload: { name } });
+  const entries = async () => json(await t.call({ method: 'GET', url: '/v1/platform/audit-log?limit=100', credential: t.platformKey })).data as { at: number }[];
+
+  it('entries older than AUDIT_RETENTION_DAYS are pruned; newer ones stay', async () => {
+    expect((await change('Old name')).statusCode).toBe(200);
+    clock.advance(31 * 86_400_000);
+    expect((await change('New name')).statusCode).toBe(200);
+    // The entry is written as the answer leaves (onResponse): wait for it rather than race it.
+    await within(5_000, async () => (await entries()).length === 2);
+    expect(await t.app.operators.pruneAuditLog(30)).toBe(1);
+    const left = await entries();
+    expect(left).toHaveLength(1);
+    expect(left[0]!.at).toBe(clock.now());
+  });
+});
+

@@ -113,22 +113,35 @@ describe(`OIDC single sign-on attacks (${testDb()})`, () => {
     }
   });
 
-  it('email_verified false never links to an existing account (error=account_exists) and creates none', async () => {
+  it('account enumeration: an unverified email answers alike whether or not an account has it, links nothing and creates none', async () => {
     const person = account('unverified', { email_verified: false });
     await signUp(t, { email: person.email });
     const answer = await new TestBrowser(t).signIn(await startUrl(), person.id);
-    expect(errorOf(answer.location)).toBe('account_exists');
     expect(new URL(answer.location!).searchParams.get('token')).toBeNull();
     const fresh = account('unverified-new', { email_verified: false });
     const created = await new TestBrowser(t).signIn(await startUrl(), fresh.id);
-    expect(errorOf(created.location)).toBe('email_not_verified');
+    const both = [answer, created].map((a) => {
+      const url = new URL(a.location!);
+      return { error: url.searchParams.get('error'), description: url.searchParams.get('error_description') };
+    });
+    expect(both[0]).toEqual(both[1]);
+    expect(both[0]!.error).toBe('email_not_verified');
+    const users = await t.call({ method: 'GET', url: `/v1/users?email=${encodeURIComponent(fresh.email)}`, credential: t.project.development.secretKey });
+    expect(json(users).data).toEqual([]);
   });
 
-  it('an existing user at a domain outside the connection is not linked (error=account_exists)', async () => {
+  it('account enumeration: an email outside the connection domains answers alike whether or not an account has it', async () => {
     const person = account('outside', { domain: 'partner.test' });
     await signUp(t, { email: person.email });
     const answer = await new TestBrowser(t).signIn(await startUrl(), person.id);
-    expect(errorOf(answer.location)).toBe('account_exists');
+    const stranger = account('outside-new', { domain: 'partner.test' });
+    const fresh = await new TestBrowser(t).signIn(await startUrl(), stranger.id);
+    const read = (a: { location: string | null }) => {
+      const url = new URL(a.location!);
+      return { error: url.searchParams.get('error'), description: url.searchParams.get('error_description'), token: url.searchParams.get('token') };
+    };
+    expect(read(answer)).toEqual(read(fresh));
+    expect(read(answer)).toMatchObject({ error: 'email_not_verified', token: null });
   });
 
   it('account squatting across an unvouched domain: a verified email outside the connection domains creates no account and proves nothing', async () => {

@@ -89,6 +89,18 @@ describe(`SSO presets (${testDb()})`, () => {
     expect(landed.searchParams.get('error')).toBe('email_not_verified');
   });
 
+  it('github: a verified email of an existing account made another way is not linked by a connection without domains (error=account_exists)', async () => {
+    const connection = json(await t.call({ method: 'GET', url: `/v1/platform/environments/${t.project.development.id}/sso-connections`, credential: t.platformKey })).data.find(
+      (c: { preset?: string }) => c.preset === 'github',
+    );
+    const email = uniqueEmail('octo-existing');
+    await signUp(t, { email });
+    github.signInAs({ id: 4242, name: 'Oct O', emails: [{ email, primary: true, verified: true }] });
+    const landed = await finish(new TestBrowser(t), json(await ssoStart(t, t.project.development, { connectionId: connection.id })).url);
+    expect(landed.searchParams.get('token')).toBeNull();
+    expect(landed.searchParams.get('error')).toBe('account_exists');
+  });
+
   describe('microsoft (Entra ID claim shape)', () => {
     const TENANT = '72f988bf-86f1-41af-91ab-2d7cd011db47';
     let connection: { id: string; redirectUri: string };
@@ -136,7 +148,7 @@ describe(`SSO presets (${testDb()})`, () => {
       const existing = await signUp(t, { email: victim });
       const linked = await signIn({ sub: `attacker-${Math.random().toString(36).slice(2)}`, tid: 'f00dbabe-0000-4000-8000-000000000001', preferred_username: 'mallory@evil.test', email: victim });
       expect(linked.token).toBeNull();
-      expect(linked.error).toBe('account_exists');
+      expect(linked.error).toBe('email_not_verified');
       const created = await signIn({ sub: `attacker-${Math.random().toString(36).slice(2)}`, tid: 'f00dbabe-0000-4000-8000-000000000001', preferred_username: 'mallory@evil.test', email: microsoftEmail('noauth-new') });
       expect(created.error).toBe('email_not_verified');
       expect(existing.userId).toBeTruthy();

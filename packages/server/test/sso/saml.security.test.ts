@@ -105,14 +105,18 @@ describe(`SAML single sign-on attacks through the API (${testDb()})`, () => {
     expect(landing(await postAcs(t, path(connection.acsUrl), { SAMLResponse: response, RelayState: mine.relayState! })).error).toBe('request_mismatch');
   });
 
-  it('linking refusal: an existing user whose domain the connection does not list gets error=account_exists', async () => {
+  it('account enumeration: an existing user whose domain the connection does not list gets the answer a stranger gets (error=email_not_verified)', async () => {
     const email = uniqueEmail('outsider').replace(/@.*/, '@partner.test');
     await signUp(t, { email });
     const request = await begin('x@corp.test');
     const response = await idp.issue(sp(), { inResponseTo: request.id, nameId: email });
     const back = landing(await postAcs(t, path(connection.acsUrl), { SAMLResponse: response, RelayState: request.relayState! }));
     expect(back.token).toBeNull();
-    expect(back.error).toBe('account_exists');
+    expect(back.error).toBe('email_not_verified');
+    const stranger = await begin('z@corp.test');
+    const other = await idp.issue(sp(), { inResponseTo: stranger.id, nameId: uniqueEmail('stranger').replace(/@.*/, '@partner.test') });
+    const fresh = landing(await postAcs(t, path(connection.acsUrl), { SAMLResponse: other, RelayState: stranger.relayState! }));
+    expect(fresh.url.searchParams.get('error_description')).toBe(back.url.searchParams.get('error_description'));
   });
 
   it('no account is created for an email outside the connection domains', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json, signUp, uniqueEmail } from '../helpers/identity.js';
-import { readRedirectRequest, startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
+import { makeSigningMaterial, readRedirectRequest, startTestIdp, type TestIdp } from '../helpers/saml-idp.js';
 import { createConnection, enableSso, landing, postAcs, REDIRECT_URL, ssoStart, ssoVerify } from '../helpers/sso.js';
 import { testDb } from '../helpers/store.js';
 
@@ -171,5 +171,65 @@ describe(`SAML single sign-on through the API (${testDb()})`, () => {
     expect(json(verify).error.code).toBe('method_disabled');
     const env = await t.call({ method: 'GET', url: '/v1/environment', credential: project.development.publishableKey });
     expect(json(env).ssoConnections).toEqual([]);
+  });
+  describe('certificate rollover and IdP-initiated RelayState', () => {
+    const keyDescriptor = (metadata: string) => /<KeyDescriptor[\s\S]*?<\/KeyDescriptor>/.exec(metadata)![0];
+
+    it('certificate rollover: metadata with the old and the new signing certificate accepts assertions signed with either', async () => {
+      const project = await t.createProject('Rollover');
+      await enableSso(t, project.development);
+      const old = await startTestIdp({ ssoUrl: 'https://idp.roll.test/sso' });
+      const next = await startTestIdp({ ssoUrl: 'https://idp.roll.test/sso', material: await makeSigningMaterial('Test IdP 2027') });
+      const both = old.metadataXml.replace('</KeyDescriptor>', `</KeyDescriptor>${keyDescriptor(next.metadataXml)}`);
+      const created = await createConnection(t, project.development, { type: 'saml', name: 'Roll', domains: ['roll.test'], idpMetadataXml: both });
+      expect(created.statusCode, created.body).toBe(201);
+      const roll = json(created);
+      const target = { spEntityId: roll.spEntityId, acsUrl: roll.acsUrl };
+      for (const signer of [old, next]) {
+        const email = uniqueEmail('roll').replace(/@.*/, '@roll.test');
+        const request = readRedirectRequest(json(await ssoStart(t, project.development, { email })).url);
+        const response = await signer.issue(target, { inResponseTo: request.id, nameId: email });
+        const back = landing(await postAcs(t, path(roll.acsUrl), { SAMLResponse: response, RelayState: request.relayState! }));
+        expect(back.error, back.url.searchParams.get('error_description') ?? '').toBeNull();
+        expect(json(await ssoVerify(t, project.development, back.token!)).user.email).toBe(email);
+      }
+      // A PATCH that leaves the certificate alone keeps both; a third key is still refused.
+      expect((await t.call({ method: 'PATCH', url: `/v1/platform/environments/${project.development.id}/sso-connections/${roll.id}`, credential: t.platformKey, payload: { name: 'Roll 2' } })).statusCode).toBe(200);
+      const email = uniqueEmail('roll-after').replace(/@.*/, '@roll.test');
+      const request = readRedirectRequest(json(await ssoStart(t, project.development, { email })).url);
+      const signed = await next.issue(target, { inResponseTo: request.id, nameId: email });
+      expect(landing(await postAcs(t, path(roll.acsUrl), { SAMLResponse: signed, RelayState: request.relayState! })).token).toBeTruthy();
+      const stranger = await startTestIdp({ ssoUrl: 'https://idp.roll.test/sso', material: await makeSigningMaterial('Stranger') });
+      const other = readRedirectRequest(json(await ssoStart(t, project.development, { email })).url);
+      const forged = await stranger.issue(target, { inResponseTo: other.id, nameId: email });
+      expect(landing(await postAcs(t, path(roll.acsUrl), { SAMLResponse: forged, RelayState: other.relayState! })).error).toBe('invalid_response');
+    });
+
+    it("an IdP-initiated sign-in carrying the IdP's own RelayState is accepted where the connection allows IdP-initiated sign-in", async () => {
+      const project = await t.createProject('Portal RelayState');
+      await enableSso(t, project.development);
+      const portal = json(
+        await createConnection(t, project.development, {
+          type: 'saml',
+          name: 'Portal',
+          domains: ['okta-portal.test'],
+          idpMetadataXml: idp.metadataXml,
+          allowIdpInitiated: true,
+          idpInitiatedRedirectUrl: 'https://app.example.test/portal',
+        }),
+      );
+      const target = { spEntityId: portal.spEntityId, acsUrl: portal.acsUrl };
+      const email = uniqueEmail('relay').replace(/@.*/, '@okta-portal.test');
+      const response = await idp.issue(target, { nameId: email });
+      const back = landing(await postAcs(t, path(portal.acsUrl), { SAMLResponse: response, RelayState: 'https://app.example.test/dashboard' }));
+      expect(back.url.pathname).toBe('/portal');
+      expect(json(await ssoVerify(t, project.development, back.token!)).user.email).toBe(email);
+      // Still once only, RelayState or not.
+      expect(landing(await postAcs(t, path(portal.acsUrl), { SAMLResponse: response, RelayState: 'other' })).error).toBe('replayed');
+      // A connection that does not allow IdP-initiated sign-in still refuses an unknown RelayState.
+      const unsolicited = await idp.issue(sp(), { nameId: uniqueEmail('relay-no').replace(/@.*/, '@corp.test') });
+      const refused = await postAcs(t, path(connection.acsUrl), { SAMLResponse: unsolicited, RelayState: 'https://app.example.test/dashboard' });
+      expect(refused.statusCode).toBe(400);
+    });
   });
 });

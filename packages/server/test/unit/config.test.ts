@@ -61,4 +61,12 @@ describe('configuration', () => {
   it('keeps a base URL path without a trailing slash', () => {
     expect(loadConfig({ GATEHOUSE_BASE_URL: 'https://example.com/auth/' }).baseUrl).toBe('https://example.com/auth');
   });
+
+  it('reads the audit log retention: 365 days by default, 0 keeps every entry', () => {
+    expect(loadConfig({}).auditRetentionDays).toBe(365);
+    expect(loadConfig({ AUDIT_RETENTION_DAYS: '30' }).auditRetentionDays).toBe(30);
+    expect(loadConfig({ AUDIT_RETENTION_DAYS: '0' }).auditRetentionDays).toBeNull();
+    expect(() => loadConfig({ AUDIT_RETENTION_DAYS: 'a year' })).toThrow(/^AUDIT_RETENTION_DAYS: /);
+    expect(() => loadConfig({ AUDIT_RETENTION_DAYS: '-1' })).toThrow(/^AUDIT_RETENTION_DAYS: /);
+  });
 });

@@ -41,8 +41,15 @@ describe('webhook addresses', () => {
     'fe80::1',
     'fd12::1',
     '::ffff:10.0.0.1',
+    '::ffff:7f00:1',
+    '::7f00:1',
+    '::127.0.0.1',
+    '64:ff9b::a00:1',
+    '64:ff9b:1::1',
+    '2002:7f00:1::1',
+    '2001:0:4136:e378::1',
   ])('%s is not public', (address) => expect(isNonPublicAddress(address)).toBe(true));
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:2800:220:1:248:1893:25c8:1946'])('%s is public', (address) =>
+  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:5db8:d822', '2002:5db8:d822::1'])('%s is public', (address) =>
     expect(isNonPublicAddress(address)).toBe(false),
   );
   it('allows http only to localhost and 127.0.0.1 in development', () => {

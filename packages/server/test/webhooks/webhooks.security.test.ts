@@ -46,6 +46,24 @@ describe('webhook attacks', () => {
     }
   });
 
+  it.each([
+    'https://localhost./x',
+    'https://foo.localhost../x',
+    'https://[::127.0.0.1]/x',
+    'https://[::ffff:7f00:1]/x',
+    'https://[::ffff:0:a00:1]/x',
+    'https://[64:ff9b::a9fe:a9fe]/x',
+    'https://[2002:c0a8:101::1]/x',
+    'https://2130706433/x',
+    'https://0177.0.0.1/x',
+    'https://0x7f.1/x',
+    'https://127.1/x',
+  ])('SSRF: a production endpoint at a disguised local address (%s) is refused at creation', async (url) => {
+    const res = await platformCall(t, 'POST', `/v1/platform/environments/${t.project.production.id}/webhook-endpoints`, { url });
+    expect(res.statusCode, url).toBe(400);
+    expect(res.json().error.code).toBe('invalid_request');
+  });
+
   it.each(['rebind.example.com', 'mixed.example.com', 'metadata.example.com', 'mapped.example.com'])(
     'DNS rebinding: a production endpoint whose name (%s) resolves to a private address is refused at send time',
     async (host) => {

@@ -47,6 +47,7 @@ export async function discover(settings: OidcSettings): Promise<oidc.Configurati
       oidc.ClientSecretPost(settings.clientSecret),
     );
     if (base?.startsWith('http:')) oidc.allowInsecureRequests(config);
+    if (settings.fetch) config[oidc.customFetch] = settings.fetch;
     return config;
   }
   let config: oidc.Configuration;
@@ -123,7 +124,7 @@ export async function completeAuthorization(
       unreachable ? `The identity provider could not be reached to finish the sign-in (${describe(cause)}); try again later.` : `The identity provider's answer did not verify (${describe(cause)}).`,
     );
   }
-  if (github) return githubProfile(tokens.access_token, settings.apiBase ?? GITHUB.api);
+  if (github) return githubProfile(tokens.access_token, settings.apiBase ?? GITHUB.api, settings.fetch);
   const claims = tokens.claims();
   if (!claims) throw new OidcError('invalid_response', 'The identity provider returned no ID token.');
   return {
@@ -138,14 +139,17 @@ export async function completeAuthorization(
 }
 
 /** GitHub: the numeric user id is the subject; only a primary, verified email counts as proven. */
-async function githubProfile(accessToken: string, apiBase: string): Promise<OidcProfile> {
+async function githubProfile(accessToken: string, apiBase: string, fetcher: OidcSettings['fetch']): Promise<OidcProfile> {
   const get = async (path: string) => {
     let response: Response;
     try {
-      response = await fetch(`${apiBase}${path}`, {
+      const init = {
+        method: 'GET',
         headers: { authorization: `Bearer ${accessToken}`, accept: 'application/vnd.github+json', 'user-agent': 'Gatehouse' },
         signal: AbortSignal.timeout(10_000),
-      });
+      };
+      // The connection's fetch (the production address guard) reaches the API too.
+      response = await (fetcher ? fetcher(`${apiBase}${path}`, init) : fetch(`${apiBase}${path}`, init));
     } catch (cause) {
       throw new OidcError('idp_unavailable', `GitHub's API could not be reached (${describe(cause)}); try again later.`);
     }

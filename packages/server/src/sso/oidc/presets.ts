@@ -25,8 +25,8 @@ export interface OidcSettings {
   scopes: string[];
   /** For GitHub (and tests): where its REST API lives. */
   apiBase?: string;
-  /** Tests only: reaches the IdP instead of the global fetch (openid-client's customFetch shape). */
-  fetch?: (url: string, options: { method: string; headers: Record<string, string>; body?: unknown }) => Promise<Response>;
+  /** Reaches the IdP instead of the global fetch (openid-client's customFetch shape): production's address guard, or a test stand-in. */
+  fetch?: (url: string, options: { method: string; headers: Record<string, string>; body?: unknown; signal?: AbortSignal }) => Promise<Response>;
 }
 
 /** What a successful callback proves about the person. */

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { SAML } from '@node-saml/node-saml';
-import type { IdpSettings } from './metadata.js';
+import { signingCertificates, type IdpSettings } from './metadata.js';
 
 export interface SpEndpoints {
   spEntityId: string;
@@ -28,7 +28,7 @@ export async function buildAuthnRequestUrl(input: {
     entryPoint: input.idp.idpSsoUrl,
     issuer: input.sp.spEntityId,
     callbackUrl: input.sp.acsUrl,
-    idpCert: input.idp.idpCertificate,
+    idpCert: signingCertificates(input.idp),
     generateUniqueId: () => input.requestId,
     // No NameIDPolicy format and no RequestedAuthnContext: IdPs configured for persistent ids or
     // MFA refuse requests that insist otherwise; the email rule reads whatever format comes back.

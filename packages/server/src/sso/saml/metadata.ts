@@ -17,8 +17,18 @@ export class MetadataError extends Error {
 export interface IdpSettings {
   idpEntityId: string;
   idpSsoUrl: string;
-  /** PEM */
+  /** PEM: the first signing certificate (what a single pasted certificate fills). */
   idpCertificate: string;
+  /**
+   * Every signing certificate the metadata lists (PEM), the first included: during a rollover the
+   * IdP publishes the old and the new one, and may sign with either.
+   */
+  idpCertificates?: string[];
+}
+
+/** The certificates a signature may verify against. */
+export function signingCertificates(idp: IdpSettings): string[] {
+  return idp.idpCertificates?.length ? idp.idpCertificates : [idp.idpCertificate];
 }
 
 export function parseIdpMetadata(xml: string): IdpSettings {
@@ -56,23 +66,22 @@ export function parseIdpMetadata(xml: string): IdpSettings {
     const use = k.getAttribute('use');
     return !use || use === 'signing';
   });
-  let certificate = '';
+  const certificates: string[] = [];
   for (const key of keys) {
     const info = child(key, NS.dsig, 'KeyInfo');
-    const data = info && child(info, NS.dsig, 'X509Data');
-    const cert = data && child(data, NS.dsig, 'X509Certificate');
-    if (cert && text(cert)) {
-      certificate = text(cert);
-      break;
+    for (const data of info ? children(info, NS.dsig, 'X509Data') : []) {
+      for (const cert of children(data, NS.dsig, 'X509Certificate')) if (text(cert)) certificates.push(text(cert));
     }
   }
-  if (!certificate) throw new MetadataError('idpMetadataXml has no signing certificate (md:KeyDescriptor with ds:X509Certificate).');
+  if (certificates.length === 0) throw new MetadataError('idpMetadataXml has no signing certificate (md:KeyDescriptor with ds:X509Certificate).');
+  let normalized: string[];
   try {
-    return { idpEntityId, idpSsoUrl, idpCertificate: normalizeCertificate(certificate) };
+    normalized = [...new Set(certificates.map(normalizeCertificate))];
   } catch (error) {
     if (error instanceof CertificateError) throw new MetadataError(`idpMetadataXml: ${error.message}`);
     throw error;
   }
+  return { idpEntityId, idpSsoUrl, idpCertificate: normalized[0]!, idpCertificates: normalized };
 }
 
 function escapeXml(value: string): string {

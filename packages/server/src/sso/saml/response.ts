@@ -8,7 +8,7 @@
 import { SAML, ValidateInResponseTo } from '@node-saml/node-saml';
 import type { SpEndpoints } from './authn-request.js';
 import type { IdpSettings } from './metadata.js';
-import { NAMEID_EMAIL } from './metadata.js';
+import { NAMEID_EMAIL, signingCertificates } from './metadata.js';
 import { NS, XmlParseError, child, children, is, parseXml, text } from './xml.js';
 
 /** Allowed difference between the IdP's clock and ours, applied to every time window. */
@@ -139,7 +139,8 @@ function checkEnvelope(doc: Document, sp: SpEndpoints): { responseInResponseTo: 
 
 async function verifiedAssertionXml(samlResponse: string, idp: IdpSettings, sp: SpEndpoints): Promise<string> {
   const saml = new SAML({
-    idpCert: idp.idpCertificate,
+    // node-saml accepts a signature that verifies against any of them (certificate rollover).
+    idpCert: signingCertificates(idp),
     idpIssuer: idp.idpEntityId,
     issuer: sp.spEntityId,
     callbackUrl: sp.acsUrl,
