@@ -215,6 +215,21 @@ async function upToDate(store: Store, postgresSchema: string | undefined): Promi
 }
 
 /**
+ * This release's migrations that the database lacks (the readiness probe). Migrations of a newer
+ * release are not counted: during a rolling upgrade the old nodes stay ready on the new schema.
+ */
+export async function missingMigrations(db: Kysely<Database>): Promise<string[]> {
+  let applied: Set<string>;
+  try {
+    const { rows } = await sql<{ name: string }>`select name from ${sql.id('kysely_migration')}`.execute(db);
+    applied = new Set(rows.map((row) => row.name));
+  } catch {
+    applied = new Set(); // no migration table yet
+  }
+  return Object.keys(migrations).filter((name) => !applied.has(name));
+}
+
+/**
  * Applies pending migrations (up to and including `upTo`, for tests of upgrades from an earlier
  * release), all in one transaction: an upgrade that fails leaves the database as it was. Safe to
  * call from several nodes or processes at once: Kysely's lock serializes them on PostgreSQL, and
