@@ -229,8 +229,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(domainRoutes, { domains, requests: membershipRequests, members });
   await app.register(hostedRoutes, { handoff: new HandoffService({ store: options.store, sessions, identity, now }), tenancy });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
+  // The workers stop when the close begins, alongside the requests' drain, not after it: their
+  // grace and the drain then share the shutdown's time.
+  let outboxStopped: Promise<void> | undefined;
+  app.addHook('preClose', async () => void (outboxStopped = outbox.stop()));
   app.addHook('onClose', async () => {
-    await outbox.stop();
+    await (outboxStopped ?? outbox.stop());
     options.mail.transport.close();
   });
 
@@ -250,9 +254,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Events this node commits are fanned out soon, not at the next poll (unless their environment has no endpoint).
   const unwake = changeFeed(options.store.db).onEventsCommitted((environmentIds) => webhookWorker.eventsCommitted(environmentIds));
   if (startWebhookWorker !== false) app.addHook('onReady', async () => webhookWorker.start());
+  let webhooksStopped: Promise<void> | undefined;
+  app.addHook('preClose', async () => void (webhooksStopped = webhookWorker.stop()));
   app.addHook('onClose', async () => {
     unwake();
-    await webhookWorker.stop();
+    await (webhooksStopped ?? webhookWorker.stop());
   });
 
   await app.register(operatorRoutes, { operators, cursors, baseUrl: options.config.baseUrl });

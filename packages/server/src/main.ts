@@ -7,6 +7,9 @@ import { migrate, openStore } from './db/index.js';
 import { SmtpTransport, UnconfiguredTransport } from './flows/transport.js';
 import { emailCollisionWarning } from './identity/email-collisions.js';
 
+/** How long requests under way may take to finish after SIGTERM. */
+const SHUTDOWN_DRAIN_MS = 10_000;
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const secrets = loadInstanceSecrets(config);
@@ -48,7 +51,7 @@ async function main(): Promise<void> {
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
     `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
     `  Object store:  ${describeObjectStore(config)}`,
-    `  Client IP:     ${config.trustProxy ? `X-Forwarded-For from ${config.trustProxy.join(', ')} (TRUST_PROXY)` : 'the connection\'s peer (set TRUST_PROXY behind a proxy)'}`,
+    `  Client IP:     ${config.trustProxy ? `X-Forwarded-For from ${config.trustProxy.join(', ')} (TRUST_PROXY)` : "the connection's peer (set TRUST_PROXY behind a proxy)"}`,
   ];
   if (secrets.platformKeyGenerated) {
     lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);
@@ -82,8 +85,23 @@ async function main(): Promise<void> {
   lines.push(...(await emailCollisionWarning(store.db)));
   process.stdout.write(`${lines.join('\n')}\n\n`);
 
-  const shutdown = async () => {
+  // SIGTERM: new requests get 503 (error-handler.ts) and the listener stops; requests under way get
+  // up to SHUTDOWN_DRAIN_MS, then their connections are cut; the workers give back what they
+  // claimed and did not send (their stop()), so another node sends it.
+  let stopping = false;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_DRAIN_MS);
+    // A close that hangs (a database that never answers) must still end the process.
+    const abandon = setTimeout(() => {
+      process.stderr.write('Gatehouse did not shut down within 20 s; exiting.\n');
+      process.exit(1);
+    }, 20_000);
+    abandon.unref();
     await app.close();
+    clearTimeout(cut);
     await objectStore.close();
     await store.close();
     process.exit(0);
