@@ -5,6 +5,7 @@ import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets, type De
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, openStore } from './db/index.js';
 import { SmtpTransport, UnconfiguredTransport } from './flows/transport.js';
+import { loggerOptions } from './http/logging.js';
 import { emailCollisionWarning } from './identity/email-collisions.js';
 
 /** How long requests under way may take to finish after SIGTERM. */
@@ -32,8 +33,7 @@ async function main(): Promise<void> {
     platformKey: secrets.platformKey,
     instanceSecret: secrets.instanceSecret,
     objectStore,
-    // Fastify gives every request a child logger, even a silent one; with no logger it skips that.
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    logger: loggerOptions(config.logLevel),
     mail: {
       transport: config.smtpUrl ? new SmtpTransport(config.smtpUrl, config.smtpFrom) : new UnconfiguredTransport(),
       startWorker: config.emailWorker,
