@@ -7,6 +7,8 @@ import { connectRedis, installCaches } from './app/caches.js';
 import { createFramework } from './app/framework.js';
 import { buildServices } from './app/services.js';
 import type { Config } from './config.js';
+import type { Metrics } from './metrics/metrics.js';
+import { installMetrics } from './metrics/plugin.js';
 import { changeFeed } from './db/changes.js';
 import type { Store } from './db/index.js';
 import type { RowCacheOptions } from './db/row-cache.js';
@@ -98,6 +100,8 @@ export interface AppOptions {
   webhooks?: (WebhookWorkerOptions & { startWorker?: boolean }) | undefined;
   /** Tests only: SSO presets pointed at local IdPs, and the fetch OIDC uses; by default the real providers. */
   sso?: SsoTestHooks | undefined;
+  /** Prometheus metrics (METRICS_PORT); main.ts serves them on their own listener. */
+  metrics?: Metrics | undefined;
   /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
   now?: () => number;
 }
@@ -109,6 +113,7 @@ export interface AppOptions {
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = await createFramework(options);
+  if (options.metrics) installMetrics(app, options.metrics);
   const redis = await connectRedis(app, options);
   const {
     tenancy,
@@ -247,7 +252,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     options.store,
     webhookService,
     async (environmentId) => (await tenancy.getEnvironment(environmentId)).type,
-    { log: app.log, ...webhookWorkerOptions },
+    {
+      log: app.log,
+      ...(options.metrics ? { observe: options.metrics.webhookDelivery.bind(options.metrics) } : {}),
+      ...webhookWorkerOptions,
+    },
   );
   app.decorate('webhooks', webhookWorker);
   await app.register(webhookRoutes, { webhooks: webhookService, tenancy, cursors });

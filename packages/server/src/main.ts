@@ -6,6 +6,8 @@ import { ConfigError, loadConfig } from './config.js';
 import { migrate, openStore } from './db/index.js';
 import { SmtpTransport, UnconfiguredTransport } from './flows/transport.js';
 import { loggerOptions } from './http/logging.js';
+import { Metrics } from './metrics/metrics.js';
+import { listenForScrapes } from './metrics/plugin.js';
 import { emailCollisionWarning } from './identity/email-collisions.js';
 
 /** How long requests under way may take to finish after SIGTERM. */
@@ -27,8 +29,10 @@ async function main(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const objectStore = await openObjectStore(config, secrets.instanceSecret);
 
+  const metrics = config.metrics ? new Metrics(store) : undefined;
   const app = await buildApp({
     config,
+    metrics,
     store,
     platformKey: secrets.platformKey,
     instanceSecret: secrets.instanceSecret,
@@ -42,6 +46,7 @@ async function main(): Promise<void> {
     trustProxy: config.trustProxy,
   });
   await app.listen({ port: config.port, host: config.host });
+  const metricsServer = metrics && config.metrics ? await listenForScrapes(metrics, config.metrics.port, config.metrics.host) : undefined;
 
   const lines = [
     '',
@@ -51,6 +56,7 @@ async function main(): Promise<void> {
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
     `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
     `  Object store:  ${describeObjectStore(config)}`,
+    ...(config.metrics ? [`  Metrics:       http://${config.metrics.host}:${config.metrics.port}/metrics (METRICS_PORT)`] : []),
     `  Client IP:     ${config.trustProxy ? `X-Forwarded-For from ${config.trustProxy.join(', ')} (TRUST_PROXY)` : "the connection's peer (set TRUST_PROXY behind a proxy)"}`,
   ];
   if (secrets.platformKeyGenerated) {
@@ -102,6 +108,7 @@ async function main(): Promise<void> {
     abandon.unref();
     await app.close();
     clearTimeout(cut);
+    metricsServer?.close();
     await objectStore.close();
     await store.close();
     process.exit(0);

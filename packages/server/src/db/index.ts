@@ -25,6 +25,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** PostgreSQL: the pool, whose counts the metrics report. */
+  pool?: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number };
   close(): Promise<void>;
 }
 
@@ -70,7 +72,7 @@ export function openStore(options: StoreOptions): Store {
     }
     const pool = new (postgresClient().Pool)({ ...connectionSettings(options.databaseUrl, schema), max: 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', pool, close: () => db.destroy() };
   }
 
   const file = options.sqliteFile ?? ':memory:';

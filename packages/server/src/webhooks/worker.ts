@@ -45,6 +45,8 @@ export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, 
 }
 
 export interface WebhookWorkerOptions {
+  /** Told each attempt's outcome (the metrics): sent, to be retried, or given up. */
+  observe?: (outcome: 'success' | 'retry' | 'failure') => void;
   /** Scheduling clock (due times, leases); tests inject one. Signatures carry the real time. */
   clock?: () => number;
   pollMs?: number;
@@ -335,6 +337,7 @@ export class WebhookWorker {
         error: !event ? 'The event is no longer stored' : 'The endpoint is disabled',
         nextAttemptAt: null,
       });
+      this.options.observe?.('failure');
       return;
     }
 
@@ -358,6 +361,7 @@ export class WebhookWorker {
         error: null,
         nextAttemptAt: null,
       });
+      this.options.observe?.('success');
       return;
     }
     const responseStatus = outcome.kind === 'response' ? outcome.status : null;
@@ -380,11 +384,13 @@ export class WebhookWorker {
         });
         await q.failPendingAttempts(tx, environmentId, endpoint.id, 'The endpoint was disabled after a 410 Gone');
       });
+      this.options.observe?.('failure');
       return;
     }
     const error = outcome.kind === 'error' ? outcome.error : `The receiver answered ${outcome.status}`;
     const delay = retryDelayMs(attempt.attempt, outcome.kind === 'response' ? outcome.retryAfterMs : undefined, this.random);
     const nextAttemptAt = delay === undefined ? null : this.clock() + delay;
+    this.options.observe?.(nextAttemptAt === null ? 'failure' : 'retry');
     await db.transaction().execute(async (tx) => {
       if (!(await q.finishAttempt(tx, environmentId, attempt.id, lease, { status: 'failed', responseStatus, error, nextAttemptAt })))
         return;
