@@ -1,18 +1,13 @@
 import type * as Prometheus from 'prom-client';
 import type { Store } from '../db/index.js';
 import { requireLazily } from '../lib/lazy.js';
+import { registerHttpFamilies, RouteSeries } from './http-series.js';
 import { emailOutbox, webhookOutbox } from './queries.js';
+
+export { RouteSeries } from './http-series.js';
 
 export type SignInOutcome = 'success' | 'failure' | 'second_factor';
 export type WebhookOutcome = 'success' | 'retry' | 'failure';
-
-/** Seconds; from a fast cache hit to a slow password hash or a stalled database. */
-const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
-interface RouteSeries {
-  duration: Prometheus.Histogram.Internal<'method' | 'route'>;
-  byStatus: Map<number, Prometheus.Counter.Internal>;
-}
 
 /**
  * The families DESIGN fixes ("Details fixed for wave 3"), in a registry of their own. prom-client is
@@ -20,13 +15,10 @@ interface RouteSeries {
  */
 export class Metrics {
   readonly registry: Prometheus.Registry;
-  private readonly requests: Prometheus.Counter<'method' | 'route' | 'status'>;
-  private readonly durations: Prometheus.Histogram<'method' | 'route'>;
   private readonly signIns: Prometheus.Counter<'method' | 'outcome'>;
   private readonly webhookDeliveries: Prometheus.Counter<'outcome'>;
   private readonly rateLimitRefusals: Prometheus.Counter;
-  /** Labelled series by "METHOD route": looking a child up by its labels costs more than the observation. */
-  private readonly series = new Map<string, RouteSeries>();
+  private readonly series: RouteSeries[] = [];
 
   constructor(store: Store, options: { now?: () => number } = {}) {
     const prometheus = requireLazily('prom-client') as typeof Prometheus;
@@ -34,19 +26,7 @@ export class Metrics {
     this.registry = registry;
     const now = options.now ?? Date.now;
     prometheus.collectDefaultMetrics({ register: registry });
-    this.requests = new prometheus.Counter({
-      name: 'gatehouse_http_requests_total',
-      help: 'HTTP requests answered, by method, route template and status',
-      labelNames: ['method', 'route', 'status'] as const,
-      registers: [registry],
-    });
-    this.durations = new prometheus.Histogram({
-      name: 'gatehouse_http_request_duration_seconds',
-      help: 'Time from the request to its answer, by method and route template',
-      labelNames: ['method', 'route'] as const,
-      buckets: DURATION_BUCKETS,
-      registers: [registry],
-    });
+    registerHttpFamilies(registry, () => this.series);
     this.signIns = new prometheus.Counter({
       name: 'gatehouse_sign_ins_total',
       help: 'Sign-in attempts by method and outcome (success, failure, second_factor)',
@@ -111,21 +91,11 @@ export class Metrics {
     }
   }
 
-  /** One answered request; `route` is the route's template (never a path with ids in it). */
-  request(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${route}`;
-    let series = this.series.get(key);
-    if (!series) {
-      series = { duration: this.durations.labels(method, route), byStatus: new Map() };
-      this.series.set(key, series);
-    }
-    series.duration.observe(seconds);
-    let counter = series.byStatus.get(status);
-    if (!counter) {
-      counter = this.requests.labels(method, route, String(status));
-      series.byStatus.set(status, counter);
-    }
-    counter.inc();
+  /** The series of one route (its template, never a path with ids in it); the hook observes it on each answer. */
+  route(method: string, route: string): RouteSeries {
+    const series = new RouteSeries(method, route);
+    this.series.push(series);
+    return series;
   }
 
   signIn(method: string, outcome: SignInOutcome): void {

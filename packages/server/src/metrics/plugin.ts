@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import type { Metrics, SignInOutcome } from './metrics.js';
 
 /**
@@ -27,19 +27,29 @@ function signInOutcome(status: number): SignInOutcome | undefined {
   return undefined;
 }
 
-/** Counts every answer: by route template, and the sign-ins and rate-limit refusals among them. */
+/**
+ * Counts every answer of every route, by its template, and the sign-ins and rate-limit refusals
+ * among them. Each route gets a hook of its own (onRoute), holding its series: nothing is looked
+ * up per request. Answers no route matched (404s of unknown paths) are not counted. Call before
+ * the routes are registered.
+ */
 export function installMetrics(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const status = reply.statusCode;
-    metrics.request(request.method, route, status, reply.elapsedTime / 1000);
-    if (status === 429) metrics.rateLimitRefusal();
-    const method = SIGN_IN_ROUTES[route];
-    if (method !== undefined && request.method === 'POST') {
-      const outcome = signInOutcome(status);
-      if (outcome) metrics.signIn(method, outcome);
-    }
-    done();
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat();
+    const series = new Map(methods.map((method) => [method, metrics.route(method, route.url)]));
+    const only = methods.length === 1 ? series.get(methods[0]!)! : undefined;
+    const signInMethod = SIGN_IN_ROUTES[route.url];
+    const observe: onResponseHookHandler = (request, reply, done) => {
+      const status = reply.statusCode;
+      (only ?? series.get(request.method))?.observe(status, reply.elapsedTime / 1000);
+      if (status === 429) metrics.rateLimitRefusal();
+      if (signInMethod !== undefined) {
+        const outcome = signInOutcome(status);
+        if (outcome) metrics.signIn(signInMethod, outcome);
+      }
+      done();
+    };
+    route.onResponse = [...[route.onResponse ?? []].flat(), observe];
   });
 }
 
