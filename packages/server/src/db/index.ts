@@ -16,6 +16,7 @@ import {
 import type pg from 'pg';
 import type { parse as ParseConnectionString } from 'pg-connection-string';
 import { requireLazily } from '../lib/lazy.js';
+import { buildConcurrentIndexes } from './concurrent-indexes.js';
 import { InlineLimitsPlugin } from './inline-limits.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -236,9 +237,18 @@ export async function missingMigrations(db: Kysely<Database>): Promise<string[]>
  * release), all in one transaction: an upgrade that fails leaves the database as it was. Safe to
  * call from several nodes or processes at once: Kysely's lock serializes them on PostgreSQL, and
  * BEGIN IMMEDIATE on SQLite (up to the busy timeout), where Kysely's lock does nothing and which it
- * would migrate statement by statement.
+ * would migrate statement by statement. Then, on PostgreSQL, the indexes of large tables are built
+ * concurrently, outside that transaction (db/concurrent-indexes.ts).
  */
 export async function migrate(store: Store, postgresSchema?: string, upTo?: string): Promise<void> {
+  await migrateInTransaction(store, postgresSchema, upTo);
+  if (store.dialect === 'postgres') {
+    const applied = new Set(Object.keys(migrations).filter((name) => upTo === undefined || name <= upTo));
+    await buildConcurrentIndexes(store.db, applied);
+  }
+}
+
+async function migrateInTransaction(store: Store, postgresSchema: string | undefined, upTo: string | undefined): Promise<void> {
   if (upTo === undefined && (await upToDate(store, postgresSchema))) return;
   if (store.dialect === 'postgres' && postgresSchema) {
     await sql`create schema if not exists ${sql.id(postgresSchema)}`.execute(store.db);
