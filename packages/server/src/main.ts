@@ -8,6 +8,7 @@ import { SmtpTransport, UnconfiguredTransport } from './flows/transport.js';
 import { loggerOptions } from './http/logging.js';
 import { Metrics } from './metrics/metrics.js';
 import { listenForScrapes } from './metrics/plugin.js';
+import { startTracing } from './telemetry/tracing.js';
 import { emailCollisionWarning } from './identity/email-collisions.js';
 
 /** How long requests under way may take to finish after SIGTERM. */
@@ -15,6 +16,8 @@ const SHUTDOWN_DRAIN_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // First: the instrumentations must see pg and ioredis required, and the app created.
+  const tracing = config.otel ? startTracing(config.otel) : undefined;
   const secrets = loadInstanceSecrets(config);
   const store = openStore({
     databaseUrl: config.databaseUrl,
@@ -47,6 +50,32 @@ async function main(): Promise<void> {
   });
   await app.listen({ port: config.port, host: config.host });
   const metricsServer = metrics && config.metrics ? await listenForScrapes(metrics, config.metrics.port, config.metrics.host) : undefined;
+  // Before the banner, which tells a supervisor the node is up: a SIGTERM from then on is graceful.
+  // SIGTERM: new requests get 503 (error-handler.ts) and the listener stops; requests under way get
+  // up to SHUTDOWN_DRAIN_MS, then their connections are cut; the workers give back what they
+  // claimed and did not send (their stop()), so another node sends it.
+  let stopping = false;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_DRAIN_MS);
+    // A close that hangs (a database that never answers) must still end the process.
+    const abandon = setTimeout(() => {
+      process.stderr.write('Gatehouse did not shut down within 20 s; exiting.\n');
+      process.exit(1);
+    }, 20_000);
+    abandon.unref();
+    await app.close();
+    clearTimeout(cut);
+    metricsServer?.close();
+    await objectStore.close();
+    await store.close();
+    await tracing?.shutdown().catch(() => undefined);
+    process.exit(0);
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
 
   const lines = [
     '',
@@ -56,6 +85,9 @@ async function main(): Promise<void> {
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
     `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
     `  Object store:  ${describeObjectStore(config)}`,
+    ...(config.otel
+      ? [`  Traces:        OTLP/HTTP (${config.otel.protocol}) to ${config.otel.endpoint} (OTEL_EXPORTER_OTLP_ENDPOINT)`]
+      : []),
     ...(config.metrics ? [`  Metrics:       http://${config.metrics.host}:${config.metrics.port}/metrics (METRICS_PORT)`] : []),
     `  Client IP:     ${config.trustProxy ? `X-Forwarded-For from ${config.trustProxy.join(', ')} (TRUST_PROXY)` : "the connection's peer (set TRUST_PROXY behind a proxy)"}`,
   ];
@@ -90,31 +122,6 @@ async function main(): Promise<void> {
   }
   lines.push(...(await emailCollisionWarning(store.db)));
   process.stdout.write(`${lines.join('\n')}\n\n`);
-
-  // SIGTERM: new requests get 503 (error-handler.ts) and the listener stops; requests under way get
-  // up to SHUTDOWN_DRAIN_MS, then their connections are cut; the workers give back what they
-  // claimed and did not send (their stop()), so another node sends it.
-  let stopping = false;
-  const shutdown = async (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'shutting down');
-    const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_DRAIN_MS);
-    // A close that hangs (a database that never answers) must still end the process.
-    const abandon = setTimeout(() => {
-      process.stderr.write('Gatehouse did not shut down within 20 s; exiting.\n');
-      process.exit(1);
-    }, 20_000);
-    abandon.unref();
-    await app.close();
-    clearTimeout(cut);
-    metricsServer?.close();
-    await objectStore.close();
-    await store.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
 }
 
 /** First start: each environment of the Default project, with what a backend needs to verify its tokens. */
