@@ -8,3 +8,15 @@ const RedisCheck = Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Typ
 
 export const Health = define('Health', Type.Object({ status: Check, database: Check, redis: RedisCheck }));
 export type Health = Static<typeof Health>;
+
+/** The readiness probe's answer; a node that is not ready answers `503 unavailable` instead. */
+export const Readiness = define(
+  'Readiness',
+  Type.Object({
+    status: Type.Literal('ready'),
+    database: Type.Literal('ok'),
+    redis: Type.Union([Type.Literal('ok'), Type.Literal('disabled')], { description: 'disabled: no REDIS_URL' }),
+    migrations: Type.Literal('ok'),
+  }),
+);
+export type Readiness = Static<typeof Readiness>;

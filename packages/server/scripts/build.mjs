@@ -6,7 +6,7 @@
  *   hundred module files was most of what a start cost once nothing was transpiled), with its map;
  * - dist/main.js and dist/loader.js: what `npm start` runs, which runs server.cjs with V8's code cache;
  * - dist/server.cjs.v8cache: that cache, made here by starting the server once (src/boot/loader.ts);
- * - dist/import.js: `npm run import` (src/cli/import.ts), an ES module bundle.
+ * - dist/import.js: `npm run import` (src/cli/import.ts), an ES module bundle; dist/backup.js and dist/migrate.js: `npm run backup`, `npm run migrate`.
  * Runs at install (`prepare`); `npm run build -w packages/server` after changing the sources.
  */
 import { build } from 'esbuild';
@@ -64,6 +64,18 @@ const [server] = await Promise.all([
     format: 'esm',
     define: {},
     // Bundled CommonJS dependencies call require() for Node's own modules; an ES module has none.
+    banner: { js: "import { createRequire as __gatehouseCreateRequire } from 'node:module'; const require = __gatehouseCreateRequire(import.meta.url);" },
+  }),
+  // `npm run backup` and `npm run migrate`: ES module bundles of their own, as the import command.
+  build({
+    ...bundled,
+    entryPoints: [
+      { in: path.join(root, 'src/cli/backup.ts'), out: 'backup' },
+      { in: path.join(root, 'src/cli/migrate.ts'), out: 'migrate' },
+    ],
+    outdir: dist,
+    format: 'esm',
+    define: {},
     banner: { js: "import { createRequire as __gatehouseCreateRequire } from 'node:module'; const require = __gatehouseCreateRequire(import.meta.url);" },
   }),
   // The loader is two small ES modules of Node's own imports, transpiled as they are.

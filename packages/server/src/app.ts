@@ -7,6 +7,8 @@ import { connectRedis, installCaches } from './app/caches.js';
 import { createFramework } from './app/framework.js';
 import { buildServices } from './app/services.js';
 import type { Config } from './config.js';
+import type { Metrics } from './metrics/metrics.js';
+import { installMetrics } from './metrics/plugin.js';
 import { changeFeed } from './db/changes.js';
 import type { Store } from './db/index.js';
 import type { RowCacheOptions } from './db/row-cache.js';
@@ -104,6 +106,8 @@ export interface AppOptions {
   sso?: SsoTestHooks | undefined;
   /** Days the operators' audit log keeps an entry (AUDIT_RETENTION_DAYS); null keeps all. Default 365. */
   auditRetentionDays?: number | null | undefined;
+  /** Prometheus metrics (METRICS_PORT); main.ts serves them on their own listener. */
+  metrics?: Metrics | undefined;
   /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
   now?: () => number;
 }
@@ -115,6 +119,7 @@ export interface AppOptions {
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = await createFramework(options);
+  if (options.metrics) installMetrics(app, options.metrics);
   const redis = await connectRedis(app, options);
   const {
     tenancy,
@@ -257,8 +262,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     baseUrl: options.config.baseUrl,
   });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
+  // The workers stop when the close begins, alongside the requests' drain, not after it: their
+  // grace and the drain then share the shutdown's time.
+  let outboxStopped: Promise<void> | undefined;
+  app.addHook('preClose', async () => void (outboxStopped = outbox.stop()));
   app.addHook('onClose', async () => {
-    await outbox.stop();
+    await (outboxStopped ?? outbox.stop());
     options.mail.transport.close();
   });
 
@@ -271,16 +280,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     options.store,
     webhookService,
     async (environmentId) => (await tenancy.getEnvironment(environmentId)).type,
-    { log: app.log, ...webhookWorkerOptions },
+    {
+      log: app.log,
+      ...(options.metrics ? { observe: options.metrics.webhookDelivery.bind(options.metrics) } : {}),
+      ...webhookWorkerOptions,
+    },
   );
   app.decorate('webhooks', webhookWorker);
   await app.register(webhookRoutes, { webhooks: webhookService, tenancy, cursors });
   // Events this node commits are fanned out soon, not at the next poll (unless their environment has no endpoint).
   const unwake = changeFeed(options.store.db).onEventsCommitted((environmentIds) => webhookWorker.eventsCommitted(environmentIds));
   if (startWebhookWorker !== false) app.addHook('onReady', async () => webhookWorker.start());
+  let webhooksStopped: Promise<void> | undefined;
+  app.addHook('preClose', async () => void (webhooksStopped = webhookWorker.stop()));
   app.addHook('onClose', async () => {
     unwake();
-    await webhookWorker.stop();
+    await (webhooksStopped ?? webhookWorker.stop());
   });
 
   await app.register(operatorRoutes, { operators, cursors, baseUrl: options.config.baseUrl });

@@ -32,6 +32,16 @@ export interface Config {
   trustProxy: string[] | undefined;
   /** Days the operators' audit log keeps an entry; null keeps every entry. */
   auditRetentionDays: number | null;
+  /** Prometheus metrics on a listener of their own; unset: no metrics, and prom-client never loads. */
+  metrics: { port: number; host: string } | undefined;
+  /** OpenTelemetry traces over OTLP/HTTP; unset: no tracing, and OpenTelemetry never loads. */
+  otel: OtelConfig | undefined;
+}
+
+export interface OtelConfig {
+  endpoint: string;
+  protocol: 'http/protobuf' | 'http/json';
+  serviceName: string;
 }
 
 export interface S3Config {
@@ -270,13 +280,45 @@ function parseAuditRetention(raw: string | undefined): number | null {
   return Number(raw) === 0 ? null : Number(raw);
 }
 
+function parseMetrics(env: Env, port: number, host: string): Config['metrics'] {
+  const raw = optional(env, 'METRICS_PORT');
+  if (raw === undefined) {
+    if (optional(env, 'METRICS_HOST') !== undefined)
+      throw new ConfigError('METRICS_HOST', 'only applies with METRICS_PORT; set it too, or unset this.');
+    return undefined;
+  }
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 65535) {
+    throw new ConfigError('METRICS_PORT', `"${raw}" is not a port number; use an integer from 1 to 65535.`);
+  }
+  if (Number(raw) === port) {
+    throw new ConfigError('METRICS_PORT', `must differ from PORT (${port}): metrics are never served on the public port.`);
+  }
+  return { port: Number(raw), host: optional(env, 'METRICS_HOST') ?? host };
+}
+
+function parseOtel(env: Env): OtelConfig | undefined {
+  const endpoint = optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (endpoint === undefined) return undefined;
+  const url = parseHttpUrl('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint);
+  const protocol = optional(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError('OTEL_EXPORTER_OTLP_PROTOCOL', `"${protocol}" is not supported; use http/protobuf (the default) or http/json.`);
+  }
+  return {
+    endpoint: `${url.origin}${url.pathname.replace(/\/+$/, '')}`,
+    protocol,
+    serviceName: optional(env, 'OTEL_SERVICE_NAME') ?? 'gatehouse',
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort(optional(env, 'PORT'));
   const databaseUrl = parseDatabaseUrl(optional(env, 'DATABASE_URL'));
   const baseUrl = parseBaseUrl(optional(env, 'GATEHOUSE_BASE_URL'), port);
+  const host = optional(env, 'HOST') ?? '0.0.0.0';
   return {
     port,
-    host: optional(env, 'HOST') ?? '0.0.0.0',
+    host,
     baseUrl,
     dataDir: path.resolve(optional(env, 'GATEHOUSE_DATA_DIR') ?? '.gatehouse'),
     databaseUrl,
@@ -292,5 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
     s3: parseS3(env),
     trustProxy: parseTrustProxy(optional(env, 'TRUST_PROXY')),
     auditRetentionDays: parseAuditRetention(optional(env, 'AUDIT_RETENTION_DAYS')),
+    metrics: parseMetrics(env, port, host),
+    otel: parseOtel(env),
   };
 }

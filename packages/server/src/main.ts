@@ -5,10 +5,19 @@ import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets, type De
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, openStore } from './db/index.js';
 import { SmtpTransport, UnconfiguredTransport } from './flows/transport.js';
+import { loggerOptions } from './http/logging.js';
+import { Metrics } from './metrics/metrics.js';
+import { listenForScrapes } from './metrics/plugin.js';
+import { startTracing } from './telemetry/tracing.js';
 import { emailCollisionWarning } from './identity/email-collisions.js';
+
+/** How long requests under way may take to finish after SIGTERM. */
+const SHUTDOWN_DRAIN_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // First: the instrumentations must see pg and ioredis required, and the app created.
+  const tracing = config.otel ? startTracing(config.otel) : undefined;
   const secrets = loadInstanceSecrets(config);
   const store = openStore({
     databaseUrl: config.databaseUrl,
@@ -23,14 +32,15 @@ async function main(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const objectStore = await openObjectStore(config, secrets.instanceSecret);
 
+  const metrics = config.metrics ? new Metrics(store) : undefined;
   const app = await buildApp({
     config,
+    metrics,
     store,
     platformKey: secrets.platformKey,
     instanceSecret: secrets.instanceSecret,
     objectStore,
-    // Fastify gives every request a child logger, even a silent one; with no logger it skips that.
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    logger: loggerOptions(config.logLevel),
     mail: {
       transport: config.smtpUrl ? new SmtpTransport(config.smtpUrl, config.smtpFrom) : new UnconfiguredTransport(),
       startWorker: config.emailWorker,
@@ -40,6 +50,33 @@ async function main(): Promise<void> {
     auditRetentionDays: config.auditRetentionDays,
   });
   await app.listen({ port: config.port, host: config.host });
+  const metricsServer = metrics && config.metrics ? await listenForScrapes(metrics, config.metrics.port, config.metrics.host) : undefined;
+  // Before the banner, which tells a supervisor the node is up: a SIGTERM from then on is graceful.
+  // SIGTERM: new requests get 503 (error-handler.ts) and the listener stops; requests under way get
+  // up to SHUTDOWN_DRAIN_MS, then their connections are cut; the workers give back what they
+  // claimed and did not send (their stop()), so another node sends it.
+  let stopping = false;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_DRAIN_MS);
+    // A close that hangs (a database that never answers) must still end the process.
+    const abandon = setTimeout(() => {
+      process.stderr.write('Gatehouse did not shut down within 20 s; exiting.\n');
+      process.exit(1);
+    }, 20_000);
+    abandon.unref();
+    await app.close();
+    clearTimeout(cut);
+    metricsServer?.close();
+    await objectStore.close();
+    await store.close();
+    await tracing?.shutdown().catch(() => undefined);
+    process.exit(0);
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
 
   const lines = [
     '',
@@ -49,7 +86,11 @@ async function main(): Promise<void> {
     `  Database:      ${store.dialect === 'sqlite' ? `SQLite at ${path.join(config.dataDir, 'gatehouse.db')}` : `PostgreSQL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''}`}`,
     `  Rate limits:   ${config.redisUrl ? 'shared through Redis (REDIS_URL)' : 'in memory, per node (set REDIS_URL to run several nodes)'}`,
     `  Object store:  ${describeObjectStore(config)}`,
-    `  Client IP:     ${config.trustProxy ? `X-Forwarded-For from ${config.trustProxy.join(', ')} (TRUST_PROXY)` : 'the connection\'s peer (set TRUST_PROXY behind a proxy)'}`,
+    ...(config.otel
+      ? [`  Traces:        OTLP/HTTP (${config.otel.protocol}) to ${config.otel.endpoint} (OTEL_EXPORTER_OTLP_ENDPOINT)`]
+      : []),
+    ...(config.metrics ? [`  Metrics:       http://${config.metrics.host}:${config.metrics.port}/metrics (METRICS_PORT)`] : []),
+    `  Client IP:     ${config.trustProxy ? `X-Forwarded-For from ${config.trustProxy.join(', ')} (TRUST_PROXY)` : "the connection's peer (set TRUST_PROXY behind a proxy)"}`,
   ];
   if (secrets.platformKeyGenerated) {
     lines.push(`  Platform key:  ${secrets.platformKey}`, `                 (generated; saved in ${secrets.platformKeyFile})`);
@@ -82,15 +123,6 @@ async function main(): Promise<void> {
   }
   lines.push(...(await emailCollisionWarning(store.db)));
   process.stdout.write(`${lines.join('\n')}\n\n`);
-
-  const shutdown = async () => {
-    await app.close();
-    await objectStore.close();
-    await store.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
 }
 
 /** First start: each environment of the Default project, with what a backend needs to verify its tokens. */

@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { CredentialKind } from '../http/credentials.js';
 import { answerClientError, answerFrameworkError, installErrorHandling, MAX_PARAM_LENGTH } from '../http/error-handler.js';
 import { addErrorResponses, errorResponseComponents, type DocumentedRoute } from '../http/openapi-errors.js';
+import { requestIdGenerator } from '../http/logging.js';
 import { installSecurityHeaders, securityHeaders } from '../http/security-headers.js';
 import { lazily, validatorCompiler } from '../http/validation.js';
 import { ApiError } from '../lib/errors.js';
@@ -45,6 +46,8 @@ export async function createFramework(options: AppOptions): Promise<FastifyInsta
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // request.ip: the socket's peer, or the client a trusted proxy names.
     trustProxy: options.trustProxy && options.trustProxy.length > 0 ? options.trustProxy : false,
+    // `reqId` in every log line of a request, and `x-request-id` in its answer (security-headers.ts).
+    genReqId: requestIdGenerator(Boolean(options.trustProxy && options.trustProxy.length > 0)),
     // Fastify's own serializers, each built on its first use rather than at start (see validation.ts).
     schemaController: {
       compilersFactory: {

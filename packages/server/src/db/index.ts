@@ -16,6 +16,7 @@ import {
 import type pg from 'pg';
 import type { parse as ParseConnectionString } from 'pg-connection-string';
 import { requireLazily } from '../lib/lazy.js';
+import { buildConcurrentIndexes } from './concurrent-indexes.js';
 import { InlineLimitsPlugin } from './inline-limits.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -25,6 +26,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** PostgreSQL: the pool, whose counts the metrics report. */
+  pool?: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number };
   close(): Promise<void>;
 }
 
@@ -70,7 +73,7 @@ export function openStore(options: StoreOptions): Store {
     }
     const pool = new (postgresClient().Pool)({ ...connectionSettings(options.databaseUrl, schema), max: 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', pool, close: () => db.destroy() };
   }
 
   const file = options.sqliteFile ?? ':memory:';
@@ -215,13 +218,37 @@ async function upToDate(store: Store, postgresSchema: string | undefined): Promi
 }
 
 /**
+ * This release's migrations that the database lacks (the readiness probe). Migrations of a newer
+ * release are not counted: during a rolling upgrade the old nodes stay ready on the new schema.
+ */
+export async function missingMigrations(db: Kysely<Database>): Promise<string[]> {
+  let applied: Set<string>;
+  try {
+    const { rows } = await sql<{ name: string }>`select name from ${sql.id('kysely_migration')}`.execute(db);
+    applied = new Set(rows.map((row) => row.name));
+  } catch {
+    applied = new Set(); // no migration table yet
+  }
+  return Object.keys(migrations).filter((name) => !applied.has(name));
+}
+
+/**
  * Applies pending migrations (up to and including `upTo`, for tests of upgrades from an earlier
  * release), all in one transaction: an upgrade that fails leaves the database as it was. Safe to
  * call from several nodes or processes at once: Kysely's lock serializes them on PostgreSQL, and
  * BEGIN IMMEDIATE on SQLite (up to the busy timeout), where Kysely's lock does nothing and which it
- * would migrate statement by statement.
+ * would migrate statement by statement. Then, on PostgreSQL, the indexes of large tables are built
+ * concurrently, outside that transaction (db/concurrent-indexes.ts).
  */
 export async function migrate(store: Store, postgresSchema?: string, upTo?: string): Promise<void> {
+  await migrateInTransaction(store, postgresSchema, upTo);
+  if (store.dialect === 'postgres') {
+    const applied = new Set(Object.keys(migrations).filter((name) => upTo === undefined || name <= upTo));
+    await buildConcurrentIndexes(store.db, applied);
+  }
+}
+
+async function migrateInTransaction(store: Store, postgresSchema: string | undefined, upTo: string | undefined): Promise<void> {
   if (upTo === undefined && (await upToDate(store, postgresSchema))) return;
   if (store.dialect === 'postgres' && postgresSchema) {
     await sql`create schema if not exists ${sql.id(postgresSchema)}`.execute(store.db);

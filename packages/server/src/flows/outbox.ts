@@ -144,6 +144,22 @@ export async function markSent(db: Db, environmentId: EnvironmentId, id: string,
     .execute();
 }
 
+/**
+ * Gives a claimed message back (a node shutting down): due again at once for any worker, and the
+ * claim's attempt uncounted, since it was not made or its outcome is unknown. Only while the claim
+ * is still this worker's.
+ */
+export async function releaseClaim(db: Db, environmentId: EnvironmentId, id: string, lease: number) {
+  await db
+    .updateTable('email_outbox')
+    .set({ locked_until: null, attempts: sql<number>`attempts - 1` })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('locked_until', '=', lease)
+    .execute();
+}
+
 export async function markFailedAttempt(
   db: Db,
   environmentId: EnvironmentId,

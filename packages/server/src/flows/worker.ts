@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../db/index.js';
-import { claimDue, markFailedAttempt, markSent } from './outbox.js';
+import { claimDue, markFailedAttempt, markSent, releaseClaim } from './outbox.js';
 import type { MailTransport } from './transport.js';
 
 export interface WorkerOptions {
@@ -12,6 +12,19 @@ export interface WorkerOptions {
   log?: Pick<FastifyBaseLogger, 'warn' | 'error'>;
 }
 
+/** How long a stopping worker lets a send under way finish before giving its message back. */
+export const STOP_GRACE_MS = 8_000;
+
+/** Resolves after `ms`, on a timer that keeps no process alive; `cancel` clears it. */
+export function graceTimer(ms: number): { elapsed: Promise<'elapsed'>; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const elapsed = new Promise<'elapsed'>((resolve) => {
+    timer = setTimeout(() => resolve('elapsed'), ms);
+    timer.unref();
+  });
+  return { elapsed, cancel: () => clearTimeout(timer) };
+}
+
 /** Retry delay after the n-th failed attempt: 5 s, 10 s, 20 s … capped at 30 minutes. */
 export function backoffMs(attempts: number): number {
   return Math.min(5_000 * 2 ** Math.max(0, attempts - 1), 30 * 60_000);
@@ -20,12 +33,17 @@ export function backoffMs(attempts: number): number {
 /**
  * Delivers pending outbox messages outside any request. Delivery is at least once: a message is
  * marked sent only after the transport accepted it, and a claim expires (lockMs) if its worker died,
- * so a crash between claim and send delays a message but never loses it.
+ * so a crash between claim and send delays a message but never loses it. A worker that stops (a node
+ * shutting down) gives back what it claimed and has not sent, so another node sends it at once.
  */
 export class OutboxWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
   private stopped = true;
+  /** Set by stop(); tests drive a never-started (stopped) worker by hand, so this is not `stopped`. */
+  private stopping = false;
+  /** Claimed messages not yet finished, with their claim's lease. */
+  private readonly claimed = new Map<string, { environmentId: Parameters<typeof releaseClaim>[1]; lease: number }>();
   private readonly clock: () => number;
   private readonly pollMs: number;
   private readonly lockMs: number;
@@ -46,14 +64,36 @@ export class OutboxWorker {
 
   start(): void {
     this.stopped = false;
+    this.stopping = false;
     // The first run waits for the first poll: a starting node answers its first requests (health checks) first.
     this.schedule(this.pollMs);
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming. A send under way may finish within `graceMs`; then every message this worker
+   * claimed and did not finish is given back, for another node (or this one's next start) to send.
+   */
+  async stop(graceMs = STOP_GRACE_MS): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     clearTimeout(this.timer);
-    await this.running;
+    const grace = graceTimer(graceMs);
+    await Promise.race([this.running?.catch(() => undefined), grace.elapsed]);
+    grace.cancel();
+    await this.releaseClaimed();
+  }
+
+  private async releaseClaimed(): Promise<void> {
+    const claimed = [...this.claimed];
+    this.claimed.clear();
+    for (const [id, claim] of claimed) {
+      try {
+        await releaseClaim(this.store.db, claim.environmentId, id, claim.lease);
+      } catch (error) {
+        // The claim then runs out by itself (lockMs): the message is late, not lost.
+        this.options.log?.warn({ err: error, messageId: id }, 'could not give an email back at shutdown');
+      }
+    }
   }
 
   /** Asks for a run soon, e.g. right after a request committed a message. */
@@ -98,7 +138,11 @@ export class OutboxWorker {
       batchSize: this.batchSize,
       dialect: this.store.dialect,
     });
+    for (const message of claimed) this.claimed.set(message.id, { environmentId: message.environment_id, lease: message.locked_until! });
     for (const message of claimed) {
+      // Stopping: what is left of the batch is given back by stop(), unsent.
+      if (this.stopping) break;
+      if (!this.claimed.has(message.id)) continue;
       try {
         await this.transport.send({ to: message.to_address, subject: message.subject, text: message.text_body, html: message.html_body });
         await markSent(this.store.db, message.environment_id, message.id, this.clock());
@@ -111,6 +155,8 @@ export class OutboxWorker {
           giveUp,
           nextAttemptAt: this.clock() + backoffMs(message.attempts),
         });
+      } finally {
+        this.claimed.delete(message.id);
       }
     }
     return claimed.length;

@@ -38,7 +38,10 @@ export interface OperatorsDirectory {
 }
 
 /** Verifies an access token for Gatehouse's own `/v1/me*`, or throws a 401 ApiError. */
-export type AccessTokenVerifier = (token: string, request: FastifyRequest) => Promise<{ environment: Environment; session: SessionIdentity }>;
+export type AccessTokenVerifier = (
+  token: string,
+  request: FastifyRequest,
+) => Promise<{ environment: Environment; session: SessionIdentity }>;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -200,7 +203,10 @@ async function resolveOperator(request: FastifyRequest, token: string, options: 
   // Bearer tokens are not ambient, but the console's origin is known: nothing else should hold its tokens.
   const origin = request.headers.origin;
   if (origin !== undefined && !isOriginAllowed(environment, origin)) {
-    throw new ApiError('origin_not_allowed', `Origin ${JSON.stringify(origin)} is not the console's. Use the console at the server's base URL.`);
+    throw new ApiError(
+      'origin_not_allowed',
+      `Origin ${JSON.stringify(origin)} is not the console's. Use the console at the server's base URL.`,
+    );
   }
   return { kind: 'platform', operator: { userId: session.userId, sessionId: session.sessionId } };
 }

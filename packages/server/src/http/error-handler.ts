@@ -114,7 +114,7 @@ export function answerFrameworkError(headers: Readonly<Record<string, string>>) 
       apiError = toApiError(error);
       if (apiError.statusCode >= 500) request.log.error({ err: error }, 'unhandled framework error');
     }
-    void reply.headers(headers);
+    void reply.headers(headers).header('x-request-id', request.id);
     sendError(reply, apiError);
   };
 }
@@ -137,7 +137,10 @@ const MALFORMED_PART: Record<string, string> = {
 function clientErrorOf(error: ConnectionError): ApiError {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new ApiError('request_timeout', 'The request did not arrive in time. Send the request line, headers and body without pausing.');
+      return new ApiError(
+        'request_timeout',
+        'The request did not arrive in time. Send the request line, headers and body without pausing.',
+      );
     case 'HPE_HEADER_OVERFLOW':
       return new ApiError(
         'headers_too_large',
@@ -189,7 +192,11 @@ function answerWhatNodeWouldRefuse(app: FastifyInstance, headers: Readonly<Recor
   (server as { requireHostHeader?: boolean }).requireHostHeader = false;
   server.on('checkExpectation', (request, response) => server.emit('request', request, response));
   server.on('connect', (_request, socket: Socket) =>
-    writeRaw(socket, new ApiError('invalid_request', 'This server is not a proxy and does not accept CONNECT. Send API requests directly.'), headers),
+    writeRaw(
+      socket,
+      new ApiError('invalid_request', 'This server is not a proxy and does not accept CONNECT. Send API requests directly.'),
+      headers,
+    ),
   );
 }
 
@@ -208,7 +215,10 @@ function refuseEarly(app: FastifyInstance): void {
     if (closing) {
       void reply.header('connection', 'close');
       return done(
-        new ApiError('unavailable', 'This server is shutting down. Send the request again in a moment; behind a load balancer another node answers it.'),
+        new ApiError(
+          'unavailable',
+          'This server is shutting down. Send the request again in a moment; behind a load balancer another node answers it.',
+        ),
       );
     }
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {

@@ -50,7 +50,9 @@ export function errorResponseComponents(): Record<string, OpenAPIV3_1.ResponseOb
       `Error${status}`,
       {
         description: WHEN[status] ?? 'Refused.',
-        ...(status === 429 ? { headers: { 'Retry-After': { description: 'Seconds to wait (1 to 60).', schema: { type: 'integer' } } } } : {}),
+        ...(status === 429
+          ? { headers: { 'Retry-After': { description: 'Seconds to wait (1 to 60).', schema: { type: 'integer' } } } }
+          : {}),
         content: {
           'application/json': {
             schema: {

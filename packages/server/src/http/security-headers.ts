@@ -22,10 +22,12 @@ export function securityHeaders(baseUrl: string): Readonly<Record<string, string
   };
 }
 
-/** The one hook; it runs first, so whatever a later hook or handler refuses carries the headers. */
+/** The one hook (it also names the request's id); it runs first, so whatever a later hook or handler refuses carries the headers. */
 export function installSecurityHeaders(app: FastifyInstance, headers: Readonly<Record<string, string>>): void {
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     void reply.headers(headers);
+    // The id of this request's log lines, so an answer can be found in the log.
+    void reply.header('x-request-id', request.id);
     done();
   });
 }

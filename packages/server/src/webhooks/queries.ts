@@ -240,6 +240,21 @@ export async function claimDueAttempts(db: Db, options: ClaimOptions) {
     .execute();
 }
 
+/**
+ * Gives a claimed attempt back (a node shutting down): due again at once for any worker. Only while
+ * the lease is this worker's; an outcome that arrives later no longer matches it and is dropped.
+ */
+export async function releaseAttempt(db: Db, environmentId: EnvironmentId, deliveryId: string, lease: number): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ locked_until: null })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', deliveryId)
+    .where('status', '=', 'pending')
+    .where('locked_until', '=', lease)
+    .execute();
+}
+
 /** Records an attempt's outcome, only while this worker's lease holds (another may have taken over). */
 export async function finishAttempt(
   db: Db,

@@ -2,6 +2,7 @@ import type { EnvironmentId } from '../lib/ids.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../db/index.js';
 import { newId } from '../lib/crypto.js';
+import { graceTimer, STOP_GRACE_MS } from '../flows/worker.js';
 import { QuietEnvironments } from './quiet-environments.js';
 import { systemResolver, type Resolver } from './addresses.js';
 import * as q from './queries.js';
@@ -44,6 +45,8 @@ export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, 
 }
 
 export interface WebhookWorkerOptions {
+  /** Told each attempt's outcome (the metrics): sent, to be retried, or given up. */
+  observe?: (outcome: 'success' | 'retry' | 'failure') => void;
   /** Scheduling clock (due times, leases); tests inject one. Signatures carry the real time. */
   clock?: () => number;
   pollMs?: number;
@@ -62,7 +65,8 @@ export interface WebhookWorkerOptions {
  * nodes: fan-out turns an event into one pending attempt per subscribed endpoint (in a transaction,
  * events locked with SKIP LOCKED on PostgreSQL); delivery claims due attempts with a lease, sends,
  * and records the outcome only while the lease holds. A node that dies mid-send leaves the attempt
- * pending, and it is sent again once the lease runs out.
+ * pending, and it is sent again once the lease runs out; a node that stops (shutting down) gives its
+ * unfinished attempts back at once instead.
  */
 export class WebhookWorker {
   private timer: NodeJS.Timeout | undefined;
@@ -70,6 +74,8 @@ export class WebhookWorker {
   private scheduled: { at: number; deliver: boolean } | undefined;
   private running: Promise<{ fannedOut: number; sent: number }> | undefined;
   private stopped = true;
+  /** Claimed attempts not yet finished, by id, with their lease. */
+  private readonly claimed = new Map<string, { environmentId: EnvironmentId; lease: number }>();
   private readonly clock: () => number;
   private readonly pollMs: number;
   private readonly leaseMs: number;
@@ -103,11 +109,28 @@ export class WebhookWorker {
     this.schedule(this.pollMs, true);
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming. Sends under way may finish within `graceMs`; then every attempt this worker
+   * claimed and did not finish is given back (its lease released), and another node sends it at
+   * once. An outcome that arrives after that is dropped: the attempt is no longer this worker's.
+   */
+  async stop(graceMs = STOP_GRACE_MS): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     this.scheduled = undefined;
-    await this.running;
+    const grace = graceTimer(graceMs);
+    await Promise.race([this.running?.catch(() => undefined), grace.elapsed]);
+    grace.cancel();
+    const claimed = [...this.claimed];
+    this.claimed.clear();
+    for (const [id, claim] of claimed) {
+      try {
+        await q.releaseAttempt(this.store.db, claim.environmentId, id, claim.lease);
+      } catch (error) {
+        // The lease then runs out by itself: the delivery is late, not lost.
+        this.options.log?.warn({ err: error, deliveryId: id }, 'could not give a webhook delivery back at shutdown');
+      }
+    }
   }
 
   /**
@@ -284,11 +307,12 @@ export class WebhookWorker {
         return types.get(environmentId)!;
       },
     };
+    for (const attempt of claimed) this.claimed.set(attempt.id, { environmentId: attempt.environment_id, lease: attempt.locked_until! });
     await Promise.all(
       claimed.map((attempt) =>
-        this.send(attempt, context).catch((error: unknown) =>
-          this.options.log?.error({ err: error, deliveryId: attempt.id }, 'webhook delivery failed'),
-        ),
+        this.send(attempt, context)
+          .catch((error: unknown) => this.options.log?.error({ err: error, deliveryId: attempt.id }, 'webhook delivery failed'))
+          .finally(() => this.claimed.delete(attempt.id)),
       ),
     );
     return claimed.length;
@@ -313,6 +337,7 @@ export class WebhookWorker {
         error: !event ? 'The event is no longer stored' : 'The endpoint is disabled',
         nextAttemptAt: null,
       });
+      this.options.observe?.('failure');
       return;
     }
 
@@ -336,6 +361,7 @@ export class WebhookWorker {
         error: null,
         nextAttemptAt: null,
       });
+      this.options.observe?.('success');
       return;
     }
     const responseStatus = outcome.kind === 'response' ? outcome.status : null;
@@ -358,11 +384,13 @@ export class WebhookWorker {
         });
         await q.failPendingAttempts(tx, environmentId, endpoint.id, 'The endpoint was disabled after a 410 Gone');
       });
+      this.options.observe?.('failure');
       return;
     }
     const error = outcome.kind === 'error' ? outcome.error : `The receiver answered ${outcome.status}`;
     const delay = retryDelayMs(attempt.attempt, outcome.kind === 'response' ? outcome.retryAfterMs : undefined, this.random);
     const nextAttemptAt = delay === undefined ? null : this.clock() + delay;
+    this.options.observe?.(nextAttemptAt === null ? 'failure' : 'retry');
     await db.transaction().execute(async (tx) => {
       if (!(await q.finishAttempt(tx, environmentId, attempt.id, lease, { status: 'failed', responseStatus, error, nextAttemptAt })))
         return;

@@ -34,6 +34,10 @@ describe('configuration', () => {
     ['SMTP_URL', 'mail.example.com:25'],
     ['SMTP_FROM', 'Gatehouse <auth@example.com>'],
     ['GATEHOUSE_EMAIL_WORKER', 'yes'],
+    ['METRICS_PORT', 'nine'],
+    ['METRICS_PORT', '4000'],
+    ['METRICS_HOST', '127.0.0.1'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
   ])('refuses %s=%s with one line naming the variable', (variable, value) => {
     let error: unknown;
     try {
@@ -68,5 +72,30 @@ describe('configuration', () => {
     expect(loadConfig({ AUDIT_RETENTION_DAYS: '0' }).auditRetentionDays).toBeNull();
     expect(() => loadConfig({ AUDIT_RETENTION_DAYS: 'a year' })).toThrow(/^AUDIT_RETENTION_DAYS: /);
     expect(() => loadConfig({ AUDIT_RETENTION_DAYS: '-1' })).toThrow(/^AUDIT_RETENTION_DAYS: /);
+  });
+
+  it('serves metrics only on a port of their own, by default on HOST', () => {
+    expect(loadConfig({}).metrics).toBeUndefined();
+    expect(loadConfig({ METRICS_PORT: '9464', HOST: '10.0.0.5' }).metrics).toEqual({ port: 9464, host: '10.0.0.5' });
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '127.0.0.1' }).metrics).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(() => loadConfig({ PORT: '9464', METRICS_PORT: '9464' })).toThrow(/^METRICS_PORT: .*PORT/);
+  });
+
+  it('reads the standard OpenTelemetry variables', () => {
+    expect(loadConfig({}).otel).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).otel).toEqual({
+      endpoint: 'http://collector:4318',
+      protocol: 'http/protobuf',
+      serviceName: 'gatehouse',
+    });
+    const json = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.com',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'auth',
+    });
+    expect(json.otel).toMatchObject({ protocol: 'http/json', serviceName: 'auth' });
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(
+      /^OTEL_EXPORTER_OTLP_PROTOCOL: /,
+    );
   });
 });
