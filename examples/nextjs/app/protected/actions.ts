@@ -9,7 +9,3 @@ export async function saveNote(form: FormData): Promise<void> {
   notes.set(userId, String(form.get('note') ?? '').slice(0, 200));
   revalidatePath('/protected');
 }
-
-export async function noteOf(userId: string): Promise<string | undefined> {
-  return notes.get(userId);
-}

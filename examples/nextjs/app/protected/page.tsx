@@ -1,5 +1,6 @@
 import { auth } from '@gatehouse/nextjs/server';
-import { noteOf, saveNote } from './actions';
+import { notes } from '../notes';
+import { saveNote } from './actions';
 
 // Server-rendered for the signed-in user only: auth.protect() verifies the session cookie here,
 // whatever the proxy did, and sends a signed-out visitor to /sign-in.
@@ -21,7 +22,7 @@ export default async function Protected() {
         <button type="submit">Save note</button>
       </form>
       <p>
-        Saved note: <span id="note">{noteOf(userId) ?? '(none)'}</span>
+        Saved note: <span id="note">{notes.get(userId) ?? '(none)'}</span>
       </p>
     </main>
   );
