@@ -46,6 +46,8 @@ export default defineConfig({
           setupFiles: ['packages/backend/test/helpers/without-node-crypto.ts'],
         },
       },
+      // @gatehouse/nextjs: its request logic in node (the example's test drives it in Chromium).
+      { extends: true, test: { name: 'nextjs', include: ['packages/nextjs/test/**/*.test.ts'] } },
       // Every bench, briefly: a broken bench fails here (bench/smoke.test.ts).
       { extends: true, test: { name: 'bench', include: ['bench/**/*.test.ts'] } },
       // @gatehouse/js: node tests of the state machine and flows, and the real-browser suite.

@@ -46,7 +46,7 @@ export interface Auth {
 }
 
 /** A same-origin path only: a forged header cannot turn the redirect into an open one. */
-function safePath(value: string | null): string | undefined {
+export function safePath(value: string | null): string | undefined {
   return value && value.startsWith('/') && !value.startsWith('//') && !value.includes('\\') ? value : undefined;
 }
 
