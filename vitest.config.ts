@@ -37,6 +37,17 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: [unitTests] } },
       { extends: true, test: { name: 'backend', include: ['packages/backend/test/**/*.test.ts'] } },
+      // The same verification tests with node:crypto hidden from @gatehouse/backend: WebCrypto, as on the Edge runtime.
+      {
+        extends: true,
+        test: {
+          name: 'backend-webcrypto',
+          include: ['packages/backend/test/{verify-token,verify-token.security,jwks-cache}.test.ts'],
+          setupFiles: ['packages/backend/test/helpers/without-node-crypto.ts'],
+        },
+      },
+      // @gatehouse/nextjs: its request logic in node (the example's test drives it in Chromium).
+      { extends: true, test: { name: 'nextjs', include: ['packages/nextjs/test/**/*.test.ts'] } },
       // Every bench, briefly: a broken bench fails here (bench/smoke.test.ts).
       { extends: true, test: { name: 'bench', include: ['bench/**/*.test.ts'] } },
       // @gatehouse/js: node tests of the state machine and flows, and the real-browser suite.

@@ -12,6 +12,8 @@ export {
   type SignedInAuth,
   type SignedOutAuth,
 } from './authenticate-request.js';
+export { signedInAuth as authFromClaims } from './authenticate-request.js';
+export { cryptoRuntime } from './runtime.js';
 export { unauthenticatedBody, unauthenticatedResponse } from './refusal.js';
 export { requireAuthResponse } from './fetch-guard.js';
 export { createGatehouseClient, type GatehouseClient, type GatehouseClientOptions } from './admin/client.js';

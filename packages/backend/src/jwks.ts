@@ -148,7 +148,8 @@ export class JwksCache {
     for (const jwk of list as Jwk[]) {
       if (typeof jwk?.kid !== 'string') continue;
       try {
-        keys.set(jwk.kid, importJwk(jwk));
+        const key = importJwk(jwk);
+        keys.set(jwk.kid, 'then' in key ? await key : key);
       } catch {
         // A key this library cannot use (another type, HMAC, bad members) never verifies anything.
       }

@@ -3,6 +3,7 @@ import type { GatehouseClaims } from './claims.js';
 import { TokenVerificationError, type TokenVerificationErrorReason } from './errors.js';
 import { DEFAULT_JWKS_TIMEOUT_MS, jwksCacheFor } from './jwks.js';
 import { importJwtKey, verifySignature, type Jwk, type TokenAlgorithm, type VerificationKey } from './keys.js';
+import { base64urlText, fromBase64url, toBase64url, utf8Bytes } from './runtime.js';
 
 export interface VerifyTokenOptions {
   /** `{baseUrl}/v1/environments/{environmentId}`: the token's `iss` must be exactly this. */
@@ -31,7 +32,7 @@ function refuse(reason: TokenVerificationErrorReason, message: string): TokenVer
 function decodeJson(segment: string, part: string): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    value = JSON.parse(base64urlText(segment));
   } catch {
     throw refuse(
       'token-invalid',
@@ -88,20 +89,44 @@ function parseHeader(segment: string): Header {
 }
 
 /** Imported `jwtKey`s, so networkless verification parses the PEM or JWK once. */
-const textKeys = new Map<string, VerificationKey>();
-const objectKeys = new WeakMap<object, VerificationKey>();
+const textKeys = new Map<string, VerificationKey | Promise<VerificationKey>>();
+const objectKeys = new WeakMap<object, VerificationKey | Promise<VerificationKey>>();
 
-function networklessKey(jwtKey: string | JsonWebKey, kid: string | undefined): VerificationKey {
+/** A promise of any realm (WebCrypto's may come from another one on Edge sandboxes). */
+export function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown }).then === 'function';
+}
+
+function unusable(error: unknown): TypeError {
+  return new TypeError(`options.jwtKey is not a usable public key: ${(error as Error).message}`);
+}
+
+/** The imported jwtKey: at once on node:crypto, a promise (imported once) on WebCrypto. */
+function importedJwtKey(jwtKey: string | JsonWebKey): VerificationKey | Promise<VerificationKey> {
   let key = typeof jwtKey === 'string' ? textKeys.get(jwtKey) : objectKeys.get(jwtKey);
   if (!key) {
     try {
       key = importJwtKey(jwtKey as string | Jwk);
     } catch (error) {
-      throw new TypeError(`options.jwtKey is not a usable public key: ${(error as Error).message}`);
+      throw unusable(error);
+    }
+    if (isPromise(key)) {
+      key = key.catch((error: unknown) => {
+        // A failed import is not remembered: the same mistake is reported again, not cached forever.
+        if (typeof jwtKey === 'string') textKeys.delete(jwtKey);
+        else objectKeys.delete(jwtKey);
+        throw unusable(error);
+      });
     }
     if (typeof jwtKey === 'string') textKeys.set(jwtKey, key);
     else objectKeys.set(jwtKey, key);
   }
+  return key;
+}
+
+async function networklessKey(jwtKey: string | JsonWebKey, kid: string | undefined): Promise<VerificationKey> {
+  const imported = importedJwtKey(jwtKey);
+  const key = isPromise(imported) ? await imported : imported;
   if (key.kid !== undefined && kid !== undefined && key.kid !== kid) {
     throw refuse(
       'jwk-kid-mismatch',
@@ -168,7 +193,7 @@ export async function verifyToken(token: string, options: VerifyTokenOptions): P
 
   let key: VerificationKey;
   if (options.jwtKey !== undefined) {
-    key = networklessKey(options.jwtKey, header.kid);
+    key = await networklessKey(options.jwtKey, header.kid);
   } else {
     if (header.kid === undefined) throw refuse('token-invalid', 'The token header has no "kid", so no published key can verify it.');
     const cache = jwksCacheFor(options.jwksUrl ?? `${options.issuer}/.well-known/jwks.json`);
@@ -179,12 +204,18 @@ export async function verifyToken(token: string, options: VerifyTokenOptions): P
   }
 
   const encodedSignature = token.slice(lastDot + 1);
-  const signature = Buffer.from(encodedSignature, 'base64url');
+  let signature: Uint8Array;
+  try {
+    signature = fromBase64url(encodedSignature);
+  } catch {
+    signature = new Uint8Array(0); // not base64url at all (WebCrypto's decoder throws where Buffer's skips)
+  }
   // Only the canonical encoding: the same signature spelled another way is another token.
-  if (
-    signature.toString('base64url') !== encodedSignature ||
-    !verifySignature(key, Buffer.from(token.slice(0, lastDot), 'utf8'), signature)
-  ) {
+  let valid = toBase64url(signature) === encodedSignature && verifySignature(key, utf8Bytes(token.slice(0, lastDot)), signature);
+  // Not `instanceof Promise`: WebCrypto's promise may come from another realm (Edge sandboxes), and
+  // a promise object is truthy. Only `true` verifies.
+  if (typeof valid !== 'boolean') valid = await valid;
+  if (valid !== true) {
     throw refuse(
       'signature-invalid',
       'The token signature is invalid: the token was altered, or signed by another key than the issuer publishes.',

@@ -1,5 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { nodeCrypto } from './runtime.js';
 
 /** How far a delivery's `webhook-timestamp` may be from this machine's clock (either way). */
 export const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
@@ -61,6 +61,10 @@ export function verifyWebhook<T = unknown>(
   headers: WebhookHeaders,
   secret: string,
 ): WebhookEvent<T> {
+  if (!nodeCrypto) {
+    throw new TypeError('verifyWebhook needs node:crypto: receive webhooks in a Node.js route (in Next.js, not on the Edge runtime).');
+  }
+  const { createHmac, timingSafeEqual } = nodeCrypto;
   const key = secretBytes(secret);
   const body = bodyBytes(rawBody);
   if (headers === null || typeof headers !== 'object') throw new WebhookVerificationError('verifyWebhook needs the request headers.');

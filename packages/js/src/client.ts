@@ -1,3 +1,4 @@
+import { cookieMirror } from './cookie.js';
 import { createChannel, createLock, LEASE_MS, type TabMessage } from './coordination.js';
 import { endsSession, errorFromResponse, GatehouseError, networkError } from './errors.js';
 import { createFlows, type Flows } from './flows.js';
@@ -44,6 +45,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   const channel = store.shared ? createChannel(key, onTabMessage) : { post: () => undefined, close: () => undefined };
   const listeners = new Set<Listener>();
   const cleanups: (() => void)[] = [() => channel.close()];
+  const cookie = cookieMirror(options.sessionCookie, (token) => call('GET', '/v1/me/sessions', undefined, token));
 
   let state: GatehouseState = { ...SIGNED_OUT, isLoaded: false, isSignedIn: undefined };
   let current: StoredSession | null = null;
@@ -80,6 +82,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   function adopt(stored: StoredSession, reloadProfile = true): void {
     const previous = current;
     current = stored;
+    cookie.write(stored);
     const info = sessionInfo(stored);
     const newSession = previous?.sessionId !== stored.sessionId;
     const changed = newSession || state.session?.organizationId !== info.organizationId;
@@ -91,6 +94,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   function becomeSignedOut(): GatehouseState {
     signOuts++;
     current = null;
+    cookie.clear();
     recovered();
     schedule();
     return patchState({ isLoaded: true, ...SIGNED_OUT });
@@ -390,6 +394,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       const stored = await store.read();
       if (!stored) return becomeSignedOut();
       current = stored;
+      cookie.write(stored);
       patchState({ session: sessionInfo(stored) });
       if (!isFresh(stored, Date.now())) await refresh().catch(() => undefined);
       if (!current) return state;

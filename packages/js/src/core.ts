@@ -20,6 +20,13 @@ export interface GatehouseOptions {
    * e.g. `['https://api.example.com']`. Any other URL is refused rather than handed the token.
    */
   backendOrigins?: string[];
+  /**
+   * Cookie mode, for server-rendered apps (on by default under @gatehouse/nextjs): the access token
+   * is mirrored into the first-party cookie `__gh_session` (`Path=/; SameSite=Lax`, `Secure` on
+   * https) while signed in, and the cookie is cleared on sign-out. The refresh token never goes into
+   * a cookie.
+   */
+  sessionCookie?: boolean;
 }
 
 /** Set while refreshes fail for a reason that does not end the session; the client keeps retrying. */

@@ -1,6 +1,7 @@
 export { createGatehouse } from './client.js';
 export type { Gatehouse } from './client.js';
 export type { Degraded, GatehouseOptions, GatehouseState, Listener } from './core.js';
+export { SESSION_COOKIE } from './cookie.js';
 export { GatehouseError } from './errors.js';
 export { INVITATION_MARK } from './flows.js';
 export type { ImageInput, ProfileUpdate, SignUpParams, SignUpResult, SignUpVerifyParams } from './flows.js';

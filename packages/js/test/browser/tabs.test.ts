@@ -71,10 +71,10 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
     return { env, email };
   }
 
-  async function openTab(context: BrowserContext, env: TestEnvironment, host = '127.0.0.1', legacy = false): Promise<Page> {
+  async function openTab(context: BrowserContext, env: TestEnvironment, host = '127.0.0.1', legacy = false, cookie = false): Promise<Page> {
     const page = await context.newPage();
     page.on('pageerror', (error) => console.error('[page error]', error));
-    await page.goto(pages.url(host, env.publishableKey, live.url, { legacy }));
+    await page.goto(pages.url(host, env.publishableKey, live.url, { legacy, cookie }));
     await page.waitForFunction(() => window.ready === true);
     return page;
   }
@@ -134,6 +134,38 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
     for (const tab of tabs) expect(await tab.evaluate(() => window.gh.getToken())).toBeNull();
     await context.close();
   }, 150_000);
+
+  it('cookie mode: __gh_session holds the latest access token in every tab (Path=/, SameSite=Lax, the session’s lifetime), never the refresh token, and is gone after sign-out', async () => {
+    const { env, email } = await environmentWithUser();
+    const context = await browser.newContext();
+    const [first, second] = [await openTab(context, env, '127.0.0.1', false, true), await openTab(context, env, '127.0.0.1', false, true)];
+    const sessionCookie = async () => (await context.cookies()).find((c) => c.name === '__gh_session');
+    expect(await sessionCookie()).toBeUndefined();
+
+    await first!.evaluate(({ email, password }) => window.gh.signIn.password({ email, password }).then(() => undefined), {
+      email,
+      password: GOOD_PASSWORD,
+    });
+    const token = await first!.evaluate(() => window.gh.getToken());
+    // The session's end is read once (GET /v1/me/sessions), then the cookie lives until then: 30 days by default.
+    await expect.poll(async () => ((await sessionCookie())?.expires ?? 0) * 1000, { timeout: 10_000 }).toBeGreaterThan(Date.now() + 29 * 86_400_000);
+    expect(await sessionCookie()).toMatchObject({ value: token, path: '/', sameSite: 'Lax', httpOnly: false, secure: false });
+    expect((await sessionCookie())!.expires * 1000).toBeLessThanOrEqual(Date.now() + 30 * 86_400_000 + 60_000);
+
+    // Another tab refreshes: the cookie follows, and the first tab adopts the same token.
+    await second!.waitForFunction(() => window.gh.state.isSignedIn === true);
+    const renewed = await second!.evaluate(() => window.gh.getToken({ forceRefresh: true }));
+    expect(renewed).not.toBe(token);
+    expect((await sessionCookie())?.value).toBe(renewed);
+    await first!.waitForFunction((t) => window.gh.state.session !== null && window.gh.getToken().then((x) => x === t), renewed);
+    expect(await first!.evaluate(() => window.gh.getToken())).toBe(renewed);
+    expect((await context.cookies()).some((c) => c.value.includes('rt_'))).toBe(false);
+
+    await first!.evaluate(() => window.gh.signOut().then(() => undefined));
+    await second!.waitForFunction(() => window.gh.state.isSignedIn === false);
+    expect(await sessionCookie()).toBeUndefined();
+    await context.close();
+  });
 
   it('without Web Locks, BroadcastChannel and IndexedDB (the localStorage lease and the storage event): tabs share one session through rotations, no session_revoked, sign-in and sign-out reach every tab', async () => {
     const { env, email } = await environmentWithUser({ accessTokenTtlSeconds: 30 });

@@ -34,7 +34,7 @@ if (params.get('legacy') === '1') {
   delete window.BroadcastChannel;
   Object.defineProperty(window, 'indexedDB', { value: undefined });
 }
-const gh = createGatehouse({ publishableKey: params.get('pk'), baseUrl: params.get('base') });
+const gh = createGatehouse({ publishableKey: params.get('pk'), baseUrl: params.get('base'), sessionCookie: params.get('cookie') === '1' });
 window.gh = gh;
 const render = (s) => {
   const status = document.getElementById('status');
@@ -50,7 +50,7 @@ gh.load().then(render, (e) => { document.getElementById('status').textContent = 
 
 export interface PageServer {
   /** The page's URL on the given loopback host, for one environment. */
-  url(host: string, publishableKey: string, gatehouseUrl: string, options?: { legacy?: boolean }): string;
+  url(host: string, publishableKey: string, gatehouseUrl: string, options?: { legacy?: boolean; cookie?: boolean }): string;
   close(): Promise<void>;
 }
 
@@ -69,7 +69,7 @@ export async function startPageServer(): Promise<PageServer> {
   const { port } = server.address() as { port: number };
   return {
     url: (host, pk, base, options = {}) =>
-      `http://${host}:${port}/?pk=${encodeURIComponent(pk)}&base=${encodeURIComponent(base)}${options.legacy ? '&legacy=1' : ''}`,
+      `http://${host}:${port}/?pk=${encodeURIComponent(pk)}&base=${encodeURIComponent(base)}${options.legacy ? '&legacy=1' : ''}${options.cookie ? '&cookie=1' : ''}`,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

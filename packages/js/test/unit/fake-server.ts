@@ -18,6 +18,8 @@ export function fakeGatehouse(expiresIn = 300) {
   let serial = 0;
   const calls: { path: string; body: any; authorization: string | null }[] = [];
   const script: Script = { refresh: () => 'ok' };
+  /** The absolute end of the session /v1/me/sessions reports (cookie mode reads it). */
+  const sessionEndsAt = Date.now() + 30 * 24 * 3600_000;
   const session = () => {
     serial++;
     return {
@@ -54,6 +56,9 @@ export function fakeGatehouse(expiresIn = 300) {
     if (path === '/v1/me') {
       const user = { id: 'user_1', email: 'a@example.test', firstName: null, lastName: null, username: null, imageUrl: null };
       return json(200, { user, organizations: [], organization: null });
+    }
+    if (path === '/v1/me/sessions') {
+      return json(200, { data: [{ id: 'sess_1', current: true, createdAt: 0, lastActiveAt: 0, expiresAt: sessionEndsAt, userAgent: null }] });
     }
     if (path === '/v1/auth/signout') return json(204, undefined);
     return json(404, { error: { code: 'not_found', message: 'scripted' } });

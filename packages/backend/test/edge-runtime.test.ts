@@ -1,0 +1,109 @@
+import { runInNewContext } from 'node:vm';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type * as Backend from '../src/index.js';
+import { makeKey, signWith, startIssuer, unsigned, type TestIssuer } from './helpers/issuer.js';
+
+/**
+ * @gatehouse/backend on a runtime like the Edge runtime: the package bundled for a platform with no
+ * node built-ins (esbuild refuses any `node:` import left in it) and run in a fresh V8 context that
+ * has WebCrypto, fetch and the web globals, but no process, Buffer or require.
+ */
+async function loadOnEdgeLikeRuntime(): Promise<typeof Backend> {
+  const bundle = await build({
+    entryPoints: [new URL('../src/index.ts', import.meta.url).pathname],
+    bundle: true,
+    platform: 'neutral',
+    format: 'iife',
+    globalName: 'gatehouseBackend',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+  });
+  const globals = {
+    crypto: globalThis.crypto,
+    fetch: globalThis.fetch,
+    Request,
+    Response,
+    Headers,
+    AbortSignal,
+    TextEncoder,
+    TextDecoder,
+    URL,
+    atob,
+    btoa,
+    setTimeout,
+    clearTimeout,
+    console,
+  };
+  const context = { ...globals } as Record<string, unknown>;
+  runInNewContext(`${bundle.outputFiles[0]!.text}\nthis.gatehouseBackend = gatehouseBackend;`, context);
+  expect(runInNewContext('typeof process + typeof Buffer + typeof require', context)).toBe('undefinedundefinedundefined');
+  return context.gatehouseBackend as typeof Backend;
+}
+
+describe('verifyToken on an Edge-like runtime (no node:crypto, no Buffer, no process)', () => {
+  let backend: typeof Backend;
+  let issuer: TestIssuer;
+  const rsa = makeKey('RS256', 'key_rsa');
+  const ec = makeKey('ES256', 'key_ec');
+  const ed = makeKey('EdDSA', 'key_ed');
+
+  beforeAll(async () => {
+    backend = await loadOnEdgeLikeRuntime();
+    issuer = await startIssuer([rsa, ec, ed]);
+  });
+  afterAll(() => issuer.close());
+
+  const reasonOf = (token: string, options: Backend.VerifyTokenOptions) =>
+    backend.verifyToken(token, options).then(
+      () => 'verified',
+      (error: { name: string; reason: string }) => (error.name === 'TokenVerificationError' ? error.reason : String(error)),
+    );
+
+  it('single-flight: concurrent first verifications share one JWKS fetch; each algorithm verifies from the cache', async () => {
+    const tokens = [rsa, ec, ed].map((key) => issuer.token({}, {}, key));
+    const claims = await Promise.all(tokens.map((token) => backend.verifyToken(token, { issuer: issuer.issuer })));
+    expect(claims.map((c) => c.sub)).toEqual(['user_test', 'user_test', 'user_test']);
+    expect(issuer.fetches).toBe(1);
+  });
+
+  it('the same refusals: tampered, alg none, expired, another issuer, malformed', async () => {
+    const options = { issuer: issuer.issuer };
+    for (const key of [rsa, ec, ed]) {
+      const [h, , s] = issuer.token({}, {}, key).split('.');
+      const forged = `${h}.${Buffer.from(JSON.stringify(issuer.claims({ sub: 'user_victim' }))).toString('base64url')}.${s}`;
+      expect(await reasonOf(forged, options)).toBe('signature-invalid');
+    }
+    expect(await reasonOf(unsigned(issuer.claims(), { kid: rsa.kid }), options)).toBe('token-invalid');
+    expect(await reasonOf(issuer.token({ exp: Math.floor(Date.now() / 1000) - 60 }), options)).toBe('token-expired');
+    expect(await reasonOf(issuer.token({ iss: 'https://elsewhere.example' }), options)).toBe('issuer-invalid');
+    expect(await reasonOf('not.a.token', options)).toBe('token-invalid');
+    expect(await reasonOf(`${issuer.token().slice(0, -2)}!!`, options)).toBe('signature-invalid');
+  });
+
+  it('kid cooldown: a flood of unknown kids costs one refetch, then each is refused at once', async () => {
+    const attacker = makeKey('ES256');
+    const before = issuer.fetches;
+    const forged = () => signWith({ ...attacker, kid: `key_${Math.random().toString(36).slice(2)}` }, issuer.claims());
+    const reasons = await Promise.all(Array.from({ length: 50 }, () => reasonOf(forged(), { issuer: issuer.issuer })));
+    expect(new Set(reasons)).toEqual(new Set(['jwk-kid-mismatch']));
+    expect(issuer.fetches).toBe(before + 1);
+  });
+
+  it('networkless jwtKey: a JWK or an SPKI PEM of each algorithm, no fetch', async () => {
+    const before = issuer.fetches;
+    for (const key of [rsa, ec, ed]) {
+      const token = issuer.token({}, {}, key);
+      expect((await backend.verifyToken(token, { issuer: issuer.issuer, jwtKey: key.jwk })).sub).toBe('user_test');
+      expect((await backend.verifyToken(token, { issuer: issuer.issuer, jwtKey: key.pem })).sub).toBe('user_test');
+    }
+    expect(issuer.fetches).toBe(before);
+  });
+
+  it('authenticateRequest reads a fetch Request the same way', async () => {
+    const request = new Request('https://app.example/api', { headers: { authorization: `Bearer ${issuer.token()}` } });
+    const auth = await backend.authenticateRequest(request, { issuer: issuer.issuer });
+    expect(auth.isSignedIn && auth.userId).toBe('user_test');
+  });
+});
