@@ -168,8 +168,9 @@ export function createPlatform(api: Api) {
       remove: (environmentId: string, key: string) => api<void>('DELETE', env(environmentId, 'roles', key)),
     },
     emails: {
-      /** The newest `limit` (at most 100): this listing has no cursor. */
-      list: (environmentId: string, limit: number) => api<OutboxEmailList>('GET', withQuery(env(environmentId, 'emails'), { limit })),
+      /** The newest `limit` (at most 100), to one recipient if `to` is given: this listing has no cursor. */
+      list: (environmentId: string, query: { limit: number; to?: string }) =>
+        api<OutboxEmailList>('GET', withQuery(env(environmentId, 'emails'), { ...query })),
     },
     webhooks: {
       list: (environmentId: string) => api<WebhookEndpointList>('GET', env(environmentId, 'webhook-endpoints')),

@@ -4,12 +4,14 @@ import { formatTime } from '../api.js';
 import type { Platform } from '../platform.js';
 import { Loaded, Section, useLoad } from '../ui.js';
 
-/** The most the emails listing answers: it has no cursor, so the oldest beyond it are not reachable. */
+/** The most the emails listing answers. It has no cursor: an older email is found by its recipient. */
 const EMAILS_SHOWN = 100;
 
 /** Development: the captured inbox. Production: the outbox, with each delivery's status and error. */
 export function EmailsTab({ platform, environment }: { platform: Platform; environment: PlatformEnvironment }) {
-  const emails = useLoad(() => platform.emails.list(environment.id, EMAILS_SHOWN), [environment.id]);
+  const [recipient, setRecipient] = useState('');
+  const [to, setTo] = useState('');
+  const emails = useLoad(() => platform.emails.list(environment.id, { limit: EMAILS_SHOWN, to }), [environment.id, to]);
   const [openId, setOpenId] = useState<string | null>(null);
   const open = emails.data?.data.find((e) => e.id === openId);
   const development = environment.type === 'development';
@@ -28,12 +30,26 @@ export function EmailsTab({ platform, environment }: { platform: Platform; envir
             ? 'Development environments never send email: every message is captured here, links included.'
             : 'Production email is delivered through SMTP_URL; failed deliveries show their error.'}
         </p>
-        <Loaded state={emails} what="emails" empty="No email yet.">
+        <form
+          role="search"
+          className="row wrap"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setTo(recipient.trim());
+          }}
+        >
+          <label>
+            Recipient address
+            <input type="search" value={recipient} placeholder="someone@example.com" onChange={(e) => setRecipient(e.target.value)} name="to" />
+          </label>
+          <button type="submit">Filter</button>
+        </form>
+        <Loaded state={emails} what="emails" empty={to ? `No email to ${to}.` : 'No email yet.'}>
           {(list) => (
             <>
               {list.data.length >= EMAILS_SHOWN && (
                 <p className="muted" role="status">
-                  The newest {EMAILS_SHOWN} emails are shown; older ones are kept but not listed here.
+                  The newest {EMAILS_SHOWN} emails{to ? ` to ${to}` : ''} are shown: filter by recipient to find an older one.
                 </p>
               )}
               <ul className="list" aria-label="Emails">
