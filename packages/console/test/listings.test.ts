@@ -26,7 +26,7 @@ describe.skipIf(!chromiumAvailable())('the console lists every row', () => {
   let key: string;
   const made = { projectId: '', environmentId: '', endpointId: '', organizationIds: [] as string[] };
 
-  const api = async <T,>(method: string, path: string, body?: unknown): Promise<T> => {
+  const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const response = await fetch(`${base}${path}`, {
       method,
       headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -37,21 +37,25 @@ describe.skipIf(!chromiumAvailable())('the console lists every row', () => {
     return (text ? JSON.parse(text) : undefined) as T;
   };
   /** Every row of a paged listing, through the API (its own nextCursor walk). */
-  const everyRow = async <T,>(path: string): Promise<T[]> => {
+  const everyRow = async <T>(path: string): Promise<T[]> => {
     const rows: T[] = [];
     let cursor: string | null = null;
     do {
       const separator = path.includes('?') ? '&' : '?';
-      const page: { data: T[]; nextCursor: string | null } = await api('GET', `${path}${separator}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const page: { data: T[]; nextCursor: string | null } = await api(
+        'GET',
+        `${path}${separator}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       rows.push(...page.data);
       cursor = page.nextCursor;
     } while (cursor);
     return rows;
   };
   /** Runs `make` for each index, ten at a time. */
-  const inBatches = async <T,>(count: number, make: (i: number) => Promise<T>): Promise<T[]> => {
+  const inBatches = async <T>(count: number, make: (i: number) => Promise<T>): Promise<T[]> => {
     const results: T[] = [];
-    for (let start = 0; start < count; start += 10) results.push(...(await Promise.all(range(Math.min(10, count - start)).map((i) => make(start + i)))));
+    for (let start = 0; start < count; start += 10)
+      results.push(...(await Promise.all(range(Math.min(10, count - start)).map((i) => make(start + i)))));
     return results;
   };
   /** The window's view (long listings make huge full-page images): at the page controls, or at the top. */
@@ -113,22 +117,42 @@ describe.skipIf(!chromiumAvailable())('the console lists every row', () => {
     await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
 
     // 120 projects; the first holds everything else, in its development environment.
-    const projects = await inBatches(120, (i) => api<{ id: string; environments: Array<{ id: string; type: string }> }>('POST', '/v1/platform/projects', { name: `Project ${pad(i)}` }));
+    const projects = await inBatches(120, (i) =>
+      api<{ id: string; environments: Array<{ id: string; type: string }> }>('POST', '/v1/platform/projects', {
+        name: `Project ${pad(i)}`,
+      }),
+    );
     made.projectId = projects[0]!.id;
     made.environmentId = projects[0]!.environments.find((e) => e.type === 'development')!.id;
     // The endpoint whose deliveries are listed hears of organizations only; the 120 others never hear anything.
-    made.endpointId = (await api<{ id: string }>('POST', `${env()}/webhook-endpoints`, { url: `http://127.0.0.1:${hookPort}/deliveries`, eventTypes: ['organization.created'] })).id;
-    await inBatches(120, (i) => api('POST', `${env()}/webhook-endpoints`, { url: `http://localhost:9/hooks/${pad(i)}`, eventTypes: ['user.deleted'] }));
+    made.endpointId = (
+      await api<{ id: string }>('POST', `${env()}/webhook-endpoints`, {
+        url: `http://127.0.0.1:${hookPort}/deliveries`,
+        eventTypes: ['organization.created'],
+      })
+    ).id;
+    await inBatches(120, (i) =>
+      api('POST', `${env()}/webhook-endpoints`, { url: `http://localhost:9/hooks/${pad(i)}`, eventTypes: ['user.deleted'] }),
+    );
     // 250 users in one import.
     const imported = await api<{ data: Array<{ user?: { id: string } }> }>('POST', `${env()}/users/import`, {
       users: range(250).map((i) => ({ email: `user${pad(i)}@example.com`, firstName: `User ${pad(i)}` })),
     });
     const userIds = imported.data.map((row) => row.user!.id);
     // 150 organizations, owned by the first user; the first has 121 members.
-    made.organizationIds = (await inBatches(150, (i) => api<{ id: string }>('POST', `${env()}/organizations`, { name: `Org ${pad(i)}`, ownerId: userIds[0] }))).map((o) => o.id);
-    await inBatches(120, (i) => api('POST', `${env()}/organizations/${made.organizationIds[0]}/members`, { userId: userIds[i + 1], role: 'member' }));
+    made.organizationIds = (
+      await inBatches(150, (i) => api<{ id: string }>('POST', `${env()}/organizations`, { name: `Org ${pad(i)}`, ownerId: userIds[0] }))
+    ).map((o) => o.id);
+    await inBatches(120, (i) =>
+      api('POST', `${env()}/organizations/${made.organizationIds[0]}/members`, { userId: userIds[i + 1], role: 'member' }),
+    );
     // 120 emails: invitations of two organizations (an organization sends at most 100 an hour).
-    await inBatches(120, (i) => api('POST', `${env()}/organizations/${made.organizationIds[1 + (i % 2)]}/invitations`, { email: `invitee${pad(i)}@example.com`, role: 'member' }));
+    await inBatches(120, (i) =>
+      api('POST', `${env()}/organizations/${made.organizationIds[1 + (i % 2)]}/invitations`, {
+        email: `invitee${pad(i)}@example.com`,
+        role: 'member',
+      }),
+    );
   }, 240_000);
 
   afterAll(async () => {
@@ -175,11 +199,16 @@ describe.skipIf(!chromiumAvailable())('the console lists every row', () => {
     await open('projects', made.projectId, 'development', 'webhooks');
     const endpoints = await walk(section('Endpoints'), 'td:first-child');
     expect(endpoints).toHaveLength(121);
-    expect(endpoints.filter((url) => url.startsWith('http://localhost:9/hooks/')).sort()).toEqual(range(120).map((i) => `http://localhost:9/hooks/${pad(i)}`));
+    expect(endpoints.filter((url) => url.startsWith('http://localhost:9/hooks/')).sort()).toEqual(
+      range(120).map((i) => `http://localhost:9/hooks/${pad(i)}`),
+    );
     // Each organization's creation is one event, delivered once to a receiver that takes it.
     const deliveries = `${env()}/webhook-endpoints/${made.endpointId}/deliveries`;
     await expect
-      .poll(async () => (await everyRow<{ status: string }>(deliveries)).filter((d) => d.status === 'succeeded').length, { timeout: 60_000, interval: 500 })
+      .poll(async () => (await everyRow<{ status: string }>(deliveries)).filter((d) => d.status === 'succeeded').length, {
+        timeout: 60_000,
+        interval: 500,
+      })
       .toBe(150);
     const messages = (await everyRow<{ messageId: string }>(deliveries)).map((d) => d.messageId);
     await open('projects', made.projectId, 'development', 'webhooks', made.endpointId);
@@ -203,19 +232,28 @@ describe.skipIf(!chromiumAvailable())('the console lists every row', () => {
     // The emails listing has no cursor (GET …/emails answers at most 100): older mail is found by its
     // recipient, and the console says so.
     const newest = await api<{ data: Array<{ to: string }> }>('GET', `${env()}/emails?limit=100`);
-    const older = range(120).map((i) => `invitee${pad(i)}@example.com`).filter((address) => !newest.data.some((e) => e.to === address));
+    const older = range(120)
+      .map((i) => `invitee${pad(i)}@example.com`)
+      .filter((address) => !newest.data.some((e) => e.to === address));
     expect(older).toHaveLength(20);
     await open('projects', made.projectId, 'development', 'emails');
     const list = page.getByRole('list', { name: 'Emails' });
-    const recipients = async () => (await list.getByRole('listitem').locator('.muted').allTextContents()).map((text) => /to (\S+)/.exec(text)![1]);
+    const recipients = async () =>
+      (await list.getByRole('listitem').locator('.muted').allTextContents()).map((text) => /to (\S+)/.exec(text)![1]);
     await list.getByRole('listitem').first().waitFor();
-    await page.getByRole('status').filter({ hasText: 'The newest 100 emails are shown: filter by recipient to find an older one.' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'The newest 100 emails are shown: filter by recipient to find an older one.' })
+      .waitFor();
     expect(await recipients()).toEqual(newest.data.map((e) => e.to));
     await shot('list-emails', 'top');
     for (const address of older) {
       await page.getByLabel('Recipient address').fill(address);
       await page.getByRole('button', { name: 'Filter' }).click();
-      await list.getByRole('listitem').filter({ hasText: `to ${address}` }).waitFor();
+      await list
+        .getByRole('listitem')
+        .filter({ hasText: `to ${address}` })
+        .waitFor();
       expect(await recipients()).toEqual([address]);
     }
     // An older one opens like any other.
