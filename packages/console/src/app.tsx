@@ -2,6 +2,7 @@ import { useMemo } from 'react';
 import type { Gatehouse } from '@gatehouse/js';
 import { GatehouseProvider, SignedIn, SignedOut, SignIn, UserButton } from '@gatehouse/react';
 import { createApi, type Api } from './api.js';
+import { createPlatform, type Platform } from './platform.js';
 import { href, useRoute } from './router.js';
 import { ProjectsPage } from './pages/projects.js';
 import { ProjectPage } from './pages/project.js';
@@ -10,6 +11,7 @@ import { AuditPage } from './pages/audit.js';
 
 export function App({ client }: { client: Gatehouse }) {
   const api = useMemo(() => createApi(client), [client]);
+  const platform = useMemo(() => createPlatform(api), [api]);
   return (
     <GatehouseProvider client={client} appearance={{ applicationName: 'the Gatehouse console' }}>
       <SignedOut>
@@ -18,13 +20,13 @@ export function App({ client }: { client: Gatehouse }) {
         </main>
       </SignedOut>
       <SignedIn>
-        <Shell api={api} />
+        <Shell api={api} platform={platform} />
       </SignedIn>
     </GatehouseProvider>
   );
 }
 
-function Shell({ api }: { api: Api }) {
+function Shell({ api, platform }: { api: Api; platform: Platform }) {
   const route = useRoute();
   const section = route[0] ?? 'projects';
   const link = (to: string, label: string) => (
@@ -47,13 +49,13 @@ function Shell({ api }: { api: Api }) {
       </header>
       <main className="content">
         {section === 'projects' && route[1] ? (
-          <ProjectPage api={api} projectId={route[1]} environmentType={route[2] === 'production' ? 'production' : 'development'} tab={route[3] ?? 'keys'} rest={route.slice(4)} />
+          <ProjectPage api={api} platform={platform} projectId={route[1]} environmentType={route[2] === 'production' ? 'production' : 'development'} tab={route[3] ?? 'keys'} rest={route.slice(4)} />
         ) : section === 'operators' ? (
           <OperatorsPage api={api} />
         ) : section === 'audit' ? (
-          <AuditPage api={api} />
+          <AuditPage platform={platform} />
         ) : (
-          <ProjectsPage api={api} />
+          <ProjectsPage platform={platform} />
         )}
       </main>
     </div>

@@ -1,24 +1,55 @@
 import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { ApiFailure } from './api.js';
 
-/** Loads data with `load`, re-running when `deps` change; `reload` runs it again. */
+/**
+ * Loads data with `load`, re-running when `deps` change; `reload` runs it again. Data loaded for
+ * other `deps` is not shown (a page of another cursor or environment never stands in for this one);
+ * a reload keeps the current data on screen until the new arrives.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
-  const [data, setData] = useState<T | undefined>(undefined);
+  const key = JSON.stringify(deps);
+  const [loaded, setLoaded] = useState<{ key: string; value: T } | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
     setError(null);
     load().then(
-      (value) => live && setData(value),
+      (value) => live && setLoaded({ key, value }),
       (e: unknown) => live && setError(messageOf(e)),
     );
     return () => {
       live = false;
     };
-  }, [...deps, tick]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [key, tick]); // eslint-disable-line react-hooks/exhaustive-deps
   const reload = useCallback(() => setTick((n) => n + 1), []);
+  const setData = useCallback((value: T) => setLoaded({ key, value }), [key]);
+  const data = loaded?.key === key ? loaded.value : undefined;
   return { data, error, reload, setData };
+}
+
+/** What `useLoad` (or `usePages`) answers: the data once loaded, or the error. */
+export interface LoadState<T> {
+  data: T | undefined;
+  error: string | null;
+}
+
+/**
+ * The loading / error / empty triad of every listing: the server's message, "Loading {what}…", or
+ * the children drawn from the data. `empty`, when given and the listing has no row, is said instead
+ * (tables say it in a row of their own: Table's `empty`).
+ */
+export function Loaded<T>(props: { state: LoadState<T>; what: string; empty?: ReactNode; children: (data: T) => ReactNode }) {
+  const { state, what, empty, children } = props;
+  if (state.error || state.data === undefined) return <Pending state={state} what={what} />;
+  const rows = (state.data as { data?: unknown }).data;
+  if (empty !== undefined && Array.isArray(rows) && rows.length === 0) return <p className="muted">{empty}</p>;
+  return <>{children(state.data)}</>;
+}
+
+/** Until the data is there: its error, or "Loading {what}…" (a page that is one record waits with it). */
+export function Pending({ state, what }: { state: LoadState<unknown>; what: string }) {
+  return state.error ? <ErrorMessage error={state.error} /> : <Loading what={what} />;
 }
 
 export function messageOf(error: unknown): string {

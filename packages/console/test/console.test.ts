@@ -1,37 +1,13 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, CHROMIUM_ARGS, chromiumAvailable } from '../../js/test/helpers/browser.js';
 import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../../server/test/helpers/process.js';
+import { assertConsoleBuilt, platformKey, SCREENSHOTS } from './helpers.js';
 
-const SCREENSHOTS = fileURLToPath(new URL('../../../docs/screenshots/console/', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
-
-function newest(dir: string): number {
-  let time = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = join(dir, entry.name);
-    time = Math.max(time, entry.isDirectory() ? newest(full) : statSync(full).mtimeMs);
-  }
-  return time;
-}
-
-/** The server serves packages/console/dist: a build older than src/ would test yesterday's console. */
-function assertConsoleBuilt(): void {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  let built: number;
-  try {
-    built = statSync(join(root, 'dist/index.html')).mtimeMs;
-  } catch {
-    throw new Error('packages/console/dist is missing: run `npm run build -w packages/console` (npm install and npm test build it).');
-  }
-  if (newest(join(root, 'src')) > built) {
-    throw new Error('packages/console/dist is older than its sources: run `npm run build -w packages/console` (npm test builds it first).');
-  }
-}
 
 /** The console in Chromium against a real server started as `npm start` starts it (SQLite, fresh data directory). */
 describe.skipIf(!chromiumAvailable())('the console', () => {
@@ -303,7 +279,3 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     await shot('phone-keys');
   });
 });
-
-function platformKey(output: string): string {
-  return /Platform key:\s+(plk_\S+)/.exec(output)![1]!;
-}

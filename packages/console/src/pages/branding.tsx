@@ -1,16 +1,15 @@
 import { useRef, useState } from 'react';
 import type { Project } from '@gatehouse/contract';
-import type { Api } from '../api.js';
+import type { Platform } from '../platform.js';
 import { navigate } from '../router.js';
 import { ConfirmButton, ErrorMessage, Section, useAction } from '../ui.js';
 
 /** The project's name, its logo (emails and hosted pages), and its deletion. */
-export function ProjectTab({ api, project, onChanged }: { api: Api; project: Project; onChanged: () => void }) {
+export function ProjectTab({ platform, project, onChanged }: { platform: Platform; project: Project; onChanged: () => void }) {
   const [name, setName] = useState(project.name);
   const rename = useAction();
   const upload = useAction();
   const file = useRef<HTMLInputElement>(null);
-  const base = `/v1/platform/projects/${project.id}`;
   return (
     <>
       <Section title="Logo">
@@ -23,7 +22,7 @@ export function ProjectTab({ api, project, onChanged }: { api: Api; project: Pro
             const chosen = file.current?.files?.[0];
             if (!chosen) return upload.setError('Choose an image file first.');
             void upload.run(async () => {
-              await api('PUT', `${base}/logo`, chosen);
+              await platform.projects.uploadLogo(project.id, chosen);
               if (file.current) file.current.value = '';
               onChanged();
             });
@@ -42,7 +41,7 @@ export function ProjectTab({ api, project, onChanged }: { api: Api; project: Pro
               title="Remove the logo"
               message={<p>Emails and hosted pages show the project's name only.</p>}
               onConfirm={async () => {
-                await api('DELETE', `${base}/logo`);
+                await platform.projects.removeLogo(project.id);
                 onChanged();
               }}
             />
@@ -56,7 +55,7 @@ export function ProjectTab({ api, project, onChanged }: { api: Api; project: Pro
           onSubmit={(e) => {
             e.preventDefault();
             void rename.run(async () => {
-              await api('PATCH', base, { name });
+              await platform.projects.rename(project.id, name);
               onChanged();
             });
           }}
@@ -83,7 +82,7 @@ export function ProjectTab({ api, project, onChanged }: { api: Api; project: Pro
           }
           confirmLabel="Delete project for good"
           onConfirm={async () => {
-            await api('DELETE', base);
+            await platform.projects.remove(project.id);
             navigate('projects');
           }}
         />

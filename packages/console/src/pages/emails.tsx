@@ -1,11 +1,17 @@
 import { useState } from 'react';
-import type { OutboxEmail, OutboxEmailList, PlatformEnvironment } from '@gatehouse/contract';
-import { formatTime, type Api } from '../api.js';
-import { ErrorMessage, Loading, Section, useLoad } from '../ui.js';
+import type { OutboxEmail, PlatformEnvironment } from '@gatehouse/contract';
+import { formatTime } from '../api.js';
+import type { Platform } from '../platform.js';
+import { Loaded, Section, useLoad } from '../ui.js';
+
+/** The most the emails listing answers. It has no cursor: an older email is found by its recipient. */
+const EMAILS_SHOWN = 100;
 
 /** Development: the captured inbox. Production: the outbox, with each delivery's status and error. */
-export function EmailsTab({ api, environment }: { api: Api; environment: PlatformEnvironment }) {
-  const emails = useLoad(() => api<OutboxEmailList>('GET', `/v1/platform/environments/${environment.id}/emails?limit=100`), [environment.id]);
+export function EmailsTab({ platform, environment }: { platform: Platform; environment: PlatformEnvironment }) {
+  const [recipient, setRecipient] = useState('');
+  const [to, setTo] = useState('');
+  const emails = useLoad(() => platform.emails.list(environment.id, { limit: EMAILS_SHOWN, to }), [environment.id, to]);
   const [openId, setOpenId] = useState<string | null>(null);
   const open = emails.data?.data.find((e) => e.id === openId);
   const development = environment.type === 'development';
@@ -24,23 +30,43 @@ export function EmailsTab({ api, environment }: { api: Api; environment: Platfor
             ? 'Development environments never send email: every message is captured here, links included.'
             : 'Production email is delivered through SMTP_URL; failed deliveries show their error.'}
         </p>
-        <ErrorMessage error={emails.error} />
-        {!emails.data && !emails.error && <Loading what="emails" />}
-        {emails.data && emails.data.data.length === 0 && <p className="muted">No email yet.</p>}
-        {emails.data && emails.data.data.length > 0 && (
-          <ul className="list" aria-label="Emails">
-            {emails.data.data.map((e) => (
-              <li key={e.id}>
-                <button type="button" className="list-item" aria-pressed={e.id === openId} onClick={() => setOpenId(e.id)}>
-                  <strong>{e.subject}</strong>
-                  <span className="muted">
-                    to {e.to} · {formatTime(e.createdAt)} · <StatusBadge email={e} />
-                  </span>
-                </button>
-              </li>
-            ))}
-          </ul>
-        )}
+        <form
+          role="search"
+          className="row wrap"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setTo(recipient.trim());
+          }}
+        >
+          <label>
+            Recipient address
+            <input type="search" value={recipient} placeholder="someone@example.com" onChange={(e) => setRecipient(e.target.value)} name="to" />
+          </label>
+          <button type="submit">Filter</button>
+        </form>
+        <Loaded state={emails} what="emails" empty={to ? `No email to ${to}.` : 'No email yet.'}>
+          {(list) => (
+            <>
+              {list.data.length >= EMAILS_SHOWN && (
+                <p className="muted" role="status">
+                  The newest {EMAILS_SHOWN} emails{to ? ` to ${to}` : ''} are shown: filter by recipient to find an older one.
+                </p>
+              )}
+              <ul className="list" aria-label="Emails">
+                {list.data.map((e) => (
+                  <li key={e.id}>
+                    <button type="button" className="list-item" aria-pressed={e.id === openId} onClick={() => setOpenId(e.id)}>
+                      <strong>{e.subject}</strong>
+                      <span className="muted">
+                        to {e.to} · {formatTime(e.createdAt)} · <StatusBadge email={e} />
+                      </span>
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+        </Loaded>
       </Section>
       {open && <EmailView email={open} />}
     </div>

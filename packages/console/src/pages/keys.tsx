@@ -1,12 +1,12 @@
 import { useState } from 'react';
-import type { CreatedSecretKey, PlatformEnvironment, SecretKeyList, SigningKey, SigningKeyList } from '@gatehouse/contract';
-import { formatTime, type Api } from '../api.js';
-import { ConfirmButton, Copyable, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
+import type { CreatedSecretKey, PlatformEnvironment } from '@gatehouse/contract';
+import { formatTime } from '../api.js';
+import type { Platform } from '../platform.js';
+import { ConfirmButton, Copyable, ErrorMessage, Loaded, Section, Table, useAction, useLoad } from '../ui.js';
 
-export function KeysTab({ api, environment }: { api: Api; environment: PlatformEnvironment }) {
-  const base = `/v1/platform/environments/${environment.id}`;
-  const secretKeys = useLoad(() => api<SecretKeyList>('GET', `${base}/secret-keys`), [environment.id]);
-  const signingKeys = useLoad(() => api<SigningKeyList>('GET', `${base}/signing-keys`), [environment.id]);
+export function KeysTab({ platform, environment }: { platform: Platform; environment: PlatformEnvironment }) {
+  const secretKeys = useLoad(() => platform.secretKeys.list(environment.id), [environment.id]);
+  const signingKeys = useLoad(() => platform.signingKeys.list(environment.id), [environment.id]);
   const [created, setCreated] = useState<CreatedSecretKey | null>(null);
   const create = useAction();
 
@@ -29,7 +29,7 @@ export function KeysTab({ api, environment }: { api: Api; environment: PlatformE
             disabled={create.pending}
             onClick={() =>
               void create.run(async () => {
-                setCreated(await api<CreatedSecretKey>('POST', `${base}/secret-keys`));
+                setCreated(await platform.secretKeys.create(environment.id));
                 secretKeys.reload();
               })
             }
@@ -48,36 +48,36 @@ export function KeysTab({ api, environment }: { api: Api; environment: PlatformE
             <Copyable label="New secret key" value={created.secretKey} />
           </div>
         )}
-        <ErrorMessage error={secretKeys.error} />
-        {!secretKeys.data && !secretKeys.error && <Loading what="secret keys" />}
-        {secretKeys.data && (
-          <Table headings={['Key', 'Created', 'Status']} actions empty={secretKeys.data.data.length === 0 && 'No secret key.'}>
-            {secretKeys.data.data.map((k) => (
-              <tr key={k.id} data-key-id={k.id}>
-                <td>
-                  <code>…{k.hint}</code> <span className="muted">{k.id}</span>
-                </td>
-                <td>{formatTime(k.createdAt)}</td>
-                <td>{k.revokedAt ? `Revoked ${formatTime(k.revokedAt)}` : 'Active'}</td>
-                <td>
-                  {!k.revokedAt && (
-                    <ConfirmButton
-                      label="Revoke"
-                      title={`Revoke key …${k.hint}`}
-                      message={<p>Requests with this key fail at once. This cannot be undone.</p>}
-                      confirmLabel="Revoke key"
-                      onConfirm={async () => {
-                        await api('DELETE', `${base}/secret-keys/${k.id}`);
-                        if (created?.id === k.id) setCreated(null);
-                        secretKeys.reload();
-                      }}
-                    />
-                  )}
-                </td>
-              </tr>
-            ))}
-          </Table>
-        )}
+        <Loaded state={secretKeys} what="secret keys">
+          {(keys) => (
+            <Table headings={['Key', 'Created', 'Status']} actions empty={keys.data.length === 0 && 'No secret key.'}>
+              {keys.data.map((k) => (
+                <tr key={k.id} data-key-id={k.id}>
+                  <td>
+                    <code>…{k.hint}</code> <span className="muted">{k.id}</span>
+                  </td>
+                  <td>{formatTime(k.createdAt)}</td>
+                  <td>{k.revokedAt ? `Revoked ${formatTime(k.revokedAt)}` : 'Active'}</td>
+                  <td>
+                    {!k.revokedAt && (
+                      <ConfirmButton
+                        label="Revoke"
+                        title={`Revoke key …${k.hint}`}
+                        message={<p>Requests with this key fail at once. This cannot be undone.</p>}
+                        confirmLabel="Revoke key"
+                        onConfirm={async () => {
+                          await platform.secretKeys.revoke(environment.id, k.id);
+                          if (created?.id === k.id) setCreated(null);
+                          secretKeys.reload();
+                        }}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </Loaded>
       </Section>
 
       <Section
@@ -95,31 +95,32 @@ export function KeysTab({ api, environment }: { api: Api; environment: PlatformE
             }
             confirmLabel="Rotate signing key"
             onConfirm={async () => {
-              await api<SigningKey>('POST', `${base}/signing-keys/rotate`);
+              await platform.signingKeys.rotate(environment.id);
               signingKeys.reload();
             }}
           />
         }
       >
-        <ErrorMessage error={signingKeys.error} />
-        {signingKeys.data && (
-          <Table
-            headings={['Key id', 'Algorithm', 'State', 'Signs from', 'Published until']}
-            empty={signingKeys.data.data.length === 0 && 'No key yet: the first token signed creates one.'}
-          >
-            {signingKeys.data.data.map((k) => (
-              <tr key={k.kid}>
-                <td>
-                  <code>{k.kid}</code>
-                </td>
-                <td>{k.algorithm}</td>
-                <td>{k.state}</td>
-                <td>{formatTime(k.activatesAt)}</td>
-                <td>{k.publishUntil ? formatTime(k.publishUntil) : '—'}</td>
-              </tr>
-            ))}
-          </Table>
-        )}
+        <Loaded state={signingKeys} what="signing keys">
+          {(keys) => (
+            <Table
+              headings={['Key id', 'Algorithm', 'State', 'Signs from', 'Published until']}
+              empty={keys.data.length === 0 && 'No key yet: the first token signed creates one.'}
+            >
+              {keys.data.map((k) => (
+                <tr key={k.kid}>
+                  <td>
+                    <code>{k.kid}</code>
+                  </td>
+                  <td>{k.algorithm}</td>
+                  <td>{k.state}</td>
+                  <td>{formatTime(k.activatesAt)}</td>
+                  <td>{k.publishUntil ? formatTime(k.publishUntil) : '—'}</td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </Loaded>
       </Section>
     </>
   );

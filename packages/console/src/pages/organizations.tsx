@@ -1,107 +1,115 @@
 import { useState } from 'react';
-import type { Invitation, InvitationList, MemberPage, Organization, OrganizationPage, PlatformEnvironment, Role, RoleList } from '@gatehouse/contract';
-import { formatTime, type Api } from '../api.js';
+import type { PlatformEnvironment, Role } from '@gatehouse/contract';
+import { formatTime } from '../api.js';
+import { PageControls, usePages } from '../paging.js';
+import type { Platform } from '../platform.js';
 import { href } from '../router.js';
-import { ConfirmButton, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
+import { ConfirmButton, ErrorMessage, Loaded, Pending, Section, Table, useAction, useLoad } from '../ui.js';
 
-export function OrganizationsTab(props: { api: Api; environment: PlatformEnvironment; organizationId: string | undefined; projectId: string }) {
+export function OrganizationsTab(props: { platform: Platform; environment: PlatformEnvironment; organizationId: string | undefined; projectId: string }) {
   return props.organizationId ? (
     <OrganizationDetail {...props} organizationId={props.organizationId} />
   ) : (
     <>
       <OrganizationList {...props} />
-      <Roles api={props.api} environment={props.environment} />
+      <Roles platform={props.platform} environment={props.environment} />
     </>
   );
 }
 
-function OrganizationList({ api, environment, projectId }: { api: Api; environment: PlatformEnvironment; projectId: string }) {
-  const orgs = useLoad(() => api<OrganizationPage>('GET', `/v1/platform/environments/${environment.id}/organizations?limit=100`), [environment.id]);
+function OrganizationList({ platform, environment, projectId }: { platform: Platform; environment: PlatformEnvironment; projectId: string }) {
+  const orgs = usePages((cursor) => platform.organizations.list(environment.id, { limit: 50, cursor }), [environment.id]);
   return (
     <Section title="Organizations">
-      <ErrorMessage error={orgs.error} />
-      {!orgs.data && !orgs.error && <Loading what="organizations" />}
-      {orgs.data && (
-        <Table headings={['Name', 'Slug', 'Created']} empty={orgs.data.data.length === 0 && 'No organization yet.'}>
-          {orgs.data.data.map((o) => (
-            <tr key={o.id}>
-              <td>
-                <a href={href('projects', projectId, environment.type, 'organizations', o.id)}>{o.name}</a>
-              </td>
-              <td>{o.slug}</td>
-              <td>{formatTime(o.createdAt)}</td>
-            </tr>
-          ))}
-        </Table>
-      )}
+      <Loaded state={orgs} what="organizations">
+        {(page) => (
+          <Table headings={['Name', 'Slug', 'Created']} empty={page.data.length === 0 && 'No organization yet.'}>
+            {page.data.map((o) => (
+              <tr key={o.id}>
+                <td>
+                  <a href={href('projects', projectId, environment.type, 'organizations', o.id)}>{o.name}</a>
+                </td>
+                <td>{o.slug}</td>
+                <td>{formatTime(o.createdAt)}</td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Loaded>
+      <PageControls pages={orgs} />
     </Section>
   );
 }
 
-function OrganizationDetail({ api, environment, organizationId, projectId }: { api: Api; environment: PlatformEnvironment; organizationId: string; projectId: string }) {
-  const base = `/v1/platform/environments/${environment.id}/organizations/${encodeURIComponent(organizationId)}`;
-  const org = useLoad(() => api<Organization>('GET', base), [base]);
-  const members = useLoad(() => api<MemberPage>('GET', `${base}/members?limit=100`), [base]);
-  const roles = useLoad(() => api<RoleList>('GET', `/v1/platform/environments/${environment.id}/roles`), [environment.id]);
+function OrganizationDetail(props: { platform: Platform; environment: PlatformEnvironment; organizationId: string; projectId: string }) {
+  const { platform, environment, organizationId, projectId } = props;
+  const organizations = platform.organizations;
+  const org = useLoad(() => organizations.get(environment.id, organizationId), [environment.id, organizationId]);
+  const members = usePages((cursor) => organizations.members(environment.id, organizationId, { limit: 50, cursor }), [environment.id, organizationId]);
+  const roles = useLoad(() => platform.roles.list(environment.id), [environment.id]);
   const change = useAction();
-  if (org.error) return <ErrorMessage error={org.error} />;
-  if (!org.data) return <Loading what="the organization" />;
+  if (!org.data) return <Pending state={org} what="the organization" />;
   return (
     <>
       <p className="breadcrumbs">
         <a href={href('projects', projectId, environment.type, 'organizations')}>Organizations</a> / {org.data.name}
       </p>
       <Section title={`Members of ${org.data.name}`}>
-        <ErrorMessage error={members.error ?? change.error} />
-        {members.data && (
-          <Table headings={['Member', 'Role', 'Joined']} actions>
-            {members.data.data.map((m) => (
-              <tr key={m.userId}>
-                <td>{m.email}</td>
-                <td>
-                  <select
-                    aria-label={`Role of ${m.email}`}
-                    value={m.role}
-                    disabled={change.pending}
-                    onChange={(e) =>
-                      void change.run(async () => {
-                        await api('PATCH', `${base}/members/${encodeURIComponent(m.userId)}`, { role: e.target.value });
+        <ErrorMessage error={change.error} />
+        <Loaded state={members} what="members">
+          {(page) => (
+            <Table headings={['Member', 'Role', 'Joined']} actions>
+              {page.data.map((m) => (
+                <tr key={m.userId}>
+                  <td>{m.email}</td>
+                  <td>
+                    <select
+                      aria-label={`Role of ${m.email}`}
+                      value={m.role}
+                      disabled={change.pending}
+                      onChange={(e) =>
+                        void change.run(async () => {
+                          await organizations.setRole(environment.id, organizationId, m.userId, e.target.value);
+                          members.reload();
+                        })
+                      }
+                    >
+                      {(roles.data?.data ?? [{ key: m.role, name: m.role } as Role]).map((r) => (
+                        <option key={r.key} value={r.key}>
+                          {r.name}
+                        </option>
+                      ))}
+                    </select>
+                  </td>
+                  <td>{formatTime(m.createdAt)}</td>
+                  <td>
+                    <ConfirmButton
+                      label="Remove"
+                      title={`Remove ${m.email}`}
+                      message={<p>{m.email} leaves {org.data!.name}. An organization keeps at least one owner.</p>}
+                      confirmLabel="Remove member"
+                      onConfirm={async () => {
+                        await organizations.removeMember(environment.id, organizationId, m.userId);
                         members.reload();
-                      })
-                    }
-                  >
-                    {(roles.data?.data ?? [{ key: m.role, name: m.role } as Role]).map((r) => (
-                      <option key={r.key} value={r.key}>
-                        {r.name}
-                      </option>
-                    ))}
-                  </select>
-                </td>
-                <td>{formatTime(m.createdAt)}</td>
-                <td>
-                  <ConfirmButton
-                    label="Remove"
-                    title={`Remove ${m.email}`}
-                    message={<p>{m.email} leaves {org.data!.name}. An organization keeps at least one owner.</p>}
-                    confirmLabel="Remove member"
-                    onConfirm={async () => {
-                      await api('DELETE', `${base}/members/${encodeURIComponent(m.userId)}`);
-                      members.reload();
-                    }}
-                  />
-                </td>
-              </tr>
-            ))}
-          </Table>
-        )}
+                      }}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </Loaded>
+        <PageControls pages={members} />
       </Section>
-      <Invitations api={api} base={base} roles={roles.data?.data ?? []} onAccepted={members.reload} />
+      <Invitations platform={platform} environmentId={environment.id} organizationId={organizationId} roles={roles.data?.data ?? []} />
     </>
   );
 }
 
-function Invitations({ api, base, roles }: { api: Api; base: string; roles: Role[]; onAccepted: () => void }) {
-  const invitations = useLoad(() => api<InvitationList>('GET', `${base}/invitations?status=pending`), [base]);
+function Invitations(props: { platform: Platform; environmentId: string; organizationId: string; roles: Role[] }) {
+  const { environmentId, organizationId, roles } = props;
+  const organizations = props.platform.organizations;
+  const invitations = useLoad(() => organizations.pendingInvitations(environmentId, organizationId), [environmentId, organizationId]);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
   const create = useAction();
@@ -112,7 +120,7 @@ function Invitations({ api, base, roles }: { api: Api; base: string; roles: Role
         onSubmit={(e) => {
           e.preventDefault();
           void create.run(async () => {
-            await api<Invitation>('POST', `${base}/invitations`, { email, role });
+            await organizations.invite(environmentId, organizationId, { email, role });
             setEmail('');
             invitations.reload();
           });
@@ -136,77 +144,79 @@ function Invitations({ api, base, roles }: { api: Api; base: string; roles: Role
           Invite
         </button>
       </form>
-      <ErrorMessage error={create.error ?? invitations.error} />
-      {invitations.data && (
-        <Table headings={['Email', 'Role', 'Expires']} actions empty={invitations.data.data.length === 0 && 'No pending invitation.'}>
-          {invitations.data.data.map((i) => (
-            <tr key={i.id}>
-              <td>{i.email}</td>
-              <td>{i.role}</td>
-              <td>{formatTime(i.expiresAt)}</td>
-              <td>
-                <ConfirmButton
-                  label="Revoke"
-                  title={`Revoke the invitation of ${i.email}`}
-                  message={<p>The emailed link stops working.</p>}
-                  confirmLabel="Revoke invitation"
-                  onConfirm={async () => {
-                    await api('POST', `${base}/invitations/${encodeURIComponent(i.id)}/revoke`);
-                    invitations.reload();
-                  }}
-                />
-              </td>
-            </tr>
-          ))}
-        </Table>
-      )}
+      <ErrorMessage error={create.error} />
+      <Loaded state={invitations} what="invitations">
+        {(pending) => (
+          <Table headings={['Email', 'Role', 'Expires']} actions empty={pending.data.length === 0 && 'No pending invitation.'}>
+            {pending.data.map((i) => (
+              <tr key={i.id}>
+                <td>{i.email}</td>
+                <td>{i.role}</td>
+                <td>{formatTime(i.expiresAt)}</td>
+                <td>
+                  <ConfirmButton
+                    label="Revoke"
+                    title={`Revoke the invitation of ${i.email}`}
+                    message={<p>The emailed link stops working.</p>}
+                    confirmLabel="Revoke invitation"
+                    onConfirm={async () => {
+                      await organizations.revokeInvitation(environmentId, organizationId, i.id);
+                      invitations.reload();
+                    }}
+                  />
+                </td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Loaded>
     </Section>
   );
 }
 
-function Roles({ api, environment }: { api: Api; environment: PlatformEnvironment }) {
-  const base = `/v1/platform/environments/${environment.id}/roles`;
-  const roles = useLoad(() => api<RoleList>('GET', base), [base]);
+function Roles({ platform, environment }: { platform: Platform; environment: PlatformEnvironment }) {
+  const roles = useLoad(() => platform.roles.list(environment.id), [environment.id]);
   const [key, setKey] = useState('');
   const [name, setName] = useState('');
   const [permissions, setPermissions] = useState('');
   const create = useAction();
   return (
     <Section title="Roles and permissions">
-      <ErrorMessage error={roles.error} />
-      {roles.data && (
-        <Table headings={['Role', 'Key', 'Permissions']} actions>
-          {roles.data.data.map((r) => (
-            <tr key={r.key}>
-              <td>{r.name}</td>
-              <td>
-                <code>{r.key}</code>
-              </td>
-              <td>{r.permissions.join(', ') || '—'}</td>
-              <td>
-                {!r.system && (
-                  <ConfirmButton
-                    label="Delete"
-                    title={`Delete role ${r.name}`}
-                    message={<p>The role {r.key} is deleted. A role still held by members cannot be deleted.</p>}
-                    confirmLabel="Delete role"
-                    onConfirm={async () => {
-                      await api('DELETE', `${base}/${encodeURIComponent(r.key)}`);
-                      roles.reload();
-                    }}
-                  />
-                )}
-              </td>
-            </tr>
-          ))}
-        </Table>
-      )}
+      <Loaded state={roles} what="roles">
+        {(list) => (
+          <Table headings={['Role', 'Key', 'Permissions']} actions>
+            {list.data.map((r) => (
+              <tr key={r.key}>
+                <td>{r.name}</td>
+                <td>
+                  <code>{r.key}</code>
+                </td>
+                <td>{r.permissions.join(', ') || '—'}</td>
+                <td>
+                  {!r.system && (
+                    <ConfirmButton
+                      label="Delete"
+                      title={`Delete role ${r.name}`}
+                      message={<p>The role {r.key} is deleted. A role still held by members cannot be deleted.</p>}
+                      confirmLabel="Delete role"
+                      onConfirm={async () => {
+                        await platform.roles.remove(environment.id, r.key);
+                        roles.reload();
+                      }}
+                    />
+                  )}
+                </td>
+              </tr>
+            ))}
+          </Table>
+        )}
+      </Loaded>
       <form
         className="row wrap"
         onSubmit={(e) => {
           e.preventDefault();
           void create.run(async () => {
-            await api<Role>('POST', base, { key, name, permissions: permissions.split(',').map((p) => p.trim()).filter(Boolean) });
+            await platform.roles.create(environment.id, { key, name, permissions: permissions.split(',').map((p) => p.trim()).filter(Boolean) });
             setKey('');
             setName('');
             setPermissions('');

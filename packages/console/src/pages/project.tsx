@@ -1,7 +1,8 @@
 import type { Project } from '@gatehouse/contract';
 import type { Api } from '../api.js';
+import type { Platform } from '../platform.js';
 import { href } from '../router.js';
-import { ErrorMessage, Loading, useLoad } from '../ui.js';
+import { Loaded, useLoad } from '../ui.js';
 import { KeysTab } from './keys.js';
 import { SettingsTab } from './settings.js';
 import { UsersTab } from './users.js';
@@ -24,21 +25,29 @@ const TABS = [
   ['project', 'Branding & project'],
 ] as const;
 
-export function ProjectPage(props: { api: Api; projectId: string; environmentType: 'development' | 'production'; tab: string; rest: string[] }) {
-  const { api, projectId, environmentType, tab } = props;
-  const project = useLoad(() => api<Project>('GET', `/v1/platform/projects/${encodeURIComponent(projectId)}`), [projectId]);
-  if (project.error) return <ErrorMessage error={project.error} />;
-  if (!project.data) return <Loading what="the project" />;
-  const environment = project.data.environments.find((e) => e.type === environmentType)!;
+type ProjectProps = { api: Api; platform: Platform; projectId: string; environmentType: 'development' | 'production'; tab: string; rest: string[] };
+
+export function ProjectPage(props: ProjectProps) {
+  const project = useLoad(() => props.platform.projects.get(props.projectId), [props.projectId]);
+  return (
+    <Loaded state={project} what="the project">
+      {(loaded) => <ProjectTabs {...props} project={loaded} reload={project.reload} />}
+    </Loaded>
+  );
+}
+
+function ProjectTabs(props: ProjectProps & { project: Project; reload: () => void }) {
+  const { api, platform, projectId, environmentType, tab, project } = props;
+  const environment = project.environments.find((e) => e.type === environmentType)!;
   const tabLabel = (key: string, label: string) => (key === 'emails' ? (environmentType === 'development' ? 'Inbox' : 'Outbox') : label);
 
   return (
     <>
       <p className="breadcrumbs">
-        <a href={href('projects')}>Projects</a> / {project.data.name}
+        <a href={href('projects')}>Projects</a> / {project.name}
       </p>
       <div className="row between wrap">
-        <h1>{project.data.name}</h1>
+        <h1>{project.name}</h1>
         <div className="segmented" role="group" aria-label="Environment">
           {(['development', 'production'] as const).map((type) => (
             <a key={type} href={href('projects', projectId, type, tab)} aria-current={type === environmentType ? 'true' : undefined}>
@@ -54,15 +63,15 @@ export function ProjectPage(props: { api: Api; projectId: string; environmentTyp
           </a>
         ))}
       </nav>
-      {tab === 'keys' && <KeysTab api={api} environment={environment} />}
-      {tab === 'settings' && <SettingsTab api={api} environment={environment} onSaved={project.reload} />}
-      {tab === 'users' && <UsersTab api={api} environment={environment} userId={props.rest[0]} projectId={projectId} />}
-      {tab === 'organizations' && <OrganizationsTab api={api} environment={environment} organizationId={props.rest[0]} projectId={projectId} />}
-      {tab === 'emails' && <EmailsTab api={api} environment={environment} />}
-      {tab === 'usage' && <UsageTab api={api} project={project.data} />}
-      {tab === 'webhooks' && <WebhooksTab api={api} environment={environment} endpointId={props.rest[0]} projectId={projectId} />}
-      {tab === 'sso' && <SsoTab api={api} environment={environment} />}
-      {tab === 'project' && <ProjectTab api={api} project={project.data} onChanged={project.reload} />}
+      {tab === 'keys' && <KeysTab platform={platform} environment={environment} />}
+      {tab === 'settings' && <SettingsTab api={api} environment={environment} onSaved={props.reload} />}
+      {tab === 'users' && <UsersTab platform={platform} environment={environment} userId={props.rest[0]} projectId={projectId} />}
+      {tab === 'organizations' && <OrganizationsTab platform={platform} environment={environment} organizationId={props.rest[0]} projectId={projectId} />}
+      {tab === 'emails' && <EmailsTab platform={platform} environment={environment} />}
+      {tab === 'usage' && <UsageTab platform={platform} project={project} />}
+      {tab === 'webhooks' && <WebhooksTab platform={platform} environment={environment} endpointId={props.rest[0]} projectId={projectId} />}
+      {tab === 'sso' && <SsoTab platform={platform} environment={environment} />}
+      {tab === 'project' && <ProjectTab platform={platform} project={project} onChanged={props.reload} />}
     </>
   );
 }

@@ -1,12 +1,13 @@
 import { useState } from 'react';
-import type { CreatedProject, ProjectPage as ProjectList } from '@gatehouse/contract';
-import type { Api } from '../api.js';
+import type { CreatedProject } from '@gatehouse/contract';
 import { formatTime } from '../api.js';
+import { PageControls, usePages } from '../paging.js';
+import type { Platform } from '../platform.js';
 import { href } from '../router.js';
-import { Copyable, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
+import { Copyable, ErrorMessage, Loaded, Section, Table, useAction } from '../ui.js';
 
-export function ProjectsPage({ api }: { api: Api }) {
-  const projects = useLoad(() => api<ProjectList>('GET', '/v1/platform/projects?limit=100'), []);
+export function ProjectsPage({ platform }: { platform: Platform }) {
+  const projects = usePages((cursor) => platform.projects.list({ limit: 50, cursor }), []);
   const [name, setName] = useState('');
   const [domain, setDomain] = useState('');
   const [created, setCreated] = useState<CreatedProject | null>(null);
@@ -15,7 +16,7 @@ export function ProjectsPage({ api }: { api: Api }) {
   const create = (event: React.FormEvent) => {
     event.preventDefault();
     void run(async () => {
-      const project = await api<CreatedProject>('POST', '/v1/platform/projects', { name, ...(domain ? { domain } : {}) });
+      const project = await platform.projects.create({ name, ...(domain ? { domain } : {}) });
       setCreated(project);
       setName('');
       setDomain('');
@@ -59,25 +60,25 @@ export function ProjectsPage({ api }: { api: Api }) {
         )}
       </Section>
       <Section title="All projects">
-        <ErrorMessage error={projects.error} />
-        {!projects.data && !projects.error && <Loading what="projects" />}
-        {projects.data && projects.data.data.length === 0 && <p className="muted">No project yet.</p>}
-        {projects.data && projects.data.data.length > 0 && (
-          <Table headings={['Name', 'Id', 'Domain', 'Created']}>
-            {projects.data.data.map((p) => (
-              <tr key={p.id}>
-                <td>
-                  <a href={href('projects', p.id)}>{p.name}</a>
-                </td>
-                <td>
-                  <code>{p.id}</code>
-                </td>
-                <td>{p.environments[0]?.domain ?? '—'}</td>
-                <td>{formatTime(p.createdAt)}</td>
-              </tr>
-            ))}
-          </Table>
-        )}
+        <Loaded state={projects} what="projects" empty="No project yet.">
+          {(page) => (
+            <Table headings={['Name', 'Id', 'Domain', 'Created']}>
+              {page.data.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <a href={href('projects', p.id)}>{p.name}</a>
+                  </td>
+                  <td>
+                    <code>{p.id}</code>
+                  </td>
+                  <td>{p.environments[0]?.domain ?? '—'}</td>
+                  <td>{formatTime(p.createdAt)}</td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </Loaded>
+        <PageControls pages={projects} />
       </Section>
     </>
   );

@@ -1,13 +1,13 @@
 import { useState } from 'react';
-import type { PlatformEnvironment, SsoConnection } from '@gatehouse/contract';
-import { formatTime, type Api } from '../api.js';
-import { ConfirmButton, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
+import type { PlatformEnvironment } from '@gatehouse/contract';
+import { formatTime } from '../api.js';
+import type { CreateSsoConnectionBody, Platform } from '../platform.js';
+import { ConfirmButton, ErrorMessage, Loaded, Section, Table, useAction, useLoad } from '../ui.js';
 
 type Kind = 'oidc' | 'google' | 'github' | 'microsoft' | 'saml';
 
-export function SsoTab({ api, environment }: { api: Api; environment: PlatformEnvironment }) {
-  const base = `/v1/platform/environments/${environment.id}/sso-connections`;
-  const connections = useLoad(() => api<{ data: SsoConnection[] }>('GET', base), [base]);
+export function SsoTab({ platform, environment }: { platform: Platform; environment: PlatformEnvironment }) {
+  const connections = useLoad(() => platform.sso.list(environment.id), [environment.id]);
   const [kind, setKind] = useState<Kind>('oidc');
   const [name, setName] = useState('');
   const [domains, setDomains] = useState('');
@@ -17,7 +17,7 @@ export function SsoTab({ api, environment }: { api: Api; environment: PlatformEn
   const [metadata, setMetadata] = useState('');
   const create = useAction();
 
-  const body = () => {
+  const body = (): CreateSsoConnectionBody => {
     const common = { name, domains: domains.split(',').map((d) => d.trim()).filter(Boolean) };
     if (kind === 'saml') return { type: 'saml', ...common, idpMetadataXml: metadata };
     if (kind === 'oidc') return { type: 'oidc', ...common, issuer, clientId, clientSecret };
@@ -35,7 +35,7 @@ export function SsoTab({ api, environment }: { api: Api; environment: PlatformEn
           onSubmit={(e) => {
             e.preventDefault();
             void create.run(async () => {
-              await api<SsoConnection>('POST', base, body());
+              await platform.sso.create(environment.id, body());
               setName('');
               setDomains('');
               setClientSecret('');
@@ -96,39 +96,39 @@ export function SsoTab({ api, environment }: { api: Api; environment: PlatformEn
         </form>
       </Section>
       <Section title="Connections">
-        <ErrorMessage error={connections.error} />
-        {!connections.data && !connections.error && <Loading what="connections" />}
-        {connections.data && (
-          <Table
-            headings={['Name', 'Type', 'Domains', 'Register at the IdP', 'Created']}
-            actions
-            empty={connections.data.data.length === 0 && 'No connection yet.'}
-          >
-            {connections.data.data.map((c) => (
-              <tr key={c.id}>
-                <td>{c.name}</td>
-                <td>{c.type === 'oidc' ? (c.preset ?? 'OIDC') : 'SAML'}</td>
-                <td>{c.domains.join(', ')}</td>
-                <td>
-                  <code>{c.redirectUri ?? c.acsUrl ?? '—'}</code>
-                </td>
-                <td>{formatTime(c.createdAt)}</td>
-                <td>
-                  <ConfirmButton
-                    label="Delete"
-                    title={`Delete ${c.name}`}
-                    message={<p>Users of {c.domains.join(', ')} can no longer sign in through {c.name}.</p>}
-                    confirmLabel="Delete connection"
-                    onConfirm={async () => {
-                      await api('DELETE', `${base}/${c.id}`);
-                      connections.reload();
-                    }}
-                  />
-                </td>
-              </tr>
-            ))}
-          </Table>
-        )}
+        <Loaded state={connections} what="connections">
+          {(list) => (
+            <Table
+              headings={['Name', 'Type', 'Domains', 'Register at the IdP', 'Created']}
+              actions
+              empty={list.data.length === 0 && 'No connection yet.'}
+            >
+              {list.data.map((c) => (
+                <tr key={c.id}>
+                  <td>{c.name}</td>
+                  <td>{c.type === 'oidc' ? (c.preset ?? 'OIDC') : 'SAML'}</td>
+                  <td>{c.domains.join(', ')}</td>
+                  <td>
+                    <code>{c.redirectUri ?? c.acsUrl ?? '—'}</code>
+                  </td>
+                  <td>{formatTime(c.createdAt)}</td>
+                  <td>
+                    <ConfirmButton
+                      label="Delete"
+                      title={`Delete ${c.name}`}
+                      message={<p>Users of {c.domains.join(', ')} can no longer sign in through {c.name}.</p>}
+                      confirmLabel="Delete connection"
+                      onConfirm={async () => {
+                        await platform.sso.remove(environment.id, c.id);
+                        connections.reload();
+                      }}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </Loaded>
       </Section>
     </>
   );

@@ -1,6 +1,6 @@
 import type { Project, ProjectUsage, RequestRate } from '@gatehouse/contract';
-import type { Api } from '../api.js';
-import { ErrorMessage, Loading, Section, useLoad } from '../ui.js';
+import type { Platform } from '../platform.js';
+import { Loaded, Section, useLoad } from '../ui.js';
 
 function lastMonths(count: number): string[] {
   const now = new Date();
@@ -14,25 +14,23 @@ function lastMonths(count: number): string[] {
 
 const COLORS = { development: '#64748b', production: '#2563eb' } as const;
 
-export function UsageTab({ api, project }: { api: Api; project: Project }) {
+export function UsageTab({ platform, project }: { platform: Platform; project: Project }) {
   const months = lastMonths(6);
-  const usage = useLoad(
-    () => Promise.all(months.map((m) => api<ProjectUsage>('GET', `/v1/platform/projects/${project.id}/usage?month=${m}`))),
-    [project.id],
-  );
-  const rate = useLoad(() => api<RequestRate>('GET', `/v1/platform/projects/${project.id}/requests`), [project.id]);
+  const usage = useLoad(() => Promise.all(months.map((m) => platform.projects.usage(project.id, m))), [project.id]);
+  const rate = useLoad(() => platform.projects.requests(project.id), [project.id]);
   return (
     <>
       <Section title="Monthly active users" actions={<button type="button" onClick={usage.reload}>Refresh</button>}>
         <p className="muted">Users who signed in or refreshed a session in the UTC month. Only production is billable.</p>
-        <ErrorMessage error={usage.error} />
-        {!usage.data && !usage.error && <Loading what="usage" />}
-        {usage.data && <MauChart usage={usage.data} />}
+        <Loaded state={usage} what="usage">
+          {(monthly) => <MauChart usage={monthly} />}
+        </Loaded>
       </Section>
       <Section title="Requests per minute, last hour" actions={<button type="button" onClick={rate.reload}>Refresh</button>}>
         <p className="muted">Requests authenticated to each environment, per minute, as counted by this server node.</p>
-        <ErrorMessage error={rate.error} />
-        {rate.data && <RateChart rate={rate.data} />}
+        <Loaded state={rate} what="requests">
+          {(counted) => <RateChart rate={counted} />}
+        </Loaded>
       </Section>
     </>
   );

@@ -1,26 +1,19 @@
 import { useState } from 'react';
-import type { Deleted, PlatformEnvironment, SessionList, SessionsRevoked, User, UserPage } from '@gatehouse/contract';
-import { formatTime, type Api } from '../api.js';
+import type { PlatformEnvironment } from '@gatehouse/contract';
+import { formatTime } from '../api.js';
+import { PageControls, usePages } from '../paging.js';
+import type { Platform } from '../platform.js';
 import { href, navigate } from '../router.js';
-import { ConfirmButton, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
+import { ConfirmButton, ErrorMessage, Loaded, Pending, Section, Table, useAction, useLoad } from '../ui.js';
 
-export function UsersTab(props: { api: Api; environment: PlatformEnvironment; userId: string | undefined; projectId: string }) {
+export function UsersTab(props: { platform: Platform; environment: PlatformEnvironment; userId: string | undefined; projectId: string }) {
   return props.userId ? <UserDetail {...props} userId={props.userId} /> : <UserSearch {...props} />;
 }
 
-function UserSearch({ api, environment, projectId }: { api: Api; environment: PlatformEnvironment; projectId: string }) {
+function UserSearch({ platform, environment, projectId }: { platform: Platform; environment: PlatformEnvironment; projectId: string }) {
   const [query, setQuery] = useState('');
   const [submitted, setSubmitted] = useState('');
-  const [pages, setPages] = useState<string[]>([]);
-  const cursor = pages.at(-1);
-  const users = useLoad(
-    () =>
-      api<UserPage>(
-        'GET',
-        `/v1/platform/environments/${environment.id}/users?limit=25${submitted ? `&query=${encodeURIComponent(submitted)}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      ),
-    [environment.id, submitted, cursor],
-  );
+  const users = usePages((cursor) => platform.users.list(environment.id, { limit: 25, query: submitted, cursor }), [environment.id, submitted]);
   return (
     <Section title="Users">
       <form
@@ -28,7 +21,7 @@ function UserSearch({ api, environment, projectId }: { api: Api; environment: Pl
         className="row wrap"
         onSubmit={(e) => {
           e.preventDefault();
-          setPages([]);
+          users.restart();
           setSubmitted(query.trim());
         }}
       >
@@ -38,15 +31,13 @@ function UserSearch({ api, environment, projectId }: { api: Api; environment: Pl
         </label>
         <button type="submit">Search</button>
       </form>
-      <ErrorMessage error={users.error} />
-      {!users.data && !users.error && <Loading what="users" />}
-      {users.data && (
-        <>
+      <Loaded state={users} what="users">
+        {(page) => (
           <Table
             headings={['Email', 'Name', 'Created', 'Status']}
-            empty={users.data.data.length === 0 && (submitted ? `No user matches "${submitted}".` : 'No user yet.')}
+            empty={page.data.length === 0 && (submitted ? `No user matches "${submitted}".` : 'No user yet.')}
           >
-            {users.data.data.map((u) => (
+            {page.data.map((u) => (
               <tr key={u.id}>
                 <td>
                   <a href={href('projects', projectId, environment.type, 'users', u.id)}>{u.email}</a>
@@ -57,32 +48,20 @@ function UserSearch({ api, environment, projectId }: { api: Api; environment: Pl
               </tr>
             ))}
           </Table>
-          <div className="row">
-            {pages.length > 0 && (
-              <button type="button" onClick={() => setPages(pages.slice(0, -1))}>
-                Previous
-              </button>
-            )}
-            {users.data.nextCursor && (
-              <button type="button" onClick={() => setPages([...pages, users.data!.nextCursor!])}>
-                Next
-              </button>
-            )}
-          </div>
-        </>
-      )}
+        )}
+      </Loaded>
+      {users.data && <PageControls pages={users} />}
     </Section>
   );
 }
 
-function UserDetail({ api, environment, userId, projectId }: { api: Api; environment: PlatformEnvironment; userId: string; projectId: string }) {
-  const base = `/v1/platform/environments/${environment.id}/users/${encodeURIComponent(userId)}`;
-  const user = useLoad(() => api<User>('GET', base), [base]);
-  const sessions = useLoad(() => api<SessionList>('GET', `${base}/sessions`), [base]);
+function UserDetail({ platform, environment, userId, projectId }: { platform: Platform; environment: PlatformEnvironment; userId: string; projectId: string }) {
+  const users = platform.users;
+  const user = useLoad(() => users.get(environment.id, userId), [environment.id, userId]);
+  const sessions = useLoad(() => users.sessions(environment.id, userId), [environment.id, userId]);
   const [notice, setNotice] = useState<string | null>(null);
   const ban = useAction();
-  if (user.error) return <ErrorMessage error={user.error} />;
-  if (!user.data) return <Loading what="the user" />;
+  if (!user.data) return <Pending state={user} what="the user" />;
   const u = user.data;
   return (
     <>
@@ -123,50 +102,52 @@ function UserDetail({ api, environment, userId, projectId }: { api: Api; environ
             {notice}
           </p>
         )}
-        <ErrorMessage error={ban.error ?? sessions.error} />
-        {sessions.data && (
-          <Table
-            headings={['Session', 'Signed in', 'Last active', 'Device']}
-            actions
-            empty={sessions.data.data.length === 0 && 'No live session.'}
-          >
-            {sessions.data.data.map((s) => (
-              <tr key={s.id}>
-                <td>
-                  <code>{s.id}</code>
-                </td>
-                <td>{formatTime(s.createdAt)}</td>
-                <td>{formatTime(s.lastActiveAt)}</td>
-                <td>{s.userAgent ?? '—'}</td>
-                <td>
-                  <ConfirmButton
-                    label="Revoke"
-                    title="Revoke this session"
-                    message={<p>This device is signed out at once.</p>}
-                    confirmLabel="Revoke session"
-                    onConfirm={async () => {
-                      await api('DELETE', `${base}/sessions/${encodeURIComponent(s.id)}`);
-                      sessions.reload();
-                    }}
-                  />
-                </td>
-              </tr>
-            ))}
-          </Table>
-        )}
+        <ErrorMessage error={ban.error} />
+        <Loaded state={sessions} what="sessions">
+          {(live) => (
+            <Table
+              headings={['Session', 'Signed in', 'Last active', 'Device']}
+              actions
+              empty={live.data.length === 0 && 'No live session.'}
+            >
+              {live.data.map((s) => (
+                <tr key={s.id}>
+                  <td>
+                    <code>{s.id}</code>
+                  </td>
+                  <td>{formatTime(s.createdAt)}</td>
+                  <td>{formatTime(s.lastActiveAt)}</td>
+                  <td>{s.userAgent ?? '—'}</td>
+                  <td>
+                    <ConfirmButton
+                      label="Revoke"
+                      title="Revoke this session"
+                      message={<p>This device is signed out at once.</p>}
+                      confirmLabel="Revoke session"
+                      onConfirm={async () => {
+                        await users.revokeSession(environment.id, userId, s.id);
+                        sessions.reload();
+                      }}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </Loaded>
         <div className="row wrap">
           <ConfirmButton
             label="Revoke all sessions"
             title="Revoke all sessions"
             message={<p>{u.email} is signed out everywhere at once: refresh tokens stop working and Gatehouse refuses their access tokens.</p>}
             onConfirm={async () => {
-              const { revoked } = await api<SessionsRevoked>('POST', `${base}/sessions/revoke`);
+              const { revoked } = await users.revokeSessions(environment.id, userId);
               setNotice(`Revoked ${revoked} session${revoked === 1 ? '' : 's'}.`);
               sessions.reload();
             }}
           />
           {u.banned ? (
-            <button type="button" disabled={ban.pending} onClick={() => void ban.run(async () => user.setData(await api<User>('POST', `${base}/unban`)))}>
+            <button type="button" disabled={ban.pending} onClick={() => void ban.run(async () => user.setData(await users.unban(environment.id, userId)))}>
               Lift ban
             </button>
           ) : (
@@ -175,7 +156,7 @@ function UserDetail({ api, environment, userId, projectId }: { api: Api; environ
               title="Ban user"
               message={<p>Every session of {u.email} is revoked and every sign-in is refused until the ban is lifted.</p>}
               confirmLabel="Ban user"
-              onConfirm={async () => user.setData(await api<User>('POST', `${base}/ban`))}
+              onConfirm={async () => user.setData(await users.ban(environment.id, userId))}
             />
           )}
           <ConfirmButton
@@ -183,7 +164,7 @@ function UserDetail({ api, environment, userId, projectId }: { api: Api; environ
             title="Delete user"
             message={<p>{u.email} and their sessions are deleted for good. This cannot be undone.</p>}
             onConfirm={async () => {
-              await api<Deleted>('DELETE', base);
+              await users.remove(environment.id, userId);
               navigate('projects', projectId, environment.type, 'users');
             }}
           />

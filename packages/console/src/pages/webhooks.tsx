@@ -1,16 +1,17 @@
 import { useState } from 'react';
-import type { CreatedWebhookEndpoint, PlatformEnvironment, WebhookDeliveryPage, WebhookEndpoint, WebhookEndpointList, WebhookSecret } from '@gatehouse/contract';
-import { formatTime, type Api } from '../api.js';
+import type { CreatedWebhookEndpoint, PlatformEnvironment } from '@gatehouse/contract';
+import { formatTime } from '../api.js';
+import { PageControls, usePages } from '../paging.js';
+import type { Platform } from '../platform.js';
 import { href } from '../router.js';
-import { ConfirmButton, Copyable, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
+import { ConfirmButton, Copyable, ErrorMessage, Loaded, Pending, Section, Table, useAction, useLoad } from '../ui.js';
 
-export function WebhooksTab(props: { api: Api; environment: PlatformEnvironment; endpointId: string | undefined; projectId: string }) {
+export function WebhooksTab(props: { platform: Platform; environment: PlatformEnvironment; endpointId: string | undefined; projectId: string }) {
   return props.endpointId ? <EndpointDetail {...props} endpointId={props.endpointId} /> : <Endpoints {...props} />;
 }
 
-function Endpoints({ api, environment, projectId }: { api: Api; environment: PlatformEnvironment; projectId: string }) {
-  const base = `/v1/platform/environments/${environment.id}/webhook-endpoints`;
-  const endpoints = useLoad(() => api<WebhookEndpointList>('GET', base), [base]);
+function Endpoints({ platform, environment, projectId }: { platform: Platform; environment: PlatformEnvironment; projectId: string }) {
+  const endpoints = useLoad(() => platform.webhooks.list(environment.id), [environment.id]);
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState('');
   const [description, setDescription] = useState('');
@@ -25,7 +26,7 @@ function Endpoints({ api, environment, projectId }: { api: Api; environment: Pla
             e.preventDefault();
             void create.run(async () => {
               const eventTypes = events.split(',').map((t) => t.trim()).filter(Boolean);
-              setCreated(await api<CreatedWebhookEndpoint>('POST', base, { url, ...(eventTypes.length ? { eventTypes } : {}), ...(description ? { description } : {}) }));
+              setCreated(await platform.webhooks.create(environment.id, { url, ...(eventTypes.length ? { eventTypes } : {}), ...(description ? { description } : {}) }));
               setUrl('');
               setEvents('');
               setDescription('');
@@ -58,35 +59,35 @@ function Endpoints({ api, environment, projectId }: { api: Api; environment: Pla
         )}
       </Section>
       <Section title="Endpoints">
-        <ErrorMessage error={endpoints.error} />
-        {!endpoints.data && !endpoints.error && <Loading what="endpoints" />}
-        {endpoints.data && (
-          <Table headings={['URL', 'Events', 'Status', 'Failure rate']} empty={endpoints.data.data.length === 0 && 'No endpoint yet.'}>
-            {endpoints.data.data.map((w) => (
-              <tr key={w.id}>
-                <td>
-                  <a href={href('projects', projectId, environment.type, 'webhooks', w.id)}>{w.url}</a>
-                </td>
-                <td>{w.eventTypes?.join(', ') ?? 'All events'}</td>
-                <td>{w.enabled ? 'Enabled' : `Disabled${w.disabledReason ? `: ${w.disabledReason}` : ''}`}</td>
-                <td>{w.health.failureRate === null ? '—' : `${Math.round(w.health.failureRate * 100)}%`}</td>
-              </tr>
-            ))}
-          </Table>
-        )}
+        <Loaded state={endpoints} what="endpoints">
+          {(list) => (
+            <Table headings={['URL', 'Events', 'Status', 'Failure rate']} empty={list.data.length === 0 && 'No endpoint yet.'}>
+              {list.data.map((w) => (
+                <tr key={w.id}>
+                  <td>
+                    <a href={href('projects', projectId, environment.type, 'webhooks', w.id)}>{w.url}</a>
+                  </td>
+                  <td>{w.eventTypes?.join(', ') ?? 'All events'}</td>
+                  <td>{w.enabled ? 'Enabled' : `Disabled${w.disabledReason ? `: ${w.disabledReason}` : ''}`}</td>
+                  <td>{w.health.failureRate === null ? '—' : `${Math.round(w.health.failureRate * 100)}%`}</td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </Loaded>
       </Section>
     </>
   );
 }
 
-function EndpointDetail({ api, environment, endpointId, projectId }: { api: Api; environment: PlatformEnvironment; endpointId: string; projectId: string }) {
-  const base = `/v1/platform/environments/${environment.id}/webhook-endpoints/${encodeURIComponent(endpointId)}`;
-  const endpoint = useLoad(() => api<WebhookEndpoint>('GET', base), [base]);
-  const deliveries = useLoad(() => api<WebhookDeliveryPage>('GET', `${base}/deliveries?limit=50`), [base]);
+function EndpointDetail(props: { platform: Platform; environment: PlatformEnvironment; endpointId: string; projectId: string }) {
+  const { environment, endpointId, projectId } = props;
+  const webhooks = props.platform.webhooks;
+  const endpoint = useLoad(() => webhooks.get(environment.id, endpointId), [environment.id, endpointId]);
+  const deliveries = usePages((cursor) => webhooks.deliveries(environment.id, endpointId, { limit: 50, cursor }), [environment.id, endpointId]);
   const [secret, setSecret] = useState<string | null>(null);
   const action = useAction();
-  if (endpoint.error) return <ErrorMessage error={endpoint.error} />;
-  if (!endpoint.data) return <Loading what="the endpoint" />;
+  if (!endpoint.data) return <Pending state={endpoint} what="the endpoint" />;
   const w = endpoint.data;
   const list = href('projects', projectId, environment.type, 'webhooks');
   return (
@@ -107,7 +108,7 @@ function EndpointDetail({ api, environment, endpointId, projectId }: { api: Api;
           <button
             type="button"
             disabled={action.pending}
-            onClick={() => void action.run(async () => endpoint.setData(await api<WebhookEndpoint>('PATCH', base, { enabled: !w.enabled })))}
+            onClick={() => void action.run(async () => endpoint.setData(await webhooks.setEnabled(environment.id, endpointId, !w.enabled)))}
           >
             {w.enabled ? 'Disable' : 'Enable'}
           </button>
@@ -116,58 +117,60 @@ function EndpointDetail({ api, environment, endpointId, projectId }: { api: Api;
             className="secondary"
             title="Rotate the signing secret"
             message={<p>A new secret signs from now on; the current one keeps signing alongside it for 24 hours.</p>}
-            onConfirm={async () => setSecret((await api<WebhookSecret>('POST', `${base}/rotate-secret`)).secret)}
+            onConfirm={async () => setSecret((await webhooks.rotateSecret(environment.id, endpointId)).secret)}
           />
           <ConfirmButton
             label="Delete endpoint"
             title="Delete the endpoint"
             message={<p>No more events are sent to {w.url}, and its delivery log is deleted.</p>}
             onConfirm={async () => {
-              await api('DELETE', base);
+              await webhooks.remove(environment.id, endpointId);
               location.hash = list;
             }}
           />
         </div>
       </Section>
       <Section title="Deliveries" actions={<button type="button" onClick={deliveries.reload}>Refresh</button>}>
-        <ErrorMessage error={deliveries.error} />
-        {deliveries.data && (
-          <Table
-            headings={['Event', 'Attempt', 'Status', 'When']}
-            actions
-            empty={deliveries.data.data.length === 0 && 'Nothing delivered yet.'}
-          >
-            {deliveries.data.data.map((d) => (
-              <tr key={d.id}>
-                <td>
-                  {d.eventType} <span className="muted">{d.messageId}</span>
-                </td>
-                <td>{d.attempt}</td>
-                <td>
-                  {d.status}
-                  {d.responseStatus !== null && ` (${d.responseStatus})`}
-                  {d.error && <span className="error"> {d.error}</span>}
-                </td>
-                <td>{formatTime(d.createdAt)}</td>
-                <td>
-                  {d.status === 'failed' && (
-                    <button
-                      type="button"
-                      onClick={() =>
-                        void action.run(async () => {
-                          await api('POST', `${base}/deliveries/${encodeURIComponent(d.id)}/retry`);
-                          deliveries.reload();
-                        })
-                      }
-                    >
-                      Replay
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </Table>
-        )}
+        <Loaded state={deliveries} what="deliveries">
+          {(page) => (
+            <Table
+              headings={['Event', 'Attempt', 'Status', 'When']}
+              actions
+              empty={page.data.length === 0 && 'Nothing delivered yet.'}
+            >
+              {page.data.map((d) => (
+                <tr key={d.id}>
+                  <td>
+                    {d.eventType} <span className="muted">{d.messageId}</span>
+                  </td>
+                  <td>{d.attempt}</td>
+                  <td>
+                    {d.status}
+                    {d.responseStatus !== null && ` (${d.responseStatus})`}
+                    {d.error && <span className="error"> {d.error}</span>}
+                  </td>
+                  <td>{formatTime(d.createdAt)}</td>
+                  <td>
+                    {d.status === 'failed' && (
+                      <button
+                        type="button"
+                        onClick={() =>
+                          void action.run(async () => {
+                            await webhooks.retry(environment.id, endpointId, d.id);
+                            deliveries.reload();
+                          })
+                        }
+                      >
+                        Replay
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </Loaded>
+        <PageControls pages={deliveries} previous="Newer" next="Older" />
       </Section>
     </>
   );
