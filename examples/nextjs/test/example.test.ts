@@ -91,6 +91,7 @@ describe.skipIf(!chromiumAvailable())('examples/nextjs (built, npm start) in Chr
     const page = await signIn(context, user.email);
     expect(await page.locator('#user-id').textContent()).toBe(user.id);
     expect(await page.locator('#org-id').textContent()).toBe('none');
+    expect(await page.locator('#email').textContent()).toBe(user.email); // currentUser(), with the secret key
     const cookie = await sessionCookie(context);
     expect(cookie).toMatchObject({ path: '/', sameSite: 'Lax', httpOnly: false });
     expect(claimsOf(cookie!.value).sub).toBe(user.id);

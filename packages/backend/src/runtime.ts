@@ -37,11 +37,17 @@ export function fromBase64url(text: string): Uint8Array {
   return bytes;
 }
 
-export function toBase64url(bytes: Uint8Array): string {
-  if (NodeBuffer) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * Whether `text` is the one canonical base64url spelling of its bytes (no padding, no stray
+ * characters, zero unused bits), i.e. what encoding the decoded bytes gives back, without
+ * re-encoding them.
+ */
+export function isCanonicalBase64url(text: string): boolean {
+  if (text.length % 4 === 1 || !/^[A-Za-z0-9_-]*$/.test(text)) return false;
+  const unusedBits = text.length % 4 === 2 ? 0x0f : text.length % 4 === 3 ? 0x03 : 0;
+  return unusedBits === 0 || (ALPHABET.indexOf(text[text.length - 1]!) & unusedBits) === 0;
 }
 
 const decoder = new TextDecoder();

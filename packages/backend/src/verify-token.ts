@@ -3,7 +3,7 @@ import type { GatehouseClaims } from './claims.js';
 import { TokenVerificationError, type TokenVerificationErrorReason } from './errors.js';
 import { DEFAULT_JWKS_TIMEOUT_MS, jwksCacheFor } from './jwks.js';
 import { importJwtKey, verifySignature, type Jwk, type TokenAlgorithm, type VerificationKey } from './keys.js';
-import { base64urlText, fromBase64url, toBase64url, utf8Bytes } from './runtime.js';
+import { base64urlText, fromBase64url, isCanonicalBase64url, utf8Bytes } from './runtime.js';
 
 export interface VerifyTokenOptions {
   /** `{baseUrl}/v1/environments/{environmentId}`: the token's `iss` must be exactly this. */
@@ -204,14 +204,10 @@ export async function verifyToken(token: string, options: VerifyTokenOptions): P
   }
 
   const encodedSignature = token.slice(lastDot + 1);
-  let signature: Uint8Array;
-  try {
-    signature = fromBase64url(encodedSignature);
-  } catch {
-    signature = new Uint8Array(0); // not base64url at all (WebCrypto's decoder throws where Buffer's skips)
-  }
   // Only the canonical encoding: the same signature spelled another way is another token.
-  let valid = toBase64url(signature) === encodedSignature && verifySignature(key, utf8Bytes(token.slice(0, lastDot)), signature);
+  let valid =
+    isCanonicalBase64url(encodedSignature) &&
+    verifySignature(key, utf8Bytes(token.slice(0, lastDot)), fromBase64url(encodedSignature));
   // Not `instanceof Promise`: WebCrypto's promise may come from another realm (Edge sandboxes), and
   // a promise object is truthy. Only `true` verifies.
   if (typeof valid !== 'boolean') valid = await valid;

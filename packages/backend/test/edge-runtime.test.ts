@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { runInNewContext } from 'node:vm';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as Backend from '../src/index.js';
+import { isCanonicalBase64url } from '../src/runtime.js';
 import { makeKey, signWith, startIssuer, unsigned, type TestIssuer } from './helpers/issuer.js';
 
 /**
@@ -105,5 +107,21 @@ describe('verifyToken on an Edge-like runtime (no node:crypto, no Buffer, no pro
     const request = new Request('https://app.example/api', { headers: { authorization: `Bearer ${issuer.token()}` } });
     const auth = await backend.authenticateRequest(request, { issuer: issuer.issuer });
     expect(auth.isSignedIn && auth.userId).toBe('user_test');
+  });
+});
+
+describe('signature encodings', () => {
+  it('non-canonical spellings: isCanonicalBase64url accepts exactly what re-encoding the decoded bytes gives back', () => {
+    const roundTrips = (text: string) => Buffer.from(text, 'base64url').toString('base64url') === text;
+    const spellings = ['', 'A', 'AA', 'AB', 'AAA', 'AAB', 'AAE', 'AAAA', 'a-_9', 'AA==', 'AA=', 'A A', 'AA.', 'AA+/', 'QQ', 'QR', 'QUI', 'QUJ'];
+    for (let i = 0; i < 300; i++) {
+      const encoded = randomBytes(i % 70).toString('base64url');
+      spellings.push(encoded);
+      if (encoded.length > 0) {
+        const last = encoded.at(-1)!;
+        spellings.push(encoded.slice(0, -1) + String.fromCharCode(last.charCodeAt(0) + 1), `${encoded}=`, `${encoded}A`, encoded.slice(1));
+      }
+    }
+    for (const text of spellings) expect([text, isCanonicalBase64url(text)]).toEqual([text, roundTrips(text)]);
   });
 });
