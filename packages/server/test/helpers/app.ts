@@ -53,7 +53,10 @@ export class RecordingTransport implements MailTransport {
   close(): void {}
 }
 
-export interface TestAppOptions extends Pick<AppOptions, 'redis' | 'rateLimit' | 'cache' | 'logger' | 'throttle' | 'trustProxy' | 'webhooks' | 'sso' | 'auditRetentionDays' | 'metrics'> {
+export interface TestAppOptions extends Pick<
+  AppOptions,
+  'redis' | 'rateLimit' | 'cache' | 'logger' | 'throttle' | 'trustProxy' | 'webhooks' | 'sso' | 'auditRetentionDays' | 'metrics'
+> {
   /** A store to use instead of a fresh one (e.g. one of openSharedTestStores()); closed with the app. */
   store?: TestStore;
   /** Shared platform key, so several apps (nodes) over one store accept the same one. */
