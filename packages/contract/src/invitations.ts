@@ -2,6 +2,8 @@ import { Type, type Static } from 'typebox';
 import { EMAIL_MAX_LENGTH, Nullable, Password, RoleName } from './fields.js';
 import { List } from './lists.js';
 import { define } from './registry.js';
+import { SessionTokens } from './sessions.js';
+import { AuthUser } from './users.js';
 
 // The invitation shapes, as the SDKs' admin clients already call them; the server's invitation
 // routes (organization invitations) answer with these when they land.
@@ -85,6 +87,29 @@ export const AcceptInvitationBody = Type.Object(
   { additionalProperties: false },
 );
 export type AcceptInvitationBody = Static<typeof AcceptInvitationBody>;
+
+/** POST /v1/auth/invitations/preview: the token of the emailed link, read before accepting. */
+export const InvitationPreviewBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
+export type InvitationPreviewBody = Static<typeof InvitationPreviewBody>;
+
+/** What the accept page shows before accepting: whom the link is for, masked, and where it leads. */
+export const InvitationPreview = define(
+  'InvitationPreview',
+  Type.Object({
+    organization: Type.Object({ id: Type.String(), name: Type.String(), imageUrl: Nullable(Type.String()) }),
+    email: Type.String({ description: 'The invited address, masked: a***@example.com' }),
+    role: Type.String(),
+    expiresAt: Type.Integer(),
+  }),
+);
+export type InvitationPreview = Static<typeof InvitationPreview>;
+
+/** POST /v1/auth/invitations/accept: signed in, and the organization joined. */
+export const InvitationAccepted = define(
+  'InvitationAccepted',
+  Type.Object({ user: AuthUser, session: SessionTokens, organizationId: Type.String({ description: 'The organization joined' }) }),
+);
+export type InvitationAccepted = Static<typeof InvitationAccepted>;
 
 // ---- verified domains and membership requests
 

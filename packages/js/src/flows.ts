@@ -9,6 +9,8 @@ import type {
   CreateUserOrganizationBody,
   EnrollmentMode,
   Invitation,
+  InvitationAccepted,
+  InvitationPreview,
   InvitationStatus,
   MembershipRequest,
   OrganizationDomain,
@@ -231,13 +233,20 @@ export function createFlows(core: Core) {
        * for a session, creating the account if the address has none (`password` and names apply
        * then only). Removes the token from the address bar.
        */
+      /**
+       * Reads the invitation of an emailed link before accepting it (default token: the page URL's):
+       * the organization's name and image, and the invited address masked (`a***@example.com`).
+       * Changes nothing.
+       */
+      preview: (token?: string): Promise<InvitationPreview> =>
+        core.call<InvitationPreview>('POST', '/v1/auth/invitations/preview', { token: token ?? currentUrl()?.searchParams.get('token') ?? '' }),
       async acceptFromLink(
         params: { token?: string; password?: string; firstName?: string; lastName?: string } = {},
       ): Promise<GatehouseState> {
         const page = currentUrl();
         const { token: given, ...rest } = params;
         const token = given ?? page?.searchParams.get('token') ?? '';
-        const { session } = await core.call<SignedIn>('POST', '/v1/auth/invitations/accept', { token, ...rest });
+        const { session } = await core.call<InvitationAccepted>('POST', '/v1/auth/invitations/accept', { token, ...rest });
         // Gone from the address bar before the page hears it is signed in.
         if (page && given === undefined) forget(page, ['token', INVITATION_MARK]);
         return core.establish(session);

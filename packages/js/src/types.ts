@@ -13,6 +13,8 @@ export type {
   CreateInvitationBody,
   EnrollmentMode,
   Invitation,
+  InvitationAccepted,
+  InvitationPreview,
   InvitationStatus,
   MembershipRequest,
   OrganizationDomain,

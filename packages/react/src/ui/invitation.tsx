@@ -1,5 +1,5 @@
-import { useState } from 'react';
-import { GatehouseError, INVITATION_MARK } from '@gatehouse/js';
+import { useEffect, useState } from 'react';
+import { GatehouseError, INVITATION_MARK, type InvitationPreview } from '@gatehouse/js';
 import { useGatehouse } from '../context.js';
 import { Field, FORM, FormError, Submit, useForm } from './primitives.js';
 
@@ -22,6 +22,19 @@ export function InvitationAcceptance(props: { token: string; onDone: () => void 
   const client = useGatehouse();
   const form = useForm(['firstName', 'lastName', 'password']);
   const [values, setValues] = useState({ firstName: '', lastName: '', password: '' });
+  // Whom the link is for and where it leads, before accepting (nothing changes until the button).
+  const [preview, setPreview] = useState<InvitationPreview | null>(null);
+  useEffect(() => {
+    let live = true;
+    client.invitations.preview(props.token).then(
+      (found) => live && setPreview(found),
+      // An unusable link keeps the plain notice: accepting answers with the server's reason.
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, props.token]);
   const set = (key: keyof typeof values) => (e: { target: { value: string } }) => setValues({ ...values, [key]: e.target.value });
   return (
     <form
@@ -45,7 +58,14 @@ export function InvitationAcceptance(props: { token: string; onDone: () => void 
         props.onDone();
       })}
     >
-      <p className="gh-notice" role="status">You were invited to join an organization. Accepting signs you in with the address the invitation was sent to.</p>
+      {preview ? (
+        <div className="gh-notice" role="status" data-gh-invitation-preview="">
+          {preview.organization.imageUrl && <img src={preview.organization.imageUrl} alt="" width={32} height={32} style={{ borderRadius: 6, verticalAlign: 'middle', marginRight: 8 }} />}
+          You were invited to join <strong>{preview.organization.name}</strong> as {preview.role}. Accepting signs you in as {preview.email}, the address the invitation was sent to.
+        </div>
+      ) : (
+        <p className="gh-notice" role="status">You were invited to join an organization. Accepting signs you in with the address the invitation was sent to.</p>
+      )}
       <p className="gh-muted" style={{ margin: 0 }}>New here? Choose your name and, if you like, a password. Already have an account? Just accept.</p>
         <div className="gh-form">
           <div className="gh-grid2">

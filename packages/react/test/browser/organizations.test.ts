@@ -128,6 +128,8 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: the account
     await expect.poll(() => invitee.locator('[data-gh-component=accept-invitation] .gh-form-error').textContent()).toMatch(/\S/);
     await invitee.goto(link);
     await invitee.getByRole('button', { name: 'Accept invitation' }).waitFor();
+    // The page shows the organization and the invited address, masked, before accepting.
+    await expect.poll(() => invitee.locator('[data-gh-invitation-preview]').textContent()).toContain(`${newcomer[0]}***@`);
     await shot(invitee, 'hosted-accept-invitation');
     // Hosted pages follow the visitor's colour scheme.
     const dark = await suite.browser.newPage({ viewport: { width: 960, height: 720 }, colorScheme: 'dark' });

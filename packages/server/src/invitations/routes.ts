@@ -6,7 +6,9 @@ import {
   InvitationList,
   InvitationListQuery,
   Member,
-  SignedIn,
+  InvitationAccepted,
+  InvitationPreview,
+  InvitationPreviewBody,
   UserInvitationList,
 } from '@gatehouse/contract';
 import { environmentOf, sessionOf } from '../http/credentials.js';
@@ -174,9 +176,24 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
         summary: 'Accept an invitation with the token of its emailed link: signs in, or creates the account (even when sign-up is off)',
         tags,
         body: AcceptInvitationBody,
-        response: { 200: SignedIn },
+        response: { 200: InvitationAccepted },
       },
     },
     async (request) => invitations.acceptWithToken(environmentOf(request), request.body, requestContext(request)),
+  );
+
+  app.post(
+    '/v1/auth/invitations/preview',
+    {
+      config: publishable,
+      schema: {
+        summary: "Read an invitation by the token of its emailed link before accepting: the organization's name and image, the invited address masked",
+        description: 'Changes nothing. An unknown token is 401 invalid_credentials, and an invitation no longer pending is refused as accepting it would be.',
+        tags,
+        body: InvitationPreviewBody,
+        response: { 200: InvitationPreview },
+      },
+    },
+    async (request) => invitations.previewWithToken(environmentOf(request), request.body.token),
   );
 };

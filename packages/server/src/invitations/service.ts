@@ -1,4 +1,4 @@
-import type { Invitation, Member, SignedIn, UserInvitation } from '@gatehouse/contract';
+import type { Invitation, InvitationAccepted, InvitationPreview, Member, UserInvitation } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import { isUniqueViolation } from '../db/index.js';
@@ -45,6 +45,12 @@ function invitationNotFound(invitationId: string): ApiError {
 }
 
 /** Why an invitation can no longer be used, said the same way on every path. */
+/** a***@example.com: the first character of the local part, then the domain. */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@');
+  return `${email.slice(0, Math.min(1, at))}***${email.slice(at)}`;
+}
+
 function unusable(status: string): ApiError {
   switch (status) {
     case 'accepted':
@@ -244,6 +250,26 @@ export class InvitationService {
   }
 
   /**
+   * POST /v1/auth/invitations/preview: what the accept page shows first. Only the token's holder
+   * (the invitee's mailbox) learns anything, and the address comes back masked, so a link seen over
+   * a shoulder or forwarded does not spell it out. Unknown and unusable tokens answer as accepting would.
+   */
+  async previewWithToken(environment: Environment, token: string): Promise<InvitationPreview> {
+    const invitation = await q.findInvitationByTokenHash(this.db, environment.id, sha256Hex(token));
+    if (!invitation) throw apiError('invalid_credentials', INVALID_TOKEN);
+    const status = invitationStatus(invitation, this.options.now());
+    if (status !== 'pending') throw unusable(status);
+    const organization = await findOrganization(this.db, environment.id, invitation.organization_id);
+    if (!organization) throw apiError('invalid_credentials', INVALID_TOKEN);
+    return {
+      organization: { id: organization.id, name: organization.name, imageUrl: organization.image_url },
+      email: maskEmail(invitation.email),
+      role: invitation.role,
+      expiresAt: invitation.expires_at,
+    };
+  }
+
+  /**
    * POST /v1/auth/invitations/accept: the emailed token proves the address, so it signs in the
    * account of that address or creates it (even when sign-up is closed), then joins. The account
    * is created in the transaction that accepts, so it exists only if the acceptance commits.
@@ -252,7 +278,7 @@ export class InvitationService {
     environment: Environment,
     input: { token: string; password?: string | undefined; firstName?: string | undefined; lastName?: string | undefined },
     context: RequestContext,
-  ): Promise<SignedIn> {
+  ): Promise<InvitationAccepted> {
     const invitation = await q.findInvitationByTokenHash(this.db, environment.id, sha256Hex(input.token));
     if (!invitation) throw apiError('invalid_credentials', INVALID_TOKEN);
     const status = invitationStatus(invitation, this.options.now());
@@ -282,7 +308,7 @@ export class InvitationService {
       return user;
     });
     const session = await this.options.sessions.create(environment, user.id, context);
-    return { user: { id: user.id, email: user.email }, session };
+    return { user: { id: user.id, email: user.email }, session, organizationId: invitation.organization_id };
   }
 
   /** Inside the organization lock: settles the invitation as accepted and adds the member. */

@@ -29,6 +29,36 @@ describe('invitation attacks', () => {
     return json(await sk('GET', `/v1/organizations/${organizationId}/members`)).data.length;
   }
 
+  const preview = (token: string, environment = t.project.development) => start(t, 'invitations/preview', { token }, environment);
+
+  it("enumeration: the preview answers only the token's holder, masks the address, and refuses unknown, other-environment and settled tokens as accepting would", async () => {
+    const { org, address, token, invitation } = await invited();
+    const shown = await preview(token);
+    expect(shown.statusCode, shown.body).toBe(200);
+    const body = json(shown);
+    expect(body).toEqual({
+      organization: { id: org.id, name: expect.any(String), imageUrl: null },
+      email: `${address[0]}***${address.slice(address.indexOf('@'))}`,
+      role: 'member',
+      expiresAt: invitation.expiresAt,
+    });
+    expect(shown.body).not.toContain(address);
+    // An unknown token and a token of another environment answer alike, as accept does.
+    const unknown = await preview(`${token}x`);
+    const elsewhere = await preview(token, t.project.production);
+    for (const refused of [unknown, elsewhere]) {
+      expect(refused.statusCode).toBe(401);
+      expect(json(refused).error).toEqual(json(await accept(`${token}x`)).error);
+    }
+    // The preview changes nothing: the token still accepts; once accepted, the preview refuses it too.
+    const accepted = await accept(token);
+    expect(accepted.statusCode).toBe(200);
+    expect(json(accepted).organizationId).toBe(org.id);
+    const settled = await preview(token);
+    expect(settled.statusCode).toBe(409);
+    expect(json(settled).error).toEqual(json(await accept(token)).error);
+  });
+
   it('accepting one token twice at once yields one membership and one account', async () => {
     const { org, token, address } = await invited();
     const results = await Promise.all([accept(token), accept(token), accept(token)]);

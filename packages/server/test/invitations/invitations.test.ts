@@ -45,9 +45,14 @@ describe('organization invitations', () => {
     const link = new URL(/(https?:\/\/\S+)/.exec(email!.text)![1]!);
     expect(link.origin + link.pathname).toBe(REDIRECT);
 
+    // The accept page reads the invitation first: the organization, and the address masked.
+    const preview = await start(t, 'invitations/preview', { token: tokenFrom(email!) });
+    expect(preview.statusCode, preview.body).toBe(200);
+    expect(json(preview)).toMatchObject({ organization: { id: org.id, name: 'Initech', imageUrl: null }, email: `${address[0]}***@example.test`, role: 'admin' });
     const accepted = await acceptWithToken({ token: tokenFrom(email!), password: GOOD_PASSWORD, firstName: 'Nia' });
     expect(accepted.statusCode, accepted.body).toBe(200);
-    const { user, session } = json(accepted);
+    const { user, session, organizationId } = json(accepted);
+    expect(organizationId).toBe(org.id);
     expect(user.email).toBe(address);
     const profile = json(await me(t, session.accessToken));
     expect(profile.user).toMatchObject({ email: address, firstName: 'Nia', emailVerified: true, passwordEnabled: true });
