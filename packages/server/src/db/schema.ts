@@ -302,7 +302,7 @@ export interface OrganizationInvitationsTable {
 export interface SsoConnectionsTable {
   environment_id: EnvironmentId;
   id: string;
-  type: 'oidc' | 'saml';
+  type: 'oidc' | 'oauth2' | 'saml';
   name: string;
   domains: string;
   config: string;
@@ -313,10 +313,14 @@ export interface SsoConnectionsTable {
 
 export interface SsoIdentitiesTable {
   environment_id: EnvironmentId;
+  /** idn_…; null only for rows written before 0028 and not yet backfilled (never after it). */
+  id: string;
   connection_id: string;
   subject: string;
   user_id: string;
   email: string | null;
+  /** 1 when the email was trusted (verified by a provider that Gatehouse or the operator trusts) at link time. */
+  email_trusted: Generated<number>;
   created_at: number;
   last_sign_in_at: number;
 }
@@ -337,6 +341,8 @@ export interface SsoAttemptsTable {
   token_hash: string | null;
   token_expires_at: number | null;
   token_consumed_at: number | null;
+  /** POST /v1/me/identities: the signed-in user this start links a provider to. */
+  link_user_id: string | null;
 }
 
 export interface SsoSeenAssertionsTable {

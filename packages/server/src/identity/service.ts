@@ -367,6 +367,12 @@ export class IdentityService {
     return q.findUser(db, environment.id, userId);
   }
 
+  /** Locks the user's row (PostgreSQL; SQLite serializes writers) and reads it: decisions on the user's ways to sign in. */
+  async lockUser(tx: Transaction<Database>, environment: Environment, userId: string): Promise<q.UserRow | undefined> {
+    if (!(await q.lockUser(this.store, tx, environment.id, userId))) return undefined;
+    return q.findUser(tx, environment.id, userId);
+  }
+
   /** The user with this (normalized) address, read in the caller's transaction (`db` may be one). */
   findUserByEmail(db: Kysely<Database> | Transaction<Database>, environment: Environment, email: string): Promise<q.UserRow | undefined> {
     return q.findUserByEmail(db, environment.id, email);
