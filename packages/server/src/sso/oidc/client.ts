@@ -16,9 +16,9 @@ export * from './presets.js';
 function clientAuth(secret: string, jwt?: () => string): oidc.ClientAuth {
   // Apple: a JWT signed afresh for each request stands for the secret, sent in the body.
   if (jwt) return (as, client, body, headers) => oidc.ClientSecretPost(jwt())(as, client, body, headers);
-  const basic = oidc.ClientSecretBasic(secret);
-  const post = oidc.ClientSecretPost(secret);
   return (as, client, body, headers) => {
+    const basic = oidc.ClientSecretBasic(secret);
+    const post = oidc.ClientSecretPost(secret);
     const methods = as.token_endpoint_auth_methods_supported;
     const onlyPost = Array.isArray(methods) && methods.includes('client_secret_post') && !methods.includes('client_secret_basic');
     return (onlyPost ? post : basic)(as, client, body, headers);
@@ -68,7 +68,8 @@ export async function discover(settings: OidcSettings): Promise<oidc.Configurati
   }
   let config: oidc.Configuration;
   try {
-    config = await oidc.discovery(new URL(settings.issuer), settings.clientId, { client_secret: settings.clientSecret }, clientAuth(settings.clientSecret, settings.clientSecretJwt), {
+    const metadata = settings.clientSecret ? { client_secret: settings.clientSecret } : {};
+    config = await oidc.discovery(new URL(settings.issuer), settings.clientId, metadata, clientAuth(settings.clientSecret, settings.clientSecretJwt), {
       ...insecureOptions(settings.issuer),
       ...(settings.fetch ? { [oidc.customFetch]: settings.fetch } : {}),
       timeout: 10,
