@@ -152,13 +152,18 @@ export async function completeAuthorization(
   }
   const claims = tokens.claims();
   if (!claims) throw new OidcError('invalid_response', 'The identity provider returned no ID token.');
+  return profileFromClaims(claims, settings.preset);
+}
+
+/** The person in a verified ID token's claims. */
+export function profileFromClaims(claims: Record<string, unknown> & { sub: string }, preset: OidcSettings['preset']): OidcProfile {
   return {
     subject: claims.sub,
     email: str(claims.email),
     // Entra ID never sends email_verified; its optional xms_edov says the tenant verified the email's
     // domain. Honoured for any connection (a single-tenant Entra ID is a generic one), as what the IdP signs.
     // Apple sends its booleans as "true"/"false" strings too.
-    emailVerified: claims.email_verified === true || claims.xms_edov === true || (settings.preset === 'apple' && appleBoolean(claims.email_verified)),
+    emailVerified: claims.email_verified === true || claims.xms_edov === true || (preset === 'apple' && appleBoolean(claims.email_verified)),
     firstName: str(claims.given_name),
     lastName: str(claims.family_name),
   };

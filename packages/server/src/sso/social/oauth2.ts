@@ -63,7 +63,7 @@ export function isDotPath(path: unknown): path is string {
 export function valueAt(json: unknown, path: string): unknown {
   let here: unknown = json;
   for (const segment of path.split('.')) {
-    if (Array.isArray(here) && /^\d+$/.test(segment)) here = here[Number(segment)];
+    if (Array.isArray(here)) here = /^\d+$/.test(segment) ? here[Number(segment)] : undefined;
     else if (here !== null && typeof here === 'object' && Object.prototype.hasOwnProperty.call(here, segment)) here = (here as Record<string, unknown>)[segment];
     else return undefined;
   }
