@@ -3,6 +3,9 @@ import { GatehouseError, type EnvironmentInfo } from '@gatehouse/js';
 import { useGatehouse, type Appearance } from '../context.js';
 import { InvitationAcceptance, invitationToken } from './invitation.js';
 import { Field, FORM, FormError, go, Header, Root, Submit, useAppearance, useForm } from './primitives.js';
+import { SsoButtons, type Connection } from './social.js';
+
+export { SsoButtons, type Connection };
 
 /** GET /v1/environment, once per client. */
 export function useEnvironment(): { environment: EnvironmentInfo | null; error: string | null } {
@@ -52,7 +55,6 @@ export function useRedirectResult(submit: ReturnType<typeof useForm>['submit'], 
   }, []); // eslint-disable-line react-hooks/exhaustive-deps
 }
 
-export type Connection = EnvironmentInfo['ssoConnections'][number];
 
 export function thisPage(): string {
   return typeof location === 'undefined' ? '' : location.href.split('#')[0]!;
@@ -190,23 +192,6 @@ export function SignIn(props: SignInProps) {
         ) : null}
       </div>
     </Root>
-  );
-}
-
-/** One "Continue with {name}" button per SSO connection, then an "or" before the other methods. */
-export function SsoButtons(props: { connections: Connection[]; busy: boolean; onChoose: (connectionId: string) => void; divider: boolean }) {
-  if (props.connections.length === 0) return null;
-  return (
-    <>
-      <div className="gh-alternatives" role="group" aria-label="Single sign-on">
-        {props.connections.map((c) => (
-          <button key={c.id} type="button" className="gh-button gh-secondary" data-gh-sso={c.id} onClick={() => props.onChoose(c.id)} disabled={props.busy}>
-            Continue with {c.name}
-          </button>
-        ))}
-      </div>
-      {props.divider ? <div className="gh-divider">or</div> : null}
-    </>
   );
 }
 
