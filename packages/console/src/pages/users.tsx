@@ -3,6 +3,7 @@ import type { Deleted, PlatformEnvironment, SessionList, SessionsRevoked, User, 
 import { formatTime, type Api } from '../api.js';
 import { href, navigate } from '../router.js';
 import { ConfirmButton, ErrorMessage, Loading, Section, Table, useAction, useLoad } from '../ui.js';
+import { UserIdentities } from './user-identities.js';
 
 export function UsersTab(props: { api: Api; environment: PlatformEnvironment; userId: string | undefined; projectId: string }) {
   return props.userId ? <UserDetail {...props} userId={props.userId} /> : <UserSearch {...props} />;
@@ -117,6 +118,7 @@ function UserDetail({ api, environment, userId, projectId }: { api: Api; environ
           </dd>
         </dl>
       </Section>
+      <UserIdentities api={api} base={base} email={u.email} />
       <Section title="Sessions and access">
         {notice && (
           <p role="status" className="callout">
