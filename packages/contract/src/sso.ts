@@ -85,12 +85,19 @@ export const LinkIdentityParams = define(
   Type.Object(
     {
       connectionId: Type.String({ minLength: 1, maxLength: 128 }),
-      redirectUrl: Type.String({ minLength: 1, maxLength: 2048, description: 'Where the browser returns: with linked=idn_… or error=…' }),
+      redirectUrl: Type.String({ minLength: 1, maxLength: 2048, description: 'Where the browser returns: with token=… (complete it with the same session) or error=…' }),
     },
     { additionalProperties: false },
   ),
 );
 export type LinkIdentityParams = Static<typeof LinkIdentityParams>;
+
+/** POST /v1/me/identities/complete: the token a link's return carried. */
+export const CompleteIdentityLinkParams = define(
+  'CompleteIdentityLinkParams',
+  Type.Object({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false }),
+);
+export type CompleteIdentityLinkParams = Static<typeof CompleteIdentityLinkParams>;
 
 /** A webhook's data for identity.created and identity.deleted: the identity and its user. */
 export const UserIdentityEvent = define('UserIdentityEvent', Type.Object({ ...identityFields, userId: Type.String() }));

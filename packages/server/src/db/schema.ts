@@ -343,6 +343,10 @@ export interface SsoAttemptsTable {
   token_consumed_at: number | null;
   /** POST /v1/me/identities: the signed-in user this start links a provider to. */
   link_user_id: string | null;
+  /** The provider's answer to a link, held until its user completes it (POST /v1/me/identities/complete). */
+  link_subject: string | null;
+  link_email: string | null;
+  link_email_trusted: number | null;
 }
 
 export interface SsoSeenAssertionsTable {

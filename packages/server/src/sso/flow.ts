@@ -17,16 +17,18 @@ import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { endpoints, providerOf, type Connection, type OAuthConnection } from './connections.js';
 import { OidcError, type OidcProfile } from './oidc/presets.js';
-import type { IdentityRecorder } from './identity-service.js';
+import { holdLink } from './identity-queries.js';
+import type { HeldLink, IdentityRecorder } from './identity-service.js';
 import { appleUserName } from './social/apple.js';
 import { isSocial, vouchesForEmail } from './social/trust.js';
 import * as q from './queries.js';
 import type { SamlReplayLedger } from './saml/index.js';
 
+import type { SsoConnectionService } from './service.js';
+
 /** The IdP libraries load on first use (npm start stays fast). */
 const oidcClient = () => import('./oidc/client.js');
 const samlCore = () => import('./saml/index.js');
-import type { SsoConnectionService } from './service.js';
 
 export const ATTEMPT_TTL_MS = 10 * 60_000;
 /** The handoff token only crosses one redirect: a short life is enough. */
@@ -114,14 +116,7 @@ export class SsoFlowService {
     // Expired starts are swept as new ones arrive (as captured mail is): they must not pile up.
     await q.sweepAttempts(this.db, environment.id, now);
     const urls = endpoints(this.options.baseUrl, connection.id);
-    const attempt = {
-      id: newId('ssoa', environment.id),
-      connection_id: connection.id,
-      redirect_url: redirect.href,
-      created_at: now,
-      expires_at: now + ATTEMPT_TTL_MS,
-      link_user_id: linkUserId ?? null,
-    };
+    const attempt = { id: newId('ssoa', environment.id), connection_id: connection.id, redirect_url: redirect.href, created_at: now, expires_at: now + ATTEMPT_TTL_MS, link_user_id: linkUserId ?? null };
     if (connection.type === 'oidc' || connection.type === 'oauth2') {
       let config: Configuration;
       try {
@@ -269,17 +264,14 @@ export class SsoFlowService {
   }
 
   /** Runs the protocol step; success issues the handoff token, a refusal goes back as error=…. */
-  private async finish(environment: Environment, attempt: { id: string; redirect_url: string }, step: () => Promise<string | { linked: string }>): Promise<Redirect> {
+  private async finish(environment: Environment, attempt: { id: string; redirect_url: string }, step: () => Promise<string | HeldLink>): Promise<Redirect> {
     try {
       const userId = await step();
-      if (typeof userId !== 'string') {
-        // A link (POST /v1/me/identities) issues no session: the application already has one.
-        const url = new URL(attempt.redirect_url);
-        url.searchParams.set('linked', userId.linked);
-        return { location: url.href };
-      }
       const token = newSecret('', 32);
-      await q.setHandoff(this.db, environment.id, attempt.id, userId, sha256Hex(token), this.options.now() + HANDOFF_TTL_MS);
+      const expiresAt = this.options.now() + HANDOFF_TTL_MS;
+      // A link's token only completes it for the user who started it (identity-service.ts).
+      if (typeof userId !== 'string') await holdLink(this.db, environment.id, attempt.id, { ...userId, tokenHash: sha256Hex(token), expiresAt });
+      else await q.setHandoff(this.db, environment.id, attempt.id, userId, sha256Hex(token), expiresAt);
       return { location: linkWithToken(new URL(attempt.redirect_url), token) };
     } catch (error) {
       if (error instanceof SignInRefused) return { location: withError(attempt.redirect_url, error.code, error.message) };
@@ -299,11 +291,11 @@ export class SsoFlowService {
     connection: Connection,
     profile: OidcProfile & { emailTrusted: boolean },
     linkUserId: string | null = null,
-  ): Promise<string | { linked: string }> {
+  ): Promise<string | HeldLink> {
     const now = this.options.now();
     const email = profile.email ? normalizeEmail(profile.email) : null;
-    if (linkUserId) return { linked: await this.options.identities.linkExplicitly(environment, connection, profile, email, linkUserId) };
     const known = await q.findIdentity(this.db, environment.id, connection.id, profile.subject);
+    if (linkUserId) return this.options.identities.holdable(connection, known, linkUserId, { subject: profile.subject, email, emailTrusted: profile.emailTrusted });
     if (known) {
       const user = await this.options.identity.findUser(this.db, environment, known.user_id);
       if (user) {
@@ -375,9 +367,9 @@ export class SsoFlowService {
   }
 
   /** For GET /v1/environment: names, ids and domains, nothing secret. */
-  async publicList(environment: Environment): Promise<{ id: string; name: string; type: 'oidc' | 'oauth2' | 'saml'; domains: string[]; provider: string }[]> {
-    if (!environment.settings.authMethods.sso) return [];
-    return (await this.options.connections.list(environment)).map((c) => ({ id: c.id, name: c.name, type: c.type, domains: c.domains, provider: providerOf(c) }));
+  async publicList(environment: Environment): Promise<{ id: string; name: string; type: Connection['type']; domains: string[]; provider: string }[]> {
+    const list = environment.settings.authMethods.sso ? await this.options.connections.list(environment) : [];
+    return list.map((c) => ({ id: c.id, name: c.name, type: c.type, domains: c.domains, provider: providerOf(c) }));
   }
 }
 

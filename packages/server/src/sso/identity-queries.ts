@@ -29,3 +29,33 @@ export async function deleteIdentityOfUser(db: Db, environmentId: EnvironmentId,
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+/** Holds a link's provider answer on its start, behind a one-time token (hashed). */
+export async function holdLink(
+  db: Db,
+  environmentId: EnvironmentId,
+  attemptId: string,
+  link: { subject: string; email: string | null; emailTrusted: boolean; tokenHash: string; expiresAt: number },
+) {
+  await db
+    .updateTable('sso_attempts')
+    .set({ link_subject: link.subject, link_email: link.email, link_email_trusted: link.emailTrusted ? 1 : 0, token_hash: link.tokenHash, token_expires_at: link.expiresAt })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', attemptId)
+    .where('link_user_id', 'is not', null)
+    .execute();
+}
+
+/** Consumes a link's token, only for the user who started it, in one statement. */
+export function consumeLink(db: Db, environmentId: EnvironmentId, tokenHash: string, userId: string, now: number) {
+  return db
+    .updateTable('sso_attempts')
+    .set({ token_consumed_at: now })
+    .where('environment_id', '=', environmentId)
+    .where('token_hash', '=', tokenHash)
+    .where('link_user_id', '=', userId)
+    .where('token_consumed_at', 'is', null)
+    .where('token_expires_at', '>', now)
+    .returning(['connection_id', 'link_subject', 'link_email', 'link_email_trusted'])
+    .executeTakeFirst();
+}

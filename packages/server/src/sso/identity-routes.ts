@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { LinkIdentityParams, SsoStarted, UserIdentityList } from '@gatehouse/contract';
+import { CompleteIdentityLinkParams, LinkIdentityParams, SsoStarted, UserIdentity, UserIdentityList } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
 import { IdParams } from '../http/schemas.js';
@@ -24,7 +24,7 @@ export const userIdentityRoutes: FastifyPluginAsyncTypebox<{ identities: SsoIden
     {
       config: { credentials: ['session'] },
       schema: {
-        summary: 'Start linking a provider to the signed-in user: answers the URL to send the browser to; it returns to redirectUrl with linked=idn_… or error=…',
+        summary: 'Start linking a provider to the signed-in user: answers the URL to send the browser to; it returns to redirectUrl with a token (for /v1/me/identities/complete) or error=…',
         tags,
         body: LinkIdentityParams,
         response: { 200: SsoStarted },
@@ -33,6 +33,23 @@ export const userIdentityRoutes: FastifyPluginAsyncTypebox<{ identities: SsoIden
     async (request) => {
       const { environment, session } = sessionOf(request);
       return flows.start(environment, { connectionId: request.body.connectionId, redirectUrl: request.body.redirectUrl }, session.userId);
+    },
+  );
+
+  app.post(
+    '/v1/me/identities/complete',
+    {
+      config: { credentials: ['session'] },
+      schema: {
+        summary: "Complete a link with the token the provider's return carried; only the session of the user who started it can",
+        tags,
+        body: CompleteIdentityLinkParams,
+        response: { 201: UserIdentity },
+      },
+    },
+    async (request, reply) => {
+      const { environment, session } = sessionOf(request);
+      return reply.code(201).send(await identities.complete(environment, session.userId, request.body.token));
     },
   );
 

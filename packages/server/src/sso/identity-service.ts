@@ -8,20 +8,26 @@ import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import { emailKey } from '../identity/email.js';
 import type { IdentityService } from '../identity/service.js';
-import { newId } from '../lib/crypto.js';
+import { newId, sha256Hex } from '../lib/crypto.js';
 import { apiError, notFound } from '../lib/errors.js';
 import type { Environment } from '../tenancy/settings.js';
 import { atomically, recordEvent } from '../webhooks/events.js';
-import { providerOf, type Connection, type OidcConfig } from './connections.js';
+import { providerOf, readConnection, type Connection, type OidcConfig } from './connections.js';
 import { SignInRefused } from './flow.js';
 import * as iq from './identity-queries.js';
-import type { OidcProfile } from './oidc/presets.js';
 import * as q from './queries.js';
+
+/** A link's provider answer, held until the user who started it completes it. */
+export interface HeldLink {
+  subject: string;
+  email: string | null;
+  emailTrusted: boolean;
+}
 
 /** What the sign-in flow needs to write identities. */
 export interface IdentityRecorder {
   record(environment: Environment, connection: Connection, input: RecordInput): Promise<{ userId: string; identityId: string }>;
-  linkExplicitly(environment: Environment, connection: Connection, profile: OidcProfile & { emailTrusted: boolean }, email: string | null, userId: string): Promise<string>;
+  holdable(connection: Connection, known: { user_id: string } | undefined, userId: string, link: HeldLink): HeldLink;
 }
 
 interface RecordInput {
@@ -30,6 +36,10 @@ interface RecordInput {
   email: string | null;
   emailTrusted: boolean;
   now: number;
+}
+
+function taken(connection: Connection): SignInRefused {
+  return new SignInRefused('account_exists', `This ${connection.name} account is already linked to another user. Sign in with it to reach that account, or unlink it there first.`);
 }
 
 function view(connection: Connection, row: { id: string; email: string | null; created_at: number }): UserIdentity {
@@ -70,29 +80,45 @@ export class SsoIdentityService implements IdentityRecorder {
     return { userId: row?.user_id ?? input.userId, identityId: row?.id ?? id };
   }
 
+  /** At the callback: a provider account of another user goes back at once as account_exists. */
+  holdable(connection: Connection, known: { user_id: string } | undefined, userId: string, link: HeldLink): HeldLink {
+    if (known && known.user_id !== userId) throw taken(connection);
+    return link;
+  }
+
   /**
-   * POST /v1/me/identities came back: the provider account joins the signed-in user whatever its
-   * email says (the user proved both ends), unless it already belongs to someone else.
+   * POST /v1/me/identities/complete: the link's token, presented by the session of the user who
+   * started it, joins the provider account to that user whatever its email says (the user proved
+   * both ends), unless it belongs to someone else by now. Another user's session cannot complete it,
+   * so a start sent to someone else's browser links nothing (link CSRF).
    */
-  async linkExplicitly(environment: Environment, connection: Connection, profile: OidcProfile & { emailTrusted: boolean }, email: string | null, userId: string): Promise<string> {
-    const taken = () =>
-      new SignInRefused('account_exists', `This ${connection.name} account is already linked to another user. Sign in with it to reach that account, or unlink it there first.`);
-    const known = await q.findIdentity(this.db, environment.id, connection.id, profile.subject);
+  async complete(environment: Environment, userId: string, token: string): Promise<UserIdentity> {
+    const held = await iq.consumeLink(this.db, environment.id, sha256Hex(token), userId, this.options.now());
+    if (!held || held.link_subject === null) {
+      throw apiError('invalid_request', 'This link token is invalid, expired, already used, or belongs to another signed-in user; connect the account again.', { fields: ['token'] });
+    }
+    const row = await q.findConnection(this.db, environment.id, held.connection_id);
+    if (!row) throw notFound(`SSO connection ${held.connection_id}`);
+    const connection = readConnection(row);
+    const subject = held.link_subject;
+    const email = held.link_email;
+    const known = await q.findIdentity(this.db, environment.id, connection.id, subject);
     if (known) {
-      if (known.user_id !== userId) throw taken();
-      await q.touchIdentity(this.db, environment.id, connection.id, profile.subject, email, this.options.now());
-      return known.id;
+      if (known.user_id !== userId) throw apiError('conflict', taken(connection).message);
+      await q.touchIdentity(this.db, environment.id, connection.id, subject, email, this.options.now());
+      return view(connection, known);
     }
     const user = await this.options.identity.findUser(this.db, environment, userId);
-    if (!user) throw apiError('user_not_found', 'The account this link was started for no longer exists.');
+    if (!user) throw notFound(`User ${userId}`);
     // The user linked it themselves while signed in: not a squat, whatever the provider says of the email.
-    const recorded = await this.record(environment, connection, { subject: profile.subject, userId, email, emailTrusted: true, now: this.options.now() });
-    if (recorded.userId !== userId) throw taken();
+    const recorded = await this.record(environment, connection, { subject, userId, email, emailTrusted: true, now: this.options.now() });
+    if (recorded.userId !== userId) throw apiError('conflict', taken(connection).message);
     // A trusted email that is the user's own address proves it, as at sign-in.
-    if (email && profile.emailTrusted && user.email_verified !== 1 && user.email_key === emailKey(email)) {
+    if (email && held.link_email_trusted === 1 && user.email_verified !== 1 && user.email_key === emailKey(email)) {
       await this.options.identity.markEmailVerified(this.db, environment, userId);
     }
-    return recorded.identityId;
+    const identity = await q.findIdentity(this.db, environment.id, connection.id, subject);
+    return view(connection, identity!);
   }
 
   async list(environment: Environment, userId: string): Promise<UserIdentity[]> {

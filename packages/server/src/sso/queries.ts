@@ -137,6 +137,8 @@ export function consumeHandoff(db: Db, environmentId: EnvironmentId, tokenHash: 
     .set({ token_consumed_at: now })
     .where('environment_id', '=', environmentId)
     .where('token_hash', '=', tokenHash)
+    // A link's token completes a link for its user; it never signs anyone in.
+    .where('link_user_id', 'is', null)
     .where('token_consumed_at', 'is', null)
     .where('token_expires_at', '>', now)
     .returning(['user_id', 'connection_id'])

@@ -45,13 +45,14 @@ describe(`Linked identities: attacks (${testDb()})`, () => {
     provider.signInAs(as);
     return plainSignIn(t, started);
   }
+  const complete = (accessToken: string, token: string) => t.call({ method: 'POST', url: '/v1/me/identities/complete', credential: accessToken, payload: { token } });
   const identities = async (accessToken: string) => json(await t.call({ method: 'GET', url: '/v1/me/identities', credential: accessToken })).data as { id: string }[];
 
   it("takeover by linking: someone else's provider account is refused (error=account_exists) and stays theirs", async () => {
     const victim = await socialUser('victim-subject');
     const attacker = await signUp(t);
     const back = await link(attacker.accessToken, { id: 'victim-subject', email: attacker.email });
-    expect(back.linked).toBeNull();
+    expect(back.token).toBeNull();
     expect(back.error).toBe('account_exists');
     expect(await identities(attacker.accessToken)).toEqual([]);
     expect(await identities(victim.accessToken)).toHaveLength(1);
@@ -72,7 +73,7 @@ describe(`Linked identities: attacks (${testDb()})`, () => {
   it('racing unlinks of the last two identities: exactly one succeeds, one way in remains', async () => {
     for (let round = 0; round < 3; round++) {
       const me = await socialUser(`race-a-${round}`);
-      await link(me.accessToken, { id: `race-b-${round}`, email: uniqueEmail('b') });
+      expect((await complete(me.accessToken, (await link(me.accessToken, { id: `race-b-${round}`, email: uniqueEmail('b') })).token!)).statusCode).toBe(201);
       const [a, b] = await identities(me.accessToken);
       const answers = await Promise.all([a, b].map((i) => t.call({ method: 'DELETE', url: `/v1/me/identities/${i!.id}`, credential: me.accessToken })));
       expect(answers.map((r) => r.statusCode).sort()).toEqual([204, 409]);
@@ -86,11 +87,34 @@ describe(`Linked identities: attacks (${testDb()})`, () => {
     provider.signInAs({ id: 'replay-1', email: uniqueEmail('r') });
     const first = await t.call({ method: 'GET', url: new URL((await fetch(started, { redirect: 'manual' })).headers.get('location')!).pathname + new URL((await fetch(started, { redirect: 'manual' })).headers.get('location')!).search });
     expect(first.statusCode).toBe(303);
-    expect(new URL(String(first.headers.location)).searchParams.get('linked')).toMatch(/^idn_/);
+    expect(new URL(String(first.headers.location)).searchParams.get('token')).toBeTruthy();
     // The same callback URL again (same state).
     const location = new URL(String((await fetch(started, { redirect: 'manual' })).headers.get('location')));
     const replay = await t.call({ method: 'GET', url: location.pathname + location.search });
     expect(replay.statusCode).toBe(400);
+  });
+
+  it("link CSRF: a link started by one user and finished in another person's browser links nothing to the starter's account", async () => {
+    const attacker = await signUp(t);
+    const victim = await signUp(t);
+    // The attacker starts a link and gets the victim to finish it at the provider as themselves.
+    const back = await link(attacker.accessToken, { id: 'csrf-victim-at-provider', email: victim.email });
+    // The victim's page completes it with the victim's own session: refused, nothing linked anywhere.
+    const answer = await complete(victim.accessToken, back.token!);
+    expect(answer.statusCode).toBe(400);
+    expect(json(answer).error.code).toBe('invalid_request');
+    expect(await identities(attacker.accessToken)).toEqual([]);
+    expect(await identities(victim.accessToken)).toEqual([]);
+    // Nor can the token sign anyone in.
+    const signIn = await ssoVerify(t, env(), back.token!);
+    expect(signIn.statusCode).toBe(401);
+  });
+
+  it('a link token is not a sign-in token: sso/verify refuses it, and it still completes only for its user', async () => {
+    const me = await signUp(t);
+    const back = await link(me.accessToken, { id: 'not-a-sign-in', email: uniqueEmail('n') });
+    expect((await ssoVerify(t, env(), back.token!)).statusCode).toBe(401);
+    expect((await complete(me.accessToken, back.token!)).statusCode).toBe(201);
   });
 
   it('a link started in one environment cannot be completed in another (the state is not found there)', async () => {

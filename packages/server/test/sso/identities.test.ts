@@ -35,6 +35,15 @@ describe(`Linked identities (${testDb()})`, () => {
     provider.signInAs(as);
     return plainSignIn(t, json(started).url);
   }
+  const complete = (accessToken: string, token: string) => t.call({ method: 'POST', url: '/v1/me/identities/complete', credential: accessToken, payload: { token } });
+  /** Links through the provider and completes it with the same session: the new identity's id. */
+  async function linked(accessToken: string, connectionId: string, as: unknown): Promise<string> {
+    const back = await link(accessToken, connectionId, as);
+    expect(back.error, back.description ?? '').toBeNull();
+    const done = await complete(accessToken, back.token!);
+    expect(done.statusCode, done.body).toBe(201);
+    return json(done).id;
+  }
   /** A user whose only way in is one identity (an unverified email, no password). */
   async function socialOnlyUser(subject: string) {
     provider.signInAs({ id: subject, email: uniqueEmail('social') });
@@ -52,29 +61,33 @@ describe(`Linked identities (${testDb()})`, () => {
     expect(json(await list(me.accessToken))).toEqual({ data: [] });
     const back = await link(me.accessToken, untrusted.id, { id: 'link-1', email: uniqueEmail('elsewhere') });
     expect(back.error, back.description ?? '').toBeNull();
-    expect(back.token).toBeNull();
-    expect(back.linked).toMatch(/^idn_/);
+    // Nothing is linked until the session that started it completes it with the token.
+    expect(json(await list(me.accessToken)).data).toEqual([]);
+    const done = await complete(me.accessToken, back.token!);
+    expect(done.statusCode, done.body).toBe(201);
+    expect(json(done).id).toMatch(/^idn_/);
+    expect((await complete(me.accessToken, back.token!)).statusCode).toBe(400);
     const identities = json(await list(me.accessToken)).data;
-    expect(identities).toEqual([{ id: back.linked, connectionId: untrusted.id, type: 'oauth2', provider: 'oauth2', email: expect.stringContaining('elsewhere'), createdAt: expect.any(Number) }]);
+    expect(identities).toEqual([{ id: json(done).id, connectionId: untrusted.id, type: 'oauth2', provider: 'oauth2', email: expect.stringContaining('elsewhere'), createdAt: expect.any(Number) }]);
     expect(await events('identity.created')).toContainEqual({ ...identities[0], userId: me.userId });
     // The linked provider now signs this user in.
     provider.signInAs({ id: 'link-1', email: uniqueEmail('whatever') });
     const signedIn = await plainSignIn(t, json(await ssoStart(t, env(), { connectionId: untrusted.id })).url);
     expect(json(await ssoVerify(t, env(), signedIn.token!)).user.id).toBe(me.userId);
     // Linking it again is a no-op that answers the same identity.
-    expect((await link(me.accessToken, untrusted.id, { id: 'link-1', email: 'x@example.test' })).linked).toBe(back.linked);
+    expect(await linked(me.accessToken, untrusted.id, { id: 'link-1', email: 'x@example.test' })).toBe(json(done).id);
     // The secret key reads the same list (the console's user page).
     expect(json(await t.call({ method: 'GET', url: `/v1/users/${me.userId}/identities`, credential: env().secretKey })).data).toEqual(json(await list(me.accessToken)).data);
   });
 
   it('unlinks with a password left; identity.deleted is recorded', async () => {
     const me = await signUp(t);
-    const { linked } = await link(me.accessToken, untrusted.id, { id: 'unlink-1', email: uniqueEmail('u') });
-    const answer = await unlink(me.accessToken, linked!);
+    const id = await linked(me.accessToken, untrusted.id, { id: 'unlink-1', email: uniqueEmail('u') });
+    const answer = await unlink(me.accessToken, id);
     expect(answer.statusCode, answer.body).toBe(204);
     expect(json(await list(me.accessToken)).data).toEqual([]);
-    expect(await events('identity.deleted')).toContainEqual(expect.objectContaining({ id: linked, userId: me.userId, connectionId: untrusted.id }));
-    expect((await unlink(me.accessToken, linked!)).statusCode).toBe(404);
+    expect(await events('identity.deleted')).toContainEqual(expect.objectContaining({ id, userId: me.userId, connectionId: untrusted.id }));
+    expect((await unlink(me.accessToken, id)).statusCode).toBe(404);
   });
 
   it('never unlinks the last way to sign in (409 conflict); another identity is a way in', async () => {
@@ -84,9 +97,9 @@ describe(`Linked identities (${testDb()})`, () => {
     expect(refused.statusCode).toBe(409);
     expect(json(refused).error.code).toBe('conflict');
     expect(json(refused).error.message).toContain('last way to sign in');
-    const second = await link(me.accessToken, trusted.id, { id: 'last-2', email: uniqueEmail('second'), verified: true });
+    const second = await linked(me.accessToken, trusted.id, { id: 'last-2', email: uniqueEmail('second'), verified: true });
     expect((await unlink(me.accessToken, only.id)).statusCode).toBe(204);
-    expect((await unlink(me.accessToken, second.linked!)).statusCode).toBe(409);
+    expect((await unlink(me.accessToken, second)).statusCode).toBe(409);
   });
 
   it('a verified email counts while the magic link or email code is on', async () => {
