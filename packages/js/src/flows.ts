@@ -59,7 +59,7 @@ function query(params: { limit?: number; cursor?: string } = {}): string {
 
 /** Marks a redirectUrl as an SSO return, so handleRedirect() knows which exchange its token is for. */
 const SSO_MARK = '__gh_sso';
-/** Marks a redirectUrl as the return of a link (user.identities.link): it carries `linked`, no token. */
+/** Marks a redirectUrl as the return of a link (user.identities.link): its token completes the link. */
 const LINK_MARK = '__gh_link';
 
 function currentUrl(): URL | undefined {
@@ -207,12 +207,13 @@ export function createFlows(core: Core) {
         forget(target, ['error', 'error_description', SSO_MARK, LINK_MARK]);
         throw new GatehouseError({ status: 0, code: error as GatehouseError['code'], message });
       }
-      if (target?.searchParams.has('linked')) {
-        // A provider was linked to the signed-in user: nothing to exchange.
-        forget(target, ['linked', LINK_MARK]);
+      if (!target || !token) return core.state();
+      if (target.searchParams.has(LINK_MARK)) {
+        // A link's return: only this user's session can complete it (it never signs anyone in).
+        forget(target, ['token', LINK_MARK]);
+        await core.authed<UserIdentity>('POST', '/v1/me/identities/complete', { token });
         return core.state();
       }
-      if (!target || !token) return core.state();
       // An invitation link (see organization.invitations.create): accepting signs in or creates the account.
       if (target.searchParams.has(INVITATION_MARK)) {
         forget(target, ['token', INVITATION_MARK]);
@@ -294,8 +295,9 @@ export function createFlows(core: Core) {
         list: async (): Promise<UserIdentity[]> => (await core.authed<{ data: UserIdentity[] }>('GET', '/v1/me/identities')).data,
         /**
          * Sends the browser to the provider to link it to the signed-in user (unless `navigate:
-         * false`). It comes back to `redirectUrl` with `linked=idn_…` or an `error` (e.g.
-         * `account_exists`: that provider account belongs to another user); call handleRedirect() there.
+         * false`). It comes back to `redirectUrl` with a token or an `error` (e.g. `account_exists`:
+         * that provider account belongs to another user); call handleRedirect() there, signed in as
+         * the same user: it completes the link.
          */
         async link(params: { connectionId: string; redirectUrl: string; navigate?: boolean }): Promise<{ url: string }> {
           const back = new URL(params.redirectUrl);

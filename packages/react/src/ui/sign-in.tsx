@@ -50,7 +50,8 @@ export function useRedirectResult(submit: ReturnType<typeof useForm>['submit'], 
     if (handled.current || typeof location === 'undefined') return;
     handled.current = true;
     const url = new URL(location.href);
-    if (invitationToken()) return;
+    // An invitation's token is the acceptance form's; a link's return is UserProfile's.
+    if (invitationToken() || url.searchParams.has('__gh_link')) return;
     if (url.searchParams.has('token') || url.searchParams.has('error')) void submit(async () => (await client.handleRedirect(), done()))();
   }, []); // eslint-disable-line react-hooks/exhaustive-deps
 }

@@ -75,12 +75,11 @@ export function ConnectedAccounts(props: { connections: Connection[]; redirectUr
       if (!handled.current && typeof location !== 'undefined') {
         handled.current = true;
         const url = new URL(location.href);
-        const returning = url.searchParams.has('__gh_link');
-        if (returning && url.searchParams.has('linked')) setLinked(true);
-        // A link that came back refused (e.g. account_exists) shows its reason here.
-        if (returning && (url.searchParams.has('linked') || url.searchParams.has('error'))) {
+        // A link's return: its token completes it; a refusal (e.g. account_exists) shows its reason here.
+        if (url.searchParams.has('__gh_link') && (url.searchParams.has('token') || url.searchParams.has('error'))) {
           try {
             await client.handleRedirect();
+            setLinked(true);
           } finally {
             setIdentities(await client.user.identities.list());
           }

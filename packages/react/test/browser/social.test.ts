@@ -77,7 +77,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: social conn
     await row.waitFor();
     expect(await row.textContent()).toContain(providerEmail);
     // The link's parameters left the address bar.
-    expect(await page.evaluate(() => ['linked', '__gh_link'].some((p) => new URLSearchParams(location.search).has(p)))).toBe(false);
+    expect(await page.evaluate(() => ['token', '__gh_link'].some((p) => new URLSearchParams(location.search).has(p)))).toBe(false);
     await shot(page, 'user-profile-connected-accounts');
 
     await page.getByRole('button', { name: 'Disconnect Acme ID' }).click();
