@@ -172,6 +172,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   const ssoConnections = new SsoConnectionService(options.store, options.instanceSecret, options.config.baseUrl, now, options.sso);
   const ssoIdentities = new SsoIdentityService({ store: options.store, identity, now });
+  identity.onAddressProven((tx, environment, userId) => ssoIdentities.dropUntrusted(tx, environment, userId));
   const ssoFlows = new SsoFlowService({
     store: options.store,
     connections: ssoConnections,

@@ -162,7 +162,7 @@ export async function markEmailVerified(
   environmentId: EnvironmentId,
   userId: string,
   now: number,
-): Promise<{ passwordRemoved: boolean }> {
+): Promise<{ passwordRemoved: boolean; proven: boolean }> {
   return atomically(db, async (db) => {
     const before = await db
       .selectFrom('users')
@@ -170,7 +170,7 @@ export async function markEmailVerified(
       .where('environment_id', '=', environmentId)
       .where('id', '=', userId)
       .executeTakeFirst();
-    if (!before || before.email_verified === 1) return { passwordRemoved: false };
+    if (!before || before.email_verified === 1) return { passwordRemoved: false, proven: false };
     await db
       .updateTable('users')
       .set({ email_verified: 1, password_hash: null, updated_at: now })
@@ -179,7 +179,7 @@ export async function markEmailVerified(
       .execute();
     announce(db, { kind: 'user', environmentId, userId });
     await recordEvent(db, environmentId, 'user.updated', await readUserData(db, environmentId, userId));
-    return { passwordRemoved: before.password_hash !== null };
+    return { passwordRemoved: before.password_hash !== null, proven: true };
   });
 }
 

@@ -42,6 +42,8 @@ export { userView };
  * organization. It takes the same organization locks as membership changes, so its verdict still
  * holds when the delete commits. The Organizations feature supplies it.
  */
+export type AddressProvenHook = (tx: Transaction<Database>, environment: Environment, userId: string) => Promise<void>;
+
 export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environment, userId: string) => Promise<void>;
 
 const INVALID_CREDENTIALS = 'The email or password is incorrect.';
@@ -396,14 +398,22 @@ export class IdentityService {
     await profileColumns(environment, input, this.acceptImageUrl);
   }
 
+  private readonly provenHooks: AddressProvenHook[] = [];
+
+  /** Runs in the transaction that first proves a user's address (other domains' takeover defences). */
+  onAddressProven(hook: AddressProvenHook): void {
+    this.provenHooks.push(hook);
+  }
+
   /** Records that the user proved they receive mail at their address (an emailed link, code or invitation). */
   async markEmailVerified(db: Kysely<Database> | Transaction<Database>, environment: Environment, userId: string): Promise<void> {
     // Pre-registration takeover: someone signs up with another person's address and a password of
     // their own, and waits. When the owner first proves the address (an emailed link or code, an
     // invitation), that password and every session made with it go, so the account is the owner's.
     const claim = async (tx: Transaction<Database>) => {
-      const { passwordRemoved } = await q.markEmailVerified(tx, environment.id, userId, this.now());
+      const { passwordRemoved, proven } = await q.markEmailVerified(tx, environment.id, userId, this.now());
       if (passwordRemoved) await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
+      if (proven) for (const hook of this.provenHooks) await hook(tx, environment, userId);
     };
     if (db.isTransaction) await claim(db as Transaction<Database>);
     else await inTransaction(this.db, claim);

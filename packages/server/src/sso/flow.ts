@@ -299,7 +299,7 @@ export class SsoFlowService {
     if (known) {
       const user = await this.options.identity.findUser(this.db, environment, known.user_id);
       if (user) {
-        await q.touchIdentity(this.db, environment.id, connection.id, profile.subject, email, now);
+        await q.touchIdentity(this.db, environment.id, connection.id, profile.subject, email, now, profile.emailTrusted);
         if (email) await this.proveAddress(environment, user, email, profile.emailTrusted);
         return user.id;
       }

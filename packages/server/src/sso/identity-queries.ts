@@ -10,7 +10,7 @@ export function listIdentitiesOfUser(db: Db, environmentId: EnvironmentId, userI
   return db
     .selectFrom('sso_identities as i')
     .innerJoin('sso_connections as c', (join) => join.onRef('c.environment_id', '=', 'i.environment_id').onRef('c.id', '=', 'i.connection_id'))
-    .select(['i.id', 'i.connection_id', 'i.subject', 'i.email', 'i.created_at', 'i.user_id', 'c.type', 'c.config'])
+    .select(['i.id', 'i.connection_id', 'i.subject', 'i.email', 'i.email_trusted', 'i.created_at', 'i.user_id', 'c.type', 'c.config'])
     .where('i.environment_id', '=', environmentId)
     .where('i.user_id', '=', userId)
     .orderBy('i.created_at')

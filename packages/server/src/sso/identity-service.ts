@@ -4,7 +4,9 @@
  * unlinked by the user (or an operator), never leaving the account without a way to sign in.
  */
 import type { UserIdentity } from '@gatehouse/contract';
+import type { Transaction } from 'kysely';
 import type { Store } from '../db/index.js';
+import type { Database } from '../db/schema.js';
 import { inTransaction } from '../db/changes.js';
 import { emailKey } from '../identity/email.js';
 import type { IdentityService } from '../identity/service.js';
@@ -124,6 +126,20 @@ export class SsoIdentityService implements IdentityRecorder {
   async list(environment: Environment, userId: string): Promise<UserIdentity[]> {
     const rows = await iq.listIdentitiesOfUser(this.db, environment.id, userId);
     return rows.map(rowView);
+  }
+
+  /**
+   * The user's address was just proven for the first time (identity/service.ts): identities linked
+   * with an email nobody vouched for go, as a password set before does. Whoever created the account
+   * through a provider that does not verify emails, with someone else's address, loses the way in
+   * they kept; the owner can link their own provider explicitly.
+   */
+  async dropUntrusted(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> {
+    for (const row of await iq.listIdentitiesOfUser(tx, environment.id, userId)) {
+      if (row.email_trusted === 1) continue;
+      await iq.deleteIdentityOfUser(tx, environment.id, userId, row.id);
+      await recordEvent(tx, environment.id, 'identity.deleted', { ...rowView(row), userId });
+    }
   }
 
   /**

@@ -180,10 +180,11 @@ export async function insertIdentity(
   return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
 
-export async function touchIdentity(db: Db, environmentId: EnvironmentId, connectionId: string, subject: string, email: string | null, now: number) {
+export async function touchIdentity(db: Db, environmentId: EnvironmentId, connectionId: string, subject: string, email: string | null, now: number, trusted = false) {
   await db
     .updateTable('sso_identities')
-    .set({ last_sign_in_at: now, email })
+    // Once a sign-in brings a trusted email, the identity no longer counts as an unvouched one.
+    .set(trusted ? { last_sign_in_at: now, email, email_trusted: 1 } : { last_sign_in_at: now, email })
     .where('environment_id', '=', environmentId)
     .where('connection_id', '=', connectionId)
     .where('subject', '=', subject)

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json, signUp, uniqueEmail } from '../helpers/identity.js';
 import { startOAuth2Server } from '../helpers/oauth2-server.js';
+import { codeFrom, outbox, start } from '../helpers/flows.js';
 import { plainSignIn } from '../helpers/social.js';
 import { createConnection, enableSso, REDIRECT_URL, ssoStart, ssoVerify } from '../helpers/sso.js';
 import { testDb } from '../helpers/store.js';
@@ -59,6 +60,27 @@ describe(`Linked identities: attacks (${testDb()})`, () => {
     provider.signInAs({ id: 'victim-subject', email: 'x@example.test' });
     const signedIn = await plainSignIn(t, json(await ssoStart(t, env(), { connectionId: connection.id })).url);
     expect(json(await ssoVerify(t, env(), signedIn.token!)).user.id).toBe(victim.userId);
+  });
+
+  it("pre-registration takeover through a provider that vouches for nothing: the owner's first proof of the address removes the squatter's identity", async () => {
+    const victim = uniqueEmail('owner');
+    // The squatter's provider account carries the victim's address, unverified: an account is made.
+    provider.signInAs({ id: 'squatter', email: victim });
+    const squatted = json(await ssoVerify(t, env(), (await plainSignIn(t, json(await ssoStart(t, env(), { connectionId: connection.id })).url)).token!));
+    expect(squatted.user.email).toBe(victim);
+    // The owner signs in with an emailed code: the address is proven, the squatter's way in goes.
+    expect((await start(t, 'email-code', { email: victim })).statusCode).toBe(202);
+    const [mail] = await outbox(t, victim);
+    const owner = await start(t, 'email-code/verify', { email: victim, code: codeFrom(mail!) });
+    expect(owner.statusCode, owner.body).toBe(200);
+    expect(json(owner).user.id).toBe(squatted.user.id);
+    expect(await identities(json(owner).session.accessToken)).toEqual([]);
+    provider.signInAs({ id: 'squatter', email: victim });
+    const again = await plainSignIn(t, json(await ssoStart(t, env(), { connectionId: connection.id })).url);
+    expect(again.token).toBeNull();
+    expect(again.error).toBe('account_exists');
+    const events = await t.store.db.selectFrom('webhook_events').select('body').where('environment_id', '=', env().id).where('type', '=', 'identity.deleted').execute();
+    expect(events.map((e) => JSON.parse(e.body).data.userId)).toContain(squatted.user.id);
   });
 
   it("unlinking another user's identity by its id is 404, and theirs stays", async () => {
