@@ -29,6 +29,7 @@ import type {
   SigningKeyList,
   SsoConnection,
   User,
+  UserIdentityList,
   UserPage,
   WebhookDelivery,
   WebhookDeliveryPage,
@@ -144,6 +145,9 @@ export function createPlatform(api: Api) {
         api<void>('DELETE', user(environmentId, userId, 'sessions', sessionId)),
       revokeSessions: (environmentId: string, userId: string) =>
         api<SessionsRevoked>('POST', user(environmentId, userId, 'sessions', 'revoke')),
+      identities: (environmentId: string, userId: string) => api<UserIdentityList>('GET', user(environmentId, userId, 'identities')),
+      unlinkIdentity: (environmentId: string, userId: string, identityId: string) =>
+        api<void>('DELETE', user(environmentId, userId, 'identities', identityId)),
     },
     organizations: {
       list: (environmentId: string, query: PageQuery) =>

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, CHROMIUM_ARGS, chromiumAvailable } from '../../js/test/helpers/browser.js';
+import { startOAuth2Server } from '../../server/test/helpers/oauth2-server.js';
 import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../../server/test/helpers/process.js';
 import { assertConsoleBuilt, platformKey, SCREENSHOTS } from './helpers.js';
 
@@ -176,9 +177,61 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     await page.getByRole('dialog', { name: 'Revoke all sessions' }).getByRole('button', { name: 'Revoke all sessions' }).click();
     await page.getByText('Revoked 1 session.').waitFor();
     await page.getByText('No live session.').waitFor();
+    await page.getByText('No connected account.').waitFor();
     await shot('user');
     const refresh = await api('/v1/auth/refresh', { method: 'POST', credential: state.publishableKey, body: JSON.stringify({ refreshToken: state.refreshToken }) });
     expect(refresh.status).toBe(401);
+  });
+
+  it("shows a user's connected accounts (a social sign-in through a plain OAuth 2.0 provider) and unlinks one", async () => {
+    const provider = await startOAuth2Server({ clientId: 'console-client', clientSecret: 'console-secret', authMethod: 'client_secret_basic' });
+    try {
+      const platform = { credential: platformKey(server.output) };
+      const environmentPath = `/v1/platform/environments/${state.environmentId}`;
+      expect((await api(environmentPath, { ...platform, method: 'PATCH', body: JSON.stringify({ authMethods: { password: true, magicLink: true, emailCode: true, sso: true } }) })).status).toBe(200);
+      const created = await api(`${environmentPath}/sso-connections`, {
+        ...platform,
+        method: 'POST',
+        body: JSON.stringify({
+          type: 'oauth2',
+          name: 'Acme ID',
+          domains: [],
+          authorizationUrl: `${provider.base}/authorize`,
+          tokenUrl: `${provider.base}/token`,
+          userinfoUrl: `${provider.base}/userinfo`,
+          clientId: 'console-client',
+          clientSecret: 'console-secret',
+          userinfoFields: { id: 'id', email: 'email' },
+        }),
+      });
+      expect(created.status).toBe(201);
+      const connectionId = ((await created.json()) as { id: string }).id;
+      const email = 'sol@example.com';
+      provider.signInAs({ id: 'acme-7', email });
+      const started = await api('/v1/auth/sso/start', { method: 'POST', credential: state.publishableKey, body: JSON.stringify({ connectionId, redirectUrl: `${base}/v1/health` }) });
+      expect(started.status).toBe(200);
+      const authorize = await fetch(((await started.json()) as { url: string }).url, { redirect: 'manual' });
+      const callback = await fetch(authorize.headers.get('location')!, { redirect: 'manual' });
+      expect(new URL(callback.headers.get('location')!).searchParams.get('token')).toBeTruthy();
+
+      await tab('Users').click();
+      await page.getByLabel('Search by email, name or username').fill('sol');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByRole('link', { name: email }).click();
+      await page.getByRole('heading', { name: 'Connected accounts' }).waitFor();
+      await page.getByRole('cell', { name: email }).waitFor();
+      await page.getByRole('cell', { name: 'oauth2' }).waitFor();
+      await shot('user-connected-accounts');
+      // The only way in of this user (no password, an address nobody verified): unlinking is refused.
+      await page.getByRole('button', { name: 'Unlink' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Unlink this account' });
+      await dialog.getByRole('button', { name: 'Unlink' }).click();
+      await dialog.getByText('This is the last way to sign in').waitFor();
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await page.getByRole('cell', { name: email }).waitFor();
+    } finally {
+      await provider.close();
+    }
   });
 
   it('reads a captured email and follows its link', async () => {

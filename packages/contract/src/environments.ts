@@ -43,10 +43,14 @@ export const Environment = define(
       Type.Object({
         id: Type.String(),
         name: Type.String(),
-        type: Type.Union([Type.Literal('oidc'), Type.Literal('saml')]),
+        type: Type.Union([Type.Literal('oidc'), Type.Literal('oauth2'), Type.Literal('saml')]),
         domains: Type.Array(Type.String()),
+        provider: Type.String({ description: 'The preset (google, github, apple, gitlab, discord, linkedin, microsoft), else the type' }),
       }),
-      { description: 'SSO connections a sign-in page can draw buttons for (no secrets); empty while SSO is off' },
+      {
+        description:
+          'SSO connections a sign-in page can draw buttons for (no secrets); empty while SSO is off. Those with no domains are social connections: one button each',
+      },
     ),
     emailVerification: EmailVerification,
   }),

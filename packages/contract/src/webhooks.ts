@@ -7,6 +7,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'user.created',
   'user.updated',
   'user.deleted',
+  'identity.created',
+  'identity.deleted',
   'session.created',
   'session.revoked',
   'organization.created',

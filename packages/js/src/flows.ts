@@ -28,6 +28,7 @@ import type {
   UploadPurpose,
   UploadTicket,
   User,
+  UserIdentity,
   UserOrganization,
 } from './types.js';
 
@@ -60,6 +61,8 @@ function query(params: { limit?: number; cursor?: string } = {}): string {
 
 /** Marks a redirectUrl as an SSO return, so handleRedirect() knows which exchange its token is for. */
 const SSO_MARK = '__gh_sso';
+/** Marks a redirectUrl as the return of a link (user.identities.link): its token completes the link. */
+const LINK_MARK = '__gh_link';
 
 function currentUrl(): URL | undefined {
   return typeof location === 'undefined' ? undefined : new URL(location.href);
@@ -203,10 +206,16 @@ export function createFlows(core: Core) {
       if (target && error) {
         // Read before forget(), which deletes it from the same URL.
         const message = target.searchParams.get('error_description') ?? `Sign-in failed: ${error}.`;
-        forget(target, ['error', 'error_description', SSO_MARK]);
+        forget(target, ['error', 'error_description', SSO_MARK, LINK_MARK]);
         throw new GatehouseError({ status: 0, code: error as GatehouseError['code'], message });
       }
       if (!target || !token) return core.state();
+      if (target.searchParams.has(LINK_MARK)) {
+        // A link's return: only this user's session can complete it (it never signs anyone in).
+        forget(target, ['token', LINK_MARK]);
+        await core.authed<UserIdentity>('POST', '/v1/me/identities/complete', { token });
+        return core.state();
+      }
       // An invitation link (see organization.invitations.create): accepting signs in or creates the account.
       if (target.searchParams.has(INVITATION_MARK)) {
         forget(target, ['token', INVITATION_MARK]);
@@ -290,6 +299,25 @@ export function createFlows(core: Core) {
       /** Needs the current password; every other session of the user is revoked. */
       changePassword: (params: { currentPassword: string; newPassword: string }) =>
         core.authed<PasswordChanged>('POST', '/v1/me/password', params),
+      /** The provider accounts (social and SSO connections) linked to the user. */
+      identities: {
+        list: async (): Promise<UserIdentity[]> => (await core.authed<{ data: UserIdentity[] }>('GET', '/v1/me/identities')).data,
+        /**
+         * Sends the browser to the provider to link it to the signed-in user (unless `navigate:
+         * false`). It comes back to `redirectUrl` with a token or an `error` (e.g. `account_exists`:
+         * that provider account belongs to another user); call handleRedirect() there, signed in as
+         * the same user: it completes the link.
+         */
+        async link(params: { connectionId: string; redirectUrl: string; navigate?: boolean }): Promise<{ url: string }> {
+          const back = new URL(params.redirectUrl);
+          back.searchParams.set(LINK_MARK, '1');
+          const started = await core.authed<{ url: string }>('POST', '/v1/me/identities', { connectionId: params.connectionId, redirectUrl: back.href });
+          if (params.navigate !== false && typeof location !== 'undefined') location.assign(started.url);
+          return started;
+        },
+        /** Refused with `conflict` when it is the user's last way to sign in. */
+        unlink: (identityId: string) => core.authed<void>('DELETE', `/v1/me/identities/${encodeURIComponent(identityId)}`),
+      },
     },
 
     sessions: {

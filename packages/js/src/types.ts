@@ -35,6 +35,8 @@ export type {
   UploadTicket,
   SessionUser,
   UserOrganization,
+  UserIdentity,
+  LinkIdentityParams,
 } from '@gatehouse/contract';
 
 /** GET /v1/me/sessions: one live session (never a token). */

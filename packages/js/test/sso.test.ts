@@ -47,12 +47,28 @@ async function throughIdp(url: string, nameId: string): Promise<string> {
 describe('SSO in @gatehouse/js', () => {
   it('environment lists the connection; start, the IdP, and handleRedirect sign the user in', async () => {
     const info = await fetch(`${live.url}/v1/environment`, { headers: { authorization: `Bearer ${live.t.project.development.publishableKey}` } });
-    expect((await info.json()).ssoConnections).toEqual([{ id: connection.id, name: 'Corp', type: 'saml', domains: ['corp.test'] }]);
+    expect((await info.json()).ssoConnections).toEqual([{ id: connection.id, name: 'Corp', type: 'saml', domains: ['corp.test'], provider: 'saml' }]);
     const email = uniqueEmail('js-sso').replace(/@.*/, '@corp.test');
     const { url } = await gh.signIn.sso.start({ email, redirectUrl: REDIRECT, navigate: false });
     const back = await throughIdp(url, email);
     const state = await gh.handleRedirect(back);
     expect(state).toMatchObject({ isSignedIn: true, user: { email } });
+    await gh.signOut();
+  });
+
+  it('user.identities: link (through the IdP; handleRedirect completes it with this session), list, unlink', async () => {
+    await gh.signUp({ email: uniqueEmail('js-link'), password: 'correct horse battery staple' });
+    expect(await gh.user.identities.list()).toEqual([]);
+    const { url } = await gh.user.identities.link({ connectionId: connection.id, redirectUrl: REDIRECT, navigate: false });
+    const back = await throughIdp(url, uniqueEmail('js-link-idp').replace(/@.*/, '@corp.test'));
+    expect(new URL(back).searchParams.get('__gh_link')).toBe('1');
+    const state = await gh.handleRedirect(back);
+    expect(state.isSignedIn).toBe(true);
+    const [identity] = await gh.user.identities.list();
+    expect(identity).toMatchObject({ connectionId: connection.id, type: 'saml', provider: 'saml' });
+    await gh.user.identities.unlink(identity!.id);
+    expect(await gh.user.identities.list()).toEqual([]);
+    await expect(gh.user.identities.unlink(identity!.id)).rejects.toMatchObject({ status: 404, code: 'not_found' });
     await gh.signOut();
   });
 

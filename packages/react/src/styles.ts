@@ -29,6 +29,8 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-button:disabled{opacity:.6;cursor:default}
 .gh-button.gh-secondary{background:var(--gh-color-background);color:var(--gh-color-text);border-color:var(--gh-color-border)}
 .gh-button.gh-secondary:hover{background:var(--gh-color-surface);filter:none}
+.gh-button.gh-provider{display:flex;align-items:center;justify-content:center;gap:8px}
+.gh-provider-icon{flex:none;color:var(--gh-color-muted)}
 .gh-button.gh-danger{background:transparent;color:var(--gh-color-danger);border-color:color-mix(in srgb,var(--gh-color-danger) 40%,transparent)}
 .gh-button.gh-small{padding:6px 10px;font-size:13px}
 .gh-divider{display:flex;align-items:center;gap:12px;color:var(--gh-color-muted);font-size:12px;text-transform:uppercase;letter-spacing:.05em}

@@ -46,6 +46,8 @@ import { DEFAULT_AUDIT_RETENTION_DAYS } from './config.js';
 import { ssoRoutes } from './sso/routes.js';
 import { SsoConnectionService, type SsoTestHooks } from './sso/service.js';
 import { SsoFlowService } from './sso/flow.js';
+import { SsoIdentityService } from './sso/identity-service.js';
+import { userIdentityRoutes } from './sso/identity-routes.js';
 import type { TenancyService } from './tenancy/service.js';
 import { usageRoutes } from './usage/routes.js';
 import { RequestRate, requestRatePlugin } from './usage/request-rate.js';
@@ -198,6 +200,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (limiter) await app.register(rateLimitPlugin, { limiter });
   await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
   const ssoConnections = new SsoConnectionService(options.store, options.instanceSecret, options.config.baseUrl, now, options.sso);
+  const ssoIdentities = new SsoIdentityService({ store: options.store, identity, now });
+  identity.onAddressProven((tx, environment, userId) => ssoIdentities.dropUntrusted(tx, environment, userId));
   const ssoFlows = new SsoFlowService({
     store: options.store,
     connections: ssoConnections,
@@ -206,9 +210,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     tenancy,
     baseUrl: options.config.baseUrl,
     now,
+    identities: ssoIdentities,
   });
   await app.register(tenancyRoutes, { ssoConnections: (environment) => ssoFlows.publicList(environment) });
   await app.register(ssoRoutes, { connections: ssoConnections, flows: ssoFlows, tenancy, baseUrl: options.config.baseUrl });
+  await app.register(userIdentityRoutes, { identities: ssoIdentities, flows: ssoFlows });
   await app.register(platformRoutes, { tenancy, cursors });
   await app.register(assetRoutes, {
     assets,

@@ -4,7 +4,7 @@ import { formatTime } from '../api.js';
 import type { CreateSsoConnectionBody, Platform } from '../platform.js';
 import { ConfirmButton, ErrorMessage, Loaded, Section, Table, useAction, useLoad } from '../ui.js';
 
-type Kind = 'oidc' | 'google' | 'github' | 'microsoft' | 'saml';
+type Kind = 'oidc' | 'google' | 'github' | 'microsoft' | 'apple' | 'gitlab' | 'discord' | 'linkedin' | 'saml';
 
 export function SsoTab({ platform, environment }: { platform: Platform; environment: PlatformEnvironment }) {
   const connections = useLoad(() => platform.sso.list(environment.id), [environment.id]);
@@ -15,12 +15,15 @@ export function SsoTab({ platform, environment }: { platform: Platform; environm
   const [clientId, setClientId] = useState('');
   const [clientSecret, setClientSecret] = useState('');
   const [metadata, setMetadata] = useState('');
+  const [apple, setApple] = useState({ teamId: '', keyId: '', privateKey: '' });
   const create = useAction();
 
   const body = (): CreateSsoConnectionBody => {
     const common = { name, domains: domains.split(',').map((d) => d.trim()).filter(Boolean) };
     if (kind === 'saml') return { type: 'saml', ...common, idpMetadataXml: metadata };
     if (kind === 'oidc') return { type: 'oidc', ...common, issuer, clientId, clientSecret };
+    // Apple's client secret is a JWT Gatehouse signs with the key from the developer account.
+    if (kind === 'apple') return { type: 'oidc', preset: kind, ...common, clientId, ...apple };
     return { type: 'oidc', preset: kind, ...common, clientId, clientSecret };
   };
 
@@ -40,6 +43,7 @@ export function SsoTab({ platform, environment }: { platform: Platform; environm
               setDomains('');
               setClientSecret('');
               setMetadata('');
+              setApple({ teamId: '', keyId: '', privateKey: '' });
               connections.reload();
             });
           }}
@@ -52,6 +56,10 @@ export function SsoTab({ platform, environment }: { platform: Platform; environm
                 <option value="google">Google</option>
                 <option value="github">GitHub</option>
                 <option value="microsoft">Microsoft</option>
+                <option value="apple">Apple</option>
+                <option value="gitlab">GitLab</option>
+                <option value="discord">Discord</option>
+                <option value="linkedin">LinkedIn</option>
                 <option value="saml">SAML</option>
               </select>
             </label>
@@ -60,8 +68,8 @@ export function SsoTab({ platform, environment }: { platform: Platform; environm
               <input required value={name} onChange={(e) => setName(e.target.value)} />
             </label>
             <label>
-              Email domains (comma-separated)
-              <input required value={domains} placeholder="example.com" onChange={(e) => setDomains(e.target.value)} />
+              Email domains (comma-separated; none for a social sign-in button)
+              <input value={domains} placeholder="example.com" onChange={(e) => setDomains(e.target.value)} />
             </label>
           </div>
           {kind === 'saml' ? (
@@ -81,10 +89,27 @@ export function SsoTab({ platform, environment }: { platform: Platform; environm
                 Client id
                 <input required value={clientId} onChange={(e) => setClientId(e.target.value)} />
               </label>
-              <label>
-                Client secret
-                <input type="password" required value={clientSecret} autoComplete="off" onChange={(e) => setClientSecret(e.target.value)} />
-              </label>
+              {kind === 'apple' ? (
+                <>
+                  <label>
+                    Team ID
+                    <input required value={apple.teamId} onChange={(e) => setApple({ ...apple, teamId: e.target.value })} />
+                  </label>
+                  <label>
+                    Key ID
+                    <input required value={apple.keyId} onChange={(e) => setApple({ ...apple, keyId: e.target.value })} />
+                  </label>
+                  <label>
+                    Private key (.p8)
+                    <textarea rows={4} required value={apple.privateKey} autoComplete="off" onChange={(e) => setApple({ ...apple, privateKey: e.target.value })} />
+                  </label>
+                </>
+              ) : (
+                <label>
+                  Client secret
+                  <input type="password" required value={clientSecret} autoComplete="off" onChange={(e) => setClientSecret(e.target.value)} />
+                </label>
+              )}
             </div>
           )}
           <ErrorMessage error={create.error} />
@@ -106,8 +131,8 @@ export function SsoTab({ platform, environment }: { platform: Platform; environm
               {list.data.map((c) => (
                 <tr key={c.id}>
                   <td>{c.name}</td>
-                  <td>{c.type === 'oidc' ? (c.preset ?? 'OIDC') : 'SAML'}</td>
-                  <td>{c.domains.join(', ')}</td>
+                  <td>{c.type === 'oidc' ? (c.preset ?? 'OIDC') : c.type === 'oauth2' ? 'OAuth 2.0' : 'SAML'}</td>
+                  <td>{c.domains.join(', ') || 'Social (button)'}</td>
                   <td>
                     <code>{c.redirectUri ?? c.acsUrl ?? '—'}</code>
                   </td>

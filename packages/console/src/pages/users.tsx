@@ -5,6 +5,7 @@ import { PageControls, usePages } from '../paging.js';
 import type { Platform } from '../platform.js';
 import { href, navigate } from '../router.js';
 import { ConfirmButton, ErrorMessage, Loaded, Pending, Section, Table, useAction, useLoad } from '../ui.js';
+import { UserIdentities } from './user-identities.js';
 
 export function UsersTab(props: { platform: Platform; environment: PlatformEnvironment; userId: string | undefined; projectId: string }) {
   return props.userId ? <UserDetail {...props} userId={props.userId} /> : <UserSearch {...props} />;
@@ -96,6 +97,7 @@ function UserDetail({ platform, environment, userId, projectId }: { platform: Pl
           </dd>
         </dl>
       </Section>
+      <UserIdentities platform={platform} environmentId={environment.id} userId={userId} email={u.email} />
       <Section title="Sessions and access">
         {notice && (
           <p role="status" className="callout">

@@ -37,6 +37,8 @@ expectTypeOf<Parameters<G['signIn']['password']>[0]>().toEqualTypeOf<Contract.Si
 expectTypeOf<Parameters<G['user']['update']>[0]>().toEqualTypeOf<Contract.ProfileUpdateBody>();
 expectTypeOf<Answer<G['user']['changePassword']>>().toEqualTypeOf<Contract.PasswordChanged>();
 expectTypeOf<Answer<G['passwordReset']['complete']>>().toEqualTypeOf<Contract.PasswordReset>();
+expectTypeOf<Answer<G['user']['identities']['list']>>().toEqualTypeOf<Contract.UserIdentity[]>();
+expectTypeOf<Sdk.UserIdentity>().toEqualTypeOf<Contract.UserIdentity>();
 expectTypeOf<Answer<G['sessions']['list']>>().toEqualTypeOf<Contract.Session[]>();
 expectTypeOf<Answer<G['organizations']['list']>>().toEqualTypeOf<Contract.UserOrganizationPage>();
 expectTypeOf<Parameters<G['organizations']['create']>[0]>().toEqualTypeOf<Contract.CreateUserOrganizationBody>();

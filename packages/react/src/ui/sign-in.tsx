@@ -3,6 +3,9 @@ import { GatehouseError, type EnvironmentInfo } from '@gatehouse/js';
 import { useGatehouse, type Appearance } from '../context.js';
 import { InvitationAcceptance, invitationToken } from './invitation.js';
 import { Field, FORM, FormError, go, Header, Root, Submit, useAppearance, useForm } from './primitives.js';
+import { SsoButtons, type Connection } from './social.js';
+
+export { SsoButtons, type Connection };
 
 /** GET /v1/environment, once per client. */
 export function useEnvironment(): { environment: EnvironmentInfo | null; error: string | null } {
@@ -47,12 +50,12 @@ export function useRedirectResult(submit: ReturnType<typeof useForm>['submit'], 
     if (handled.current || typeof location === 'undefined') return;
     handled.current = true;
     const url = new URL(location.href);
-    if (invitationToken()) return;
+    // An invitation's token is the acceptance form's; a link's return is UserProfile's.
+    if (invitationToken() || url.searchParams.has('__gh_link')) return;
     if (url.searchParams.has('token') || url.searchParams.has('error')) void submit(async () => (await client.handleRedirect(), done()))();
   }, []); // eslint-disable-line react-hooks/exhaustive-deps
 }
 
-export type Connection = EnvironmentInfo['ssoConnections'][number];
 
 export function thisPage(): string {
   return typeof location === 'undefined' ? '' : location.href.split('#')[0]!;
@@ -190,23 +193,6 @@ export function SignIn(props: SignInProps) {
         ) : null}
       </div>
     </Root>
-  );
-}
-
-/** One "Continue with {name}" button per SSO connection, then an "or" before the other methods. */
-export function SsoButtons(props: { connections: Connection[]; busy: boolean; onChoose: (connectionId: string) => void; divider: boolean }) {
-  if (props.connections.length === 0) return null;
-  return (
-    <>
-      <div className="gh-alternatives" role="group" aria-label="Single sign-on">
-        {props.connections.map((c) => (
-          <button key={c.id} type="button" className="gh-button gh-secondary" data-gh-sso={c.id} onClick={() => props.onChoose(c.id)} disabled={props.busy}>
-            Continue with {c.name}
-          </button>
-        ))}
-      </div>
-      {props.divider ? <div className="gh-divider">or</div> : null}
-    </>
   );
 }
 

@@ -2,10 +2,14 @@ import { useEffect, useRef, useState } from 'react';
 import type { SessionView } from '@gatehouse/js';
 import { useGatehouse, useGatehouseState, type Appearance } from '../context.js';
 import { Avatar, displayName, Field, FORM, FormError, Root, Submit, useForm } from './primitives.js';
+import { useEnvironment } from './sign-in.js';
+import { ConnectedAccounts } from './social.js';
 import { Tabs } from './tabs.js';
 
 export interface UserProfileProps {
   appearance?: Appearance;
+  /** The page a provider returns to after "Connect" (default: this page); it must pass the origin lock. */
+  linkRedirectUrl?: string;
 }
 
 /** The signed-in user's account: profile and avatar, password, active sessions. */
@@ -18,7 +22,7 @@ export function UserProfile(props: UserProfileProps) {
         <Tabs
           title="Account"
           tabs={[
-            { id: 'profile', label: 'Profile', render: () => <ProfileTab /> },
+            { id: 'profile', label: 'Profile', render: () => <ProfileTab linkRedirectUrl={props.linkRedirectUrl} /> },
             { id: 'security', label: 'Security', render: () => <SecurityTab /> },
           ]}
         />
@@ -27,8 +31,9 @@ export function UserProfile(props: UserProfileProps) {
   );
 }
 
-function ProfileTab() {
+function ProfileTab(props: { linkRedirectUrl?: string | undefined }) {
   const client = useGatehouse();
+  const { environment } = useEnvironment();
   const user = useGatehouseState().user!;
   const [values, setValues] = useState({ firstName: user.firstName ?? '', lastName: user.lastName ?? '' });
   const [saved, setSaved] = useState(false);
@@ -78,6 +83,7 @@ function ProfileTab() {
           </div>
         </form>
       </section>
+      {environment?.authMethods.sso ? <ConnectedAccounts connections={environment.ssoConnections} redirectUrl={props.linkRedirectUrl} /> : null}
     </>
   );
 }

@@ -104,7 +104,7 @@ export function reactSuite(options: { oidc?: boolean } = {}) {
   async function signInWithPassword(page: Page, email: string, password = GOOD_PASSWORD) {
     await page.getByLabel('Email address').fill(email);
     await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Continue', exact: true }).click();
   }
 
   return { suite, environment, createUser, open, shot, createActiveOrganization, throughIdp, signInWithPassword };

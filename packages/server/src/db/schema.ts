@@ -304,7 +304,7 @@ export interface OrganizationInvitationsTable {
 export interface SsoConnectionsTable {
   environment_id: EnvironmentId;
   id: string;
-  type: 'oidc' | 'saml';
+  type: 'oidc' | 'oauth2' | 'saml';
   name: string;
   domains: string;
   config: string;
@@ -315,10 +315,14 @@ export interface SsoConnectionsTable {
 
 export interface SsoIdentitiesTable {
   environment_id: EnvironmentId;
+  /** idn_…; null only for rows written before 0028 and not yet backfilled (never after it). */
+  id: string;
   connection_id: string;
   subject: string;
   user_id: string;
   email: string | null;
+  /** 1 when the email was trusted (verified by a provider that Gatehouse or the operator trusts) at link time. */
+  email_trusted: Generated<number>;
   created_at: number;
   last_sign_in_at: number;
 }
@@ -339,6 +343,12 @@ export interface SsoAttemptsTable {
   token_hash: string | null;
   token_expires_at: number | null;
   token_consumed_at: number | null;
+  /** POST /v1/me/identities: the signed-in user this start links a provider to. */
+  link_user_id: string | null;
+  /** The provider's answer to a link, held until its user completes it (POST /v1/me/identities/complete). */
+  link_subject: string | null;
+  link_email: string | null;
+  link_email_trusted: number | null;
 }
 
 export interface SsoSeenAssertionsTable {

@@ -162,7 +162,7 @@ export async function markEmailVerified(
   environmentId: EnvironmentId,
   userId: string,
   now: number,
-): Promise<{ passwordRemoved: boolean } | 'banned'> {
+): Promise<{ passwordRemoved: boolean; proven: boolean } | 'banned'> {
   return atomically(db, async (db) => {
     const before = await db
       .selectFrom('users')
@@ -172,7 +172,7 @@ export async function markEmailVerified(
       .executeTakeFirst();
     // A banned account is frozen: the proof that would sign its owner in changes nothing either.
     if (before?.banned === 1) return 'banned';
-    if (!before || before.email_verified === 1) return { passwordRemoved: false };
+    if (!before || before.email_verified === 1) return { passwordRemoved: false, proven: false };
     await db
       .updateTable('users')
       .set({ email_verified: 1, password_hash: null, updated_at: now })
@@ -181,7 +181,7 @@ export async function markEmailVerified(
       .execute();
     announce(db, { kind: 'user', environmentId, userId });
     await recordEvent(db, environmentId, 'user.updated', await readUserData(db, environmentId, userId));
-    return { passwordRemoved: before.password_hash !== null };
+    return { passwordRemoved: before.password_hash !== null, proven: true };
   });
 }
 

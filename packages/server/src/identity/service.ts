@@ -42,6 +42,8 @@ export { userView };
  * organization. It takes the same organization locks as membership changes, so its verdict still
  * holds when the delete commits. The Organizations feature supplies it.
  */
+export type AddressProvenHook = (tx: Transaction<Database>, environment: Environment, userId: string) => Promise<void>;
+
 export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environment, userId: string) => Promise<void>;
 
 const INVALID_CREDENTIALS = 'The email or password is incorrect.';
@@ -367,6 +369,12 @@ export class IdentityService {
     return q.findUser(db, environment.id, userId);
   }
 
+  /** Locks the user's row (PostgreSQL; SQLite serializes writers) and reads it: decisions on the user's ways to sign in. */
+  async lockUser(tx: Transaction<Database>, environment: Environment, userId: string): Promise<q.UserRow | undefined> {
+    if (!(await q.lockUser(this.store, tx, environment.id, userId))) return undefined;
+    return q.findUser(tx, environment.id, userId);
+  }
+
   /** The user with this (normalized) address, read in the caller's transaction (`db` may be one). */
   findUserByEmail(db: Kysely<Database> | Transaction<Database>, environment: Environment, email: string): Promise<q.UserRow | undefined> {
     return q.findUserByEmail(db, environment.id, email);
@@ -390,6 +398,13 @@ export class IdentityService {
     await profileColumns(environment, input, this.acceptImageUrl);
   }
 
+  private readonly provenHooks: AddressProvenHook[] = [];
+
+  /** Runs in the transaction that first proves a user's address (other domains' takeover defences). */
+  onAddressProven(hook: AddressProvenHook): void {
+    this.provenHooks.push(hook);
+  }
+
   /** Records that the user proved they receive mail at their address (an emailed link, code or invitation). */
   async markEmailVerified(db: Kysely<Database> | Transaction<Database>, environment: Environment, userId: string): Promise<void> {
     // Pre-registration takeover: someone signs up with another person's address and a password of
@@ -401,6 +416,7 @@ export class IdentityService {
       const marked = await q.markEmailVerified(tx, environment.id, userId, this.now());
       if (marked === 'banned') throw userBanned();
       if (marked.passwordRemoved) await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
+      if (marked.proven) for (const hook of this.provenHooks) await hook(tx, environment, userId);
     };
     if (db.isTransaction) await claim(db as Transaction<Database>);
     else await inTransaction(this.db, claim);

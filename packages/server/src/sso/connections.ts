@@ -10,12 +10,18 @@ import type { SsoConnectionsTable } from '../db/schema.js';
 import { deriveSubkey } from '../lib/cursor.js';
 import type { EnvironmentId } from '../lib/ids.js';
 import type { OidcPreset } from './oidc/presets.js';
+import type { OAuth2Config } from './social/oauth2.js';
 
 export interface OidcConfig {
   preset: OidcPreset | null;
   issuer: string;
   clientId: string;
   scopes: string[];
+  /** Generic OIDC: the operator vouches for the IdP's email_verified (links existing accounts on a social connection). */
+  trustEmailVerified?: boolean;
+  /** Apple: the Team ID and Key ID that sign the client secret JWT (the key itself is stored sealed). */
+  teamId?: string;
+  keyId?: string;
 }
 
 export interface SamlConfig {
@@ -33,13 +39,22 @@ export type ConnectionRow = Selectable<SsoConnectionsTable>;
 
 export type Connection =
   | { id: string; type: 'oidc'; name: string; domains: string[]; config: OidcConfig; row: ConnectionRow }
+  | { id: string; type: 'oauth2'; name: string; domains: string[]; config: OAuth2Config; row: ConnectionRow }
   | { id: string; type: 'saml'; name: string; domains: string[]; config: SamlConfig; row: ConnectionRow };
+
+/** The connections whose browser comes back to the OAuth redirect URI (OIDC, presets, generic OAuth 2.0). */
+export type OAuthConnection = Connection & { type: 'oidc' | 'oauth2' };
 
 export function readConnection(row: ConnectionRow): Connection {
   const base = { id: row.id, name: row.name, domains: JSON.parse(row.domains) as string[], row };
-  return row.type === 'oidc'
-    ? { ...base, type: 'oidc', config: JSON.parse(row.config) as OidcConfig }
-    : { ...base, type: 'saml', config: JSON.parse(row.config) as SamlConfig };
+  if (row.type === 'oidc') return { ...base, type: 'oidc', config: JSON.parse(row.config) as OidcConfig };
+  if (row.type === 'oauth2') return { ...base, type: 'oauth2', config: JSON.parse(row.config) as OAuth2Config };
+  return { ...base, type: 'saml', config: JSON.parse(row.config) as SamlConfig };
+}
+
+/** What a sign-in button shows: the preset's name, else the protocol. */
+export function providerOf(connection: Connection): string {
+  return (connection.type === 'oidc' && connection.config.preset) || connection.type;
 }
 
 export function endpoints(baseUrl: string, id: string) {
@@ -63,8 +78,22 @@ export function connectionView(connection: Connection, baseUrl: string): SsoConn
     updatedAt: connection.row.updated_at,
   };
   if (connection.type === 'oidc') {
-    const { preset, issuer, clientId, scopes } = connection.config;
-    return { ...common, preset, issuer, clientId, scopes, redirectUri: urls.redirectUri };
+    const { preset, issuer, clientId, scopes, trustEmailVerified, teamId, keyId } = connection.config;
+    return {
+      ...common,
+      preset,
+      issuer,
+      clientId,
+      scopes,
+      ...(preset ? {} : { trustEmailVerified: trustEmailVerified ?? false }),
+      ...(teamId ? { teamId } : {}),
+      ...(keyId ? { keyId } : {}),
+      redirectUri: urls.redirectUri,
+    };
+  }
+  if (connection.type === 'oauth2') {
+    const { authorizationUrl, tokenUrl, userinfoUrl, clientId, scopes, userinfoFields, trustEmailVerified, tokenEndpointAuthMethod } = connection.config;
+    return { ...common, authorizationUrl, tokenUrl, userinfoUrl, clientId, scopes, userinfoFields, trustEmailVerified, tokenEndpointAuthMethod, redirectUri: urls.redirectUri };
   }
   const { idpEntityId, idpSsoUrl, allowIdpInitiated } = connection.config;
   return { ...common, idpEntityId, idpSsoUrl, allowIdpInitiated, spEntityId: urls.spEntityId, acsUrl: urls.acsUrl, spMetadataUrl: urls.spMetadataUrl };

@@ -15,15 +15,20 @@ import { linkWithToken, validateRedirectUrl } from '../flows/redirect.js';
 import type { RequestContext, SessionService } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
-import { endpoints, type Connection } from './connections.js';
+import { endpoints, providerOf, type Connection, type OAuthConnection } from './connections.js';
 import { OidcError, type OidcProfile } from './oidc/presets.js';
+import { holdLink } from './identity-queries.js';
+import type { HeldLink, IdentityRecorder } from './identity-service.js';
+import { appleUserName } from './social/apple.js';
+import { isSocial, vouchesForEmail } from './social/trust.js';
 import * as q from './queries.js';
 import type { SamlReplayLedger } from './saml/index.js';
+
+import type { SsoConnectionService } from './service.js';
 
 /** The IdP libraries load on first use (npm start stays fast). */
 const oidcClient = () => import('./oidc/client.js');
 const samlCore = () => import('./saml/index.js');
-import type { SsoConnectionService } from './service.js';
 
 export const ATTEMPT_TTL_MS = 10 * 60_000;
 /** The handoff token only crosses one redirect: a short life is enough. */
@@ -36,7 +41,7 @@ export interface Redirect {
 }
 
 /** A failure that is reported to the application through redirectUrl (DESIGN "SSO"). */
-class SignInRefused extends Error {
+export class SignInRefused extends Error {
   constructor(
     readonly code: string,
     message: string,
@@ -74,6 +79,8 @@ export class SsoFlowService {
       tenancy: TenancyService;
       baseUrl: string;
       now: () => number;
+      /** Writes identities with their webhook event (identity-service.ts). */
+      identities: IdentityRecorder;
     },
   ) {}
 
@@ -81,7 +88,7 @@ export class SsoFlowService {
     return this.options.store.db;
   }
 
-  private async oidcConfiguration(environment: Environment, connection: Connection & { type: 'oidc' }): Promise<Configuration> {
+  private async oidcConfiguration(environment: Environment, connection: OAuthConnection): Promise<Configuration> {
     const cached = this.configs.get(connection.id);
     if (cached && cached.version === connection.row.updated_at && cached.at + DISCOVERY_CACHE_MS > Date.now()) return cached.config;
     const config = await (await oidcClient()).discover(this.options.connections.oidcSettings(environment, connection));
@@ -90,7 +97,8 @@ export class SsoFlowService {
     return config;
   }
 
-  async start(environment: Environment, input: { email?: string; connectionId?: string; redirectUrl: string }): Promise<{ url: string }> {
+  /** With `linkUserId` (POST /v1/me/identities) the provider is linked to that user instead of signing in. */
+  async start(environment: Environment, input: { email?: string; connectionId?: string; redirectUrl: string }, linkUserId?: string): Promise<{ url: string }> {
     requireSso(environment);
     const redirect = validateRedirectUrl(environment, input.redirectUrl);
     let connection: Connection | undefined;
@@ -108,8 +116,8 @@ export class SsoFlowService {
     // Expired starts are swept as new ones arrive (as captured mail is): they must not pile up.
     await q.sweepAttempts(this.db, environment.id, now);
     const urls = endpoints(this.options.baseUrl, connection.id);
-    const attempt = { id: newId('ssoa', environment.id), connection_id: connection.id, redirect_url: redirect.href, created_at: now, expires_at: now + ATTEMPT_TTL_MS };
-    if (connection.type === 'oidc') {
+    const attempt = { id: newId('ssoa', environment.id), connection_id: connection.id, redirect_url: redirect.href, created_at: now, expires_at: now + ATTEMPT_TTL_MS, link_user_id: linkUserId ?? null };
+    if (connection.type === 'oidc' || connection.type === 'oauth2') {
       let config: Configuration;
       try {
         config = await this.oidcConfiguration(environment, connection);
@@ -141,7 +149,9 @@ export class SsoFlowService {
     if (!environmentId) throw apiError('not_found', `SSO connection ${connectionId} does not exist.`);
     const environment = await this.options.tenancy.getEnvironment(environmentId);
     const connection = await this.options.connections.get(environment, connectionId);
-    if (connection.type !== type) throw apiError('not_found', `SSO connection ${connectionId} is not a ${type.toUpperCase()} connection.`);
+    // OIDC and plain OAuth 2.0 connections share the redirect URI.
+    const kind = connection.type === 'oauth2' ? 'oidc' : connection.type;
+    if (kind !== type) throw apiError('not_found', `SSO connection ${connectionId} is not a ${type.toUpperCase()} connection.`);
     return { environment, connection };
   }
 
@@ -152,7 +162,12 @@ export class SsoFlowService {
 
   async oidcCallback(connectionId: string, query: URLSearchParams): Promise<Redirect> {
     const { environment, connection } = await this.callbackConnection(connectionId, 'oidc');
-    if (connection.type !== 'oidc') throw new Error('unreachable');
+    if (connection.type === 'saml') throw new Error('unreachable');
+    // Apple's form_post: the name comes once, unsigned, beside the code; the ID token is taken
+    // from the token endpoint only, never from the form.
+    const appleName = connection.type === 'oidc' && connection.config.preset === 'apple' ? appleUserName(query.get('user')) : null;
+    query.delete('user');
+    query.delete('id_token');
     const state = query.get('state');
     if (!state) throw apiError('invalid_request', INVALID_STATE, { fields: ['state'] });
     const attempt = await q.consumeAttemptByState(this.db, environment.id, connection.id, sha256Hex(state), this.options.now());
@@ -174,10 +189,12 @@ export class SsoFlowService {
         if (error instanceof OidcError) throw new SignInRefused(error.reason === 'idp_error' ? 'access_denied' : error.reason, error.message);
         throw error;
       }
+      if (appleName) profile = { ...profile, firstName: profile.firstName ?? appleName.firstName, lastName: profile.lastName ?? appleName.lastName };
       // A verified email proves the address only where the operator let this IdP speak: a
       // connection that lists domains vouches for those alone (an IdP administrator can give any
-      // user any address, and a squatted account would later pull its owner into it).
-      return this.account(environment, connection, { ...profile, emailTrusted: profile.emailVerified && vouchedFor(connection, profile.email) });
+      // user any address, and a squatted account would later pull its owner into it). A social
+      // connection trusts the flag only from providers known to verify, or when the operator says so.
+      return this.account(environment, connection, { ...profile, emailTrusted: profile.emailVerified && vouchedFor(connection, profile.email) }, attempt.link_user_id);
     });
   }
 
@@ -247,16 +264,19 @@ export class SsoFlowService {
         emailTrusted: domainOk,
         firstName: firstOf(assertion.attributes, ['givenName', 'firstName', `${WS_CLAIMS}/givenname`]),
         lastName: firstOf(assertion.attributes, ['surname', 'lastName', `${WS_CLAIMS}/surname`]),
-      });
+      }, attempt?.link_user_id ?? null);
     });
   }
 
   /** Runs the protocol step; success issues the handoff token, a refusal goes back as error=…. */
-  private async finish(environment: Environment, attempt: { id: string; redirect_url: string }, step: () => Promise<string>): Promise<Redirect> {
+  private async finish(environment: Environment, attempt: { id: string; redirect_url: string }, step: () => Promise<string | HeldLink>): Promise<Redirect> {
     try {
       const userId = await step();
       const token = newSecret('', 32);
-      await q.setHandoff(this.db, environment.id, attempt.id, userId, sha256Hex(token), this.options.now() + HANDOFF_TTL_MS);
+      const expiresAt = this.options.now() + HANDOFF_TTL_MS;
+      // A link's token only completes it for the user who started it (identity-service.ts).
+      if (typeof userId !== 'string') await holdLink(this.db, environment.id, attempt.id, { ...userId, tokenHash: sha256Hex(token), expiresAt });
+      else await q.setHandoff(this.db, environment.id, attempt.id, userId, sha256Hex(token), expiresAt);
       return { location: linkWithToken(new URL(attempt.redirect_url), token) };
     } catch (error) {
       if (error instanceof SignInRefused) return { location: withError(attempt.redirect_url, error.code, error.message) };
@@ -275,14 +295,16 @@ export class SsoFlowService {
     environment: Environment,
     connection: Connection,
     profile: OidcProfile & { emailTrusted: boolean },
-  ): Promise<string> {
+    linkUserId: string | null = null,
+  ): Promise<string | HeldLink> {
     const now = this.options.now();
     const email = profile.email ? normalizeEmail(profile.email) : null;
     const known = await q.findIdentity(this.db, environment.id, connection.id, profile.subject);
+    if (linkUserId) return this.options.identities.holdable(connection, known, linkUserId, { subject: profile.subject, email, emailTrusted: profile.emailTrusted });
     if (known) {
       const user = await this.options.identity.findUser(this.db, environment, known.user_id);
       if (user) {
-        await q.touchIdentity(this.db, environment.id, connection.id, profile.subject, email, now);
+        await q.touchIdentity(this.db, environment.id, connection.id, profile.subject, email, now, profile.emailTrusted);
         if (email) await this.proveAddress(environment, user, email, profile.emailTrusted);
         return user.id;
       }
@@ -292,11 +314,15 @@ export class SsoFlowService {
     if (!email) throw new SignInRefused('email_missing', 'The identity provider sent no email address for this account; configure it to release the email claim or attribute.');
     // An address this sign-in cannot vouch for gets one answer whether or not an account has it:
     // anyone who can put an unverified address on an IdP account would otherwise learn which
-    // addresses have accounts here (account enumeration), one round trip per guess.
-    if (!profile.emailTrusted) {
+    // addresses have accounts here (account enumeration), one round trip per guess. The exception
+    // is a social provider nobody vouches for (generic, without trustEmailVerified; OAuth 2.0
+    // without an emailVerified field): DESIGN lets it create an unverified account, and never link.
+    const social = isSocial(connection);
+    const unvouched = social && !vouchesForEmail(connection);
+    if (!profile.emailTrusted && !unvouched) {
       throw new SignInRefused(
         'email_not_verified',
-        connection.type === 'oidc' && !profile.emailVerified
+        connection.type !== 'saml' && !profile.emailVerified
           ? 'The identity provider has not verified this email address, so this sign-in cannot be used with it. Verify it at the provider, or sign in with your usual method.'
           : `The email domain is not one of this connection's domains (${connection.domains.join(', ') || 'none'}), so this sign-in cannot be used with it. Sign in with your usual method.`,
       );
@@ -304,32 +330,34 @@ export class SsoFlowService {
     const domainListed = connection.domains.includes(emailDomain(email));
     const existing = await this.options.identity.findUserByEmail(this.db, environment, email);
     if (existing) {
-      // The address is proven (so saying an account has it tells its owner nothing new), but only a
-      // connection that lists the domain may link to an account made some other way.
-      if (!domainListed) {
+      // Enterprise: the address is proven, but only a connection that lists the domain may link to an
+      // account made some other way. Social: only providers known to verify emails link
+      // (DESIGN "Linking by email on social connections").
+      if (social ? !profile.emailTrusted : !domainListed) {
         throw new SignInRefused(
           'account_exists',
-          'An account with this email already exists and this connection does not speak for its domain. Sign in with your usual method.',
+          social
+            ? 'An account with this email already exists and this provider cannot prove it owns it. Sign in with your usual method, then connect this account from your profile.'
+            : 'An account with this email already exists and this connection does not speak for its domain. Sign in with your usual method.',
         );
       }
-      const linked = await this.bind(environment, connection, profile.subject, existing.id, email, now);
+      const linked = await this.bind(environment, connection, profile.subject, existing.id, email, profile.emailTrusted, now);
       if (linked === existing.id) await this.proveAddress(environment, existing, email, profile.emailTrusted);
       return linked;
     }
     if (!environment.settings.signUp) throw new SignInRefused('method_disabled', 'Sign-up is disabled for this environment, so this sign-in cannot create an account.');
     const user = await this.options.identity.createUser(environment, {
       email,
-      emailVerified: true,
+      emailVerified: profile.emailTrusted,
       ...(profile.firstName ? { firstName: profile.firstName } : {}),
       ...(profile.lastName ? { lastName: profile.lastName } : {}),
     });
-    return this.bind(environment, connection, profile.subject, user.id, email, now);
+    return this.bind(environment, connection, profile.subject, user.id, email, profile.emailTrusted, now);
   }
 
   /** Records the identity; when a racing sign-in of the same subject got there first, its user wins. */
-  private async bind(environment: Environment, connection: Connection, subject: string, userId: string, email: string, now: number): Promise<string> {
-    await q.insertIdentity(this.db, environment.id, { connection_id: connection.id, subject, user_id: userId, email, now });
-    return (await q.findIdentity(this.db, environment.id, connection.id, subject))?.user_id ?? userId;
+  private async bind(environment: Environment, connection: Connection, subject: string, userId: string, email: string, trusted: boolean, now: number): Promise<string> {
+    return (await this.options.identities.record(environment, connection, { subject, userId, email, emailTrusted: trusted, now })).userId;
   }
 
   /**
@@ -350,9 +378,9 @@ export class SsoFlowService {
   }
 
   /** For GET /v1/environment: names, ids and domains, nothing secret. */
-  async publicList(environment: Environment): Promise<{ id: string; name: string; type: 'oidc' | 'saml'; domains: string[] }[]> {
-    if (!environment.settings.authMethods.sso) return [];
-    return (await this.options.connections.list(environment)).map((c) => ({ id: c.id, name: c.name, type: c.type, domains: c.domains }));
+  async publicList(environment: Environment): Promise<{ id: string; name: string; type: Connection['type']; domains: string[]; provider: string }[]> {
+    const list = environment.settings.authMethods.sso ? await this.options.connections.list(environment) : [];
+    return list.map((c) => ({ id: c.id, name: c.name, type: c.type, domains: c.domains, provider: providerOf(c) }));
   }
 }
 
@@ -368,8 +396,12 @@ function emailDomain(email: string): string {
   return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 }
 
-/** OIDC: a connection without domains vouches for every address its IdP verifies; one with domains, for those. */
+/**
+ * OIDC and OAuth 2.0: a connection with domains vouches for the addresses at them that its IdP
+ * verifies; a social one (no domains) for every address its provider verifies, when that provider
+ * is one known to verify or its operator set trustEmailVerified.
+ */
 function vouchedFor(connection: Connection, email: string | null): boolean {
-  return connection.domains.length === 0 || (email !== null && connection.domains.includes(emailDomain(email)));
+  if (connection.domains.length === 0) return vouchesForEmail(connection);
+  return email !== null && connection.domains.includes(emailDomain(email));
 }
-

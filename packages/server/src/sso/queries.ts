@@ -137,6 +137,8 @@ export function consumeHandoff(db: Db, environmentId: EnvironmentId, tokenHash: 
     .set({ token_consumed_at: now })
     .where('environment_id', '=', environmentId)
     .where('token_hash', '=', tokenHash)
+    // A link's token completes a link for its user; it never signs anyone in.
+    .where('link_user_id', 'is', null)
     .where('token_consumed_at', 'is', null)
     .where('token_expires_at', '>', now)
     .returning(['user_id', 'connection_id'])
@@ -153,31 +155,36 @@ export function findIdentity(db: Db, environmentId: EnvironmentId, connectionId:
     .executeTakeFirst();
 }
 
+/** Records an identity; false when a racing first sign-in of the same subject linked it a moment ago. */
 export async function insertIdentity(
   db: Db,
   environmentId: EnvironmentId,
-  row: { connection_id: string; subject: string; user_id: string; email: string | null; now: number },
-) {
-  await db
+  row: { id: string; connection_id: string; subject: string; user_id: string; email: string | null; email_trusted: boolean; now: number },
+): Promise<boolean> {
+  const result = await db
     .insertInto('sso_identities')
     .values({
       environment_id: environmentId,
+      id: row.id,
       connection_id: row.connection_id,
       subject: row.subject,
       user_id: row.user_id,
       email: row.email,
+      email_trusted: row.email_trusted ? 1 : 0,
       created_at: row.now,
       last_sign_in_at: row.now,
     })
-    // A racing first sign-in of the same subject may have linked it a moment ago: same key, same user.
+    // Same key, same user: the first one wins and the caller reads it back.
     .onConflict((oc) => oc.columns(['environment_id', 'connection_id', 'subject']).doNothing())
-    .execute();
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
 
-export async function touchIdentity(db: Db, environmentId: EnvironmentId, connectionId: string, subject: string, email: string | null, now: number) {
+export async function touchIdentity(db: Db, environmentId: EnvironmentId, connectionId: string, subject: string, email: string | null, now: number, trusted = false) {
   await db
     .updateTable('sso_identities')
-    .set({ last_sign_in_at: now, email })
+    // Once a sign-in brings a trusted email, the identity no longer counts as an unvouched one.
+    .set(trusted ? { last_sign_in_at: now, email, email_trusted: 1 } : { last_sign_in_at: now, email })
     .where('environment_id', '=', environmentId)
     .where('connection_id', '=', connectionId)
     .where('subject', '=', subject)

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Deleted, SignedIn, SsoConnection, SsoConnectionList, SsoStarted } from '@gatehouse/contract';
+import { Deleted, OidcPreset, SignedIn, SsoConnection, SsoConnectionList, SsoStarted, UserinfoFields } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
@@ -17,7 +17,7 @@ const Str = (max: number) => Type.String({ minLength: 1, maxLength: max });
 const connectionFields = {
   name: Str(100),
   domains: Type.Array(Str(253), { maxItems: 50 }),
-  preset: Type.Union([Type.Literal('google'), Type.Literal('github'), Type.Literal('microsoft'), Type.Null()]),
+  preset: Type.Union([OidcPreset, Type.Null()]),
   issuer: Str(2048),
   clientId: Str(512),
   clientSecret: Str(2048),
@@ -28,16 +28,27 @@ const connectionFields = {
   idpCertificate: Str(16 * 1024),
   allowIdpInitiated: Type.Boolean(),
   idpInitiatedRedirectUrl: Type.Union([Str(2048), Type.Null()]),
+  // Generic OAuth 2.0 (type "oauth2"), and trustEmailVerified for generic OIDC too.
+  authorizationUrl: Str(2048),
+  tokenUrl: Str(2048),
+  userinfoUrl: Str(2048),
+  userinfoFields: UserinfoFields,
+  trustEmailVerified: Type.Boolean(),
+  tokenEndpointAuthMethod: Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post')]),
+  // Apple: the client secret is a JWT signed with this key.
+  teamId: Str(20),
+  keyId: Str(20),
+  privateKey: Str(8 * 1024),
 };
 const optional = Object.fromEntries(Object.entries(connectionFields).map(([k, v]) => [k, Type.Optional(v)])) as {
   [K in keyof typeof connectionFields]: ReturnType<typeof Type.Optional<(typeof connectionFields)[K]>>;
 };
 const CreateBody = Type.Object(
-  { type: Type.Union([Type.Literal('oidc'), Type.Literal('saml')]), ...optional },
+  { type: Type.Union([Type.Literal('oidc'), Type.Literal('oauth2'), Type.Literal('saml')]), ...optional },
   {
     additionalProperties: false,
     description:
-      'OIDC: {type:"oidc", name, domains, issuer, clientId, clientSecret, scopes?} or {type:"oidc", preset, name, domains, clientId, clientSecret}. SAML: {type:"saml", name, domains, idpMetadataXml} or the three idp* fields.',
+      'OIDC: {type:"oidc", name, domains, issuer, clientId, clientSecret, scopes?, trustEmailVerified?} or {type:"oidc", preset, name, domains, clientId, clientSecret} (Apple: teamId, keyId, privateKey instead of clientSecret). OAuth 2.0: {type:"oauth2", name, domains, authorizationUrl, tokenUrl, userinfoUrl, clientId, clientSecret, scopes?, userinfoFields:{id, email, emailVerified?}, trustEmailVerified?}. SAML: {type:"saml", name, domains, idpMetadataXml} or the three idp* fields. domains: [] makes a social connection, started by connectionId only.',
   },
 );
 const PatchBody = Type.Object(optional, { additionalProperties: false });
@@ -129,6 +140,23 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ connections: SsoConnectionSe
       const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
       const { location } = await flows.oidcCallback(request.params.connectionId, query);
       return reply.code(303).header('cache-control', 'no-store').redirect(location, 303);
+    },
+  );
+
+  app.post(
+    '/v1/sso/oidc/:connectionId/callback',
+    {
+      schema: {
+        summary: 'OIDC redirect URI, response_mode=form_post (Sign in with Apple posts its answer)',
+        tags,
+        params: IdParams('connectionId'),
+        // Strings only, as at the ACS: anything else is a 400 naming the field.
+        body: Type.Record(Type.String(), Type.String({ maxLength: 16 * 1024 }), { description: 'The form the provider posts: code, state, and for Apple user.' }),
+      },
+    },
+    async (request, reply) => {
+      const { location } = await flows.oidcCallback(request.params.connectionId, new URLSearchParams(request.body ?? {}));
+      return reply.header('cache-control', 'no-store').redirect(location, 303);
     },
   );
 

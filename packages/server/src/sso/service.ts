@@ -13,12 +13,15 @@ import { resolveSendAddresses, SendRefused, systemResolver, type Resolver } from
 import { guardedFetch } from '../lib/guarded-fetch.js';
 import { endpointUrlProblem } from '../webhooks/addresses.js';
 import type { Environment } from '../tenancy/settings.js';
-import { connectionView, readConnection, SecretSealer, type Connection, type OidcConfig, type SamlConfig } from './connections.js';
-import { DEFAULT_SCOPES, GITHUB_SCOPES, OidcError, PRESET_ISSUERS, GITHUB, type OidcPreset, type OidcSettings } from './oidc/presets.js';
+import { connectionView, readConnection, SecretSealer, type Connection, type OAuthConnection, type OidcConfig, type SamlConfig } from './connections.js';
+import { isOAuthPreset, OidcError, PRESET_ISSUERS, GITHUB, presetScopes, type OidcPreset, type OidcSettings } from './oidc/presets.js';
 import * as q from './queries.js';
+import { appleClientSecret } from './social/apple.js';
+import { appleFields, oauth2Config, type OAuth2Input } from './social/connection-config.js';
+import { discordEndpoints, DISCORD, type OAuth2Config } from './social/oauth2.js';
 
-export interface ConnectionInput {
-  type?: 'oidc' | 'saml';
+export interface ConnectionInput extends OAuth2Input {
+  type?: 'oidc' | 'oauth2' | 'saml';
   name?: string;
   domains?: string[];
   preset?: OidcPreset | null;
@@ -34,6 +37,9 @@ export interface ConnectionInput {
   idpCertificates?: string[];
   allowIdpInitiated?: boolean;
   idpInitiatedRedirectUrl?: string | null;
+  teamId?: string;
+  keyId?: string;
+  privateKey?: string;
 }
 
 /** Where the presets live and how the IdP is reached; tests point them at local stand-ins. */
@@ -143,49 +149,95 @@ export class SsoConnectionService {
     return guardedFetch({ environmentType: 'production', resolve: this.hooks.resolve ?? systemResolver, ...(this.hooks.fetch ? { transport: this.hooks.fetch } : {}) });
   }
 
-  /** The OIDC settings to talk to the IdP with, secret opened. */
-  oidcSettings(environment: Environment, connection: Connection & { type: 'oidc' }): OidcSettings {
-    const secret = connection.row.client_secret ? this.sealer.open(environment.id, connection.id, connection.row.client_secret) : '';
-    const { preset, issuer, clientId, scopes } = connection.config;
+  /** The sealed secret read back: the client secret, or Apple's private key. */
+  private storedSecret(environment: Environment, connection: Connection): string {
+    return connection.row.client_secret ? this.sealer.open(environment.id, connection.id, connection.row.client_secret) : '';
+  }
+
+  /** The OIDC or OAuth 2.0 settings to talk to the provider with, secret opened. */
+  oidcSettings(environment: Environment, connection: OAuthConnection): OidcSettings {
+    const secret = this.storedSecret(environment, connection);
+    if (connection.type === 'oauth2') return this.oauth2Settings(environment, connection.config, secret);
+    const { preset, issuer, clientId, scopes, teamId, keyId } = connection.config;
     const settings: OidcSettings = { preset, issuer, clientId, clientSecret: secret, scopes };
     const fetch = this.idpFetch(environment);
     if (fetch) settings.fetch = fetch;
     if (preset === 'github' && this.presetIssuers.github) settings.apiBase = this.presetIssuers.github;
+    if (preset === 'discord') settings.oauth2 = discordEndpoints(this.presetIssuers.discord);
+    if (preset === 'apple') {
+      settings.clientSecret = '';
+      settings.clientSecretJwt = () => appleClientSecret({ teamId: teamId!, keyId: keyId!, clientId, privateKey: secret, now: this.now() });
+    }
+    return settings;
+  }
+
+  private oauth2Settings(environment: Environment, config: OAuth2Config, secret: string): OidcSettings {
+    const { authorizationUrl, tokenUrl, userinfoUrl, userinfoFields, tokenEndpointAuthMethod } = config;
+    const settings: OidcSettings = {
+      preset: null,
+      issuer: new URL(authorizationUrl).origin,
+      clientId: config.clientId,
+      clientSecret: secret,
+      scopes: config.scopes,
+      oauth2: { authorizationUrl, tokenUrl, userinfoUrl, fields: userinfoFields, authMethod: tokenEndpointAuthMethod },
+    };
+    const fetch = this.idpFetch(environment);
+    if (fetch) settings.fetch = fetch;
     return settings;
   }
 
   private presetIssuer(preset: OidcPreset): string {
     if (preset === 'github') return this.presetIssuers.github ?? GITHUB.issuer;
+    if (preset === 'discord') return this.presetIssuers.discord ?? new URL(DISCORD.authorizationUrl).origin;
     return this.presetIssuers[preset] ?? PRESET_ISSUERS[preset];
   }
 
   private async oidcConfig(environment: Environment, input: ConnectionInput, secret: string): Promise<OidcConfig> {
     const preset = input.preset ?? null;
     if (!input.clientId) throw invalid('clientId', 'clientId is required: the client (application) id the IdP gave you.');
-    if (!secret) throw invalid('clientSecret', 'clientSecret is required: the client secret the IdP gave you.');
+    const apple = preset === 'apple' ? appleFields(input, secret) : null;
+    if (!apple && !secret) throw invalid('clientSecret', 'clientSecret is required: the client secret the IdP gave you.');
+    if (preset && input.trustEmailVerified !== undefined) {
+      throw invalid('trustEmailVerified', `trustEmailVerified is for generic connections; the ${preset} preset already knows whether its provider verifies emails.`);
+    }
     let issuer: string;
-    if (preset) {
+    if (preset === 'gitlab' && input.issuer) {
+      // A self-managed GitLab is the same provider at another address.
+      issuer = checkIdpUrl(environment, input.issuer, 'issuer');
+    } else if (preset) {
       issuer = this.presetIssuer(preset);
     } else {
-      if (!input.issuer) throw invalid('issuer', 'issuer is required for a generic OIDC connection (or name a preset: google, github, microsoft).');
+      if (!input.issuer) throw invalid('issuer', 'issuer is required for a generic OIDC connection (or name a preset: google, github, microsoft, apple, gitlab, discord, linkedin).');
       issuer = checkIdpUrl(environment, input.issuer, 'issuer');
     }
-    const scopes = input.scopes?.length ? input.scopes : preset === 'github' ? GITHUB_SCOPES : DEFAULT_SCOPES;
-    if (preset !== 'github' && !scopes.includes('openid')) throw invalid('scopes', 'scopes must include openid.');
-    if (preset !== 'github') {
+    const scopes = input.scopes?.length ? input.scopes : presetScopes(preset);
+    if (!isOAuthPreset(preset) && !scopes.includes('openid')) throw invalid('scopes', 'scopes must include openid.');
+    if (!isOAuthPreset(preset)) {
       // The IdP libraries load on first use: a start that never sees SSO never pays for them.
       const { discover } = await import('./oidc/client.js');
       const fetch = this.idpFetch(environment);
       let metadata: Record<string, unknown>;
       try {
-        metadata = { ...(await discover({ preset, issuer, clientId: input.clientId, clientSecret: secret, scopes, ...(fetch ? { fetch } : {}) })).serverMetadata() };
+        metadata = { ...(await discover({ preset, issuer, clientId: input.clientId, clientSecret: apple ? '' : secret, scopes, ...(fetch ? { fetch } : {}) })).serverMetadata() };
       } catch (error) {
         if (error instanceof OidcError) throw invalid('issuer', error.message);
         throw error;
       }
       if (environment.type === 'production') await this.checkServerEndpoints(metadata);
     }
-    return { preset, issuer, clientId: input.clientId, scopes };
+    return {
+      preset,
+      issuer,
+      clientId: input.clientId,
+      scopes,
+      ...(preset ? {} : { trustEmailVerified: input.trustEmailVerified ?? false }),
+      ...(apple ?? {}),
+    };
+  }
+
+  /** The secret a create or patch seals: Apple's private key, else the client secret. */
+  private incomingSecret(input: ConnectionInput): string | undefined {
+    return input.preset === 'apple' ? input.privateKey : input.clientSecret;
   }
 
   /**
@@ -254,13 +306,20 @@ export class SsoConnectionService {
   }
 
   async create(environment: Environment, input: ConnectionInput): Promise<Connection> {
-    if (input.type !== 'oidc' && input.type !== 'saml') throw invalid('type', 'type must be "oidc" or "saml".');
+    if (input.type !== 'oidc' && input.type !== 'oauth2' && input.type !== 'saml') throw invalid('type', 'type must be "oidc", "oauth2" or "saml".');
+    if (input.type !== 'oidc' && input.preset) throw invalid('preset', 'Presets are OIDC connections: send type "oidc" with a preset.');
     if (!input.name?.trim()) throw invalid('name', 'name is required: it labels the sign-in button.');
     const domains = normalizeDomains(input.domains ?? []);
     await this.assertDomainsFree(environment, domains);
     const id = newId('ssoc', environment.id);
     const now = this.now();
-    const config = input.type === 'oidc' ? await this.oidcConfig(environment, input, input.clientSecret ?? '') : await this.samlConfig(environment, input);
+    const secret = this.incomingSecret(input) ?? '';
+    const config =
+      input.type === 'oidc'
+        ? await this.oidcConfig(environment, input, secret)
+        : input.type === 'oauth2'
+          ? oauth2Config(environment, input, secret, checkIdpUrl)
+          : await this.samlConfig(environment, input);
     await inTransaction(this.db, async (tx) => {
       await q.insertConnection(tx, environment.id, {
         id,
@@ -268,7 +327,7 @@ export class SsoConnectionService {
         name: input.name!.trim(),
         domains: JSON.stringify(domains),
         config: JSON.stringify(config),
-        client_secret: input.type === 'oidc' ? this.sealer.seal(environment.id, id, input.clientSecret!) : null,
+        client_secret: input.type === 'saml' ? null : this.sealer.seal(environment.id, id, secret),
         created_at: now,
         updated_at: now,
       });
@@ -283,14 +342,18 @@ export class SsoConnectionService {
     if (!name) throw invalid('name', 'name cannot be empty.');
     const domains = patch.domains !== undefined ? normalizeDomains(patch.domains) : current.domains;
     await this.assertDomainsFree(environment, domains, id);
-    let config: OidcConfig | SamlConfig;
+    let config: OidcConfig | OAuth2Config | SamlConfig;
     let clientSecret = current.row.client_secret;
-    if (current.type === 'oidc') {
-      const secret = patch.clientSecret ?? this.oidcSettings(environment, current).clientSecret;
+    if (current.type === 'oidc' || current.type === 'oauth2') {
       const merged: ConnectionInput = { ...current.config, ...patch };
-      if (merged.preset) delete merged.issuer;
-      config = await this.oidcConfig(environment, merged, secret);
-      if (patch.clientSecret !== undefined) clientSecret = this.sealer.seal(environment.id, id, patch.clientSecret);
+      if (current.type === 'oidc' && patch.preset !== undefined && patch.preset !== current.config.preset) {
+        throw invalid('preset', 'A connection cannot change its preset; create a new one.');
+      }
+      const incoming = this.incomingSecret(merged);
+      const secret = incoming ?? this.storedSecret(environment, current);
+      if (merged.preset && merged.preset !== 'gitlab') delete merged.issuer;
+      config = current.type === 'oidc' ? await this.oidcConfig(environment, merged, secret) : oauth2Config(environment, merged, secret, checkIdpUrl);
+      if (incoming !== undefined) clientSecret = this.sealer.seal(environment.id, id, incoming);
     } else {
       // Fields left out keep their values; new metadata replaces the three IdP fields.
       const merged: ConnectionInput = { ...current.config, ...patch };

@@ -3,7 +3,7 @@ import { Environment } from '@gatehouse/contract';
 import { environmentOf } from '../http/credentials.js';
 import { effectiveRateLimit, type Environment as EnvironmentRecord } from './settings.js';
 
-type SsoConnectionSummary = { id: string; name: string; type: 'oidc' | 'saml'; domains: string[] };
+type SsoConnectionSummary = { id: string; name: string; type: 'oidc' | 'oauth2' | 'saml'; domains: string[]; provider: string };
 
 export const tenancyRoutes: FastifyPluginAsyncTypebox<{ ssoConnections?: (environment: EnvironmentRecord) => Promise<SsoConnectionSummary[]> }> = async (
   app,

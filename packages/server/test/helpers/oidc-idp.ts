@@ -12,18 +12,27 @@ import { BASE_URL } from './app.js';
 
 export interface IdpAccount {
   email?: string;
-  email_verified?: boolean;
+  /** Apple sends "true"/"false" strings. */
+  email_verified?: boolean | string;
   /** Entra ID's optional claim: the tenant verified the email's domain. */
   xms_edov?: boolean;
   given_name?: string;
   family_name?: string;
 }
 
+export interface TestClient {
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  /** Default client_secret_basic; Apple-style clients post theirs. */
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post';
+}
+
 export interface TestOidcIdp {
   issuer: string;
   accounts: Map<string, IdpAccount>;
   /** Registers the client (its redirect URI is known once the connection exists). */
-  setClient(client: { clientId: string; clientSecret: string; redirectUri: string }): void;
+  setClient(client: TestClient): void;
   /** Signs ID tokens with a key of its own while the JWKS still publishes the real one (same kid). */
   signWithForeignKey(on: boolean): Promise<void>;
   /** Stops answering (an IdP that is down) until `up()`. */
@@ -44,7 +53,7 @@ export async function startOidcIdp(): Promise<TestOidcIdp> {
   const realKey = await signingKey('idp-key-1');
   let signing = realKey;
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
-  let client: { clientId: string; clientSecret: string; redirectUri: string } = { clientId: 'placeholder', clientSecret: 'placeholder-secret', redirectUri: `${BASE_URL}/none` };
+  let client: TestClient = { clientId: 'placeholder', clientSecret: 'placeholder-secret', redirectUri: `${BASE_URL}/none` };
   let isDown = false;
 
   const server: Server = createServer((req, res) => {
@@ -67,10 +76,12 @@ export async function startOidcIdp(): Promise<TestOidcIdp> {
           redirect_uris: [client.redirectUri],
           response_types: ['code'],
           grant_types: ['authorization_code'],
+          token_endpoint_auth_method: client.tokenEndpointAuthMethod ?? 'client_secret_basic',
         },
       ],
       jwks: { keys: [signing] },
-      claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['given_name', 'family_name'] },
+      // `name` is Apple's scope: it releases the name in the form post, never in a claim.
+      claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['given_name', 'family_name'], name: [] },
       conformIdTokenClaims: false,
       pkce: { required: () => true },
       findAccount: async (_ctx: unknown, id: string) => ({

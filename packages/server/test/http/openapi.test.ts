@@ -46,6 +46,7 @@ describe('GET /v1/openapi.json', () => {
       'get /v1/assets/{namespace}/{sha256}',
       'get /v1/sso/saml/{connectionId}/metadata',
       'get /v1/sso/oidc/{connectionId}/callback',
+      'post /v1/sso/oidc/{connectionId}/callback',
       'post /v1/sso/saml/{connectionId}/acs',
       'get /hosted/assets/hosted.js',
       'get /hosted/{environmentId}/{page}',

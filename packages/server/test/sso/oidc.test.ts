@@ -107,7 +107,7 @@ describe(`OIDC single sign-on against a real OpenID Provider (${testDb()})`, () 
 
   it('GET /v1/environment lists the connection', async () => {
     const env = json(await t.call({ method: 'GET', url: '/v1/environment', credential: t.project.development.publishableKey }));
-    expect(env.ssoConnections).toContainEqual({ id: connection.id, name: 'Corp OIDC', type: 'oidc', domains: ['corp.test'] });
+    expect(env.ssoConnections).toContainEqual({ id: connection.id, name: 'Corp OIDC', type: 'oidc', domains: ['corp.test'], provider: 'oidc' });
   });
 
   it('a bad issuer and an unreachable discovery document are clear 400s; production refuses http', async () => {

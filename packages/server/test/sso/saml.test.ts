@@ -47,7 +47,7 @@ describe(`SAML single sign-on through the API (${testDb()})`, () => {
 
   it('GET /v1/environment lists the connection (id, name, type, domains)', async () => {
     const env = await t.call({ method: 'GET', url: '/v1/environment', credential: t.project.development.publishableKey });
-    expect(json(env).ssoConnections).toEqual([{ id: connection.id, name: 'Corp', type: 'saml', domains: ['corp.test'] }]);
+    expect(json(env).ssoConnections).toEqual([{ id: connection.id, name: 'Corp', type: 'saml', domains: ['corp.test'], provider: 'saml' }]);
   });
 
   it('signs a new user up, and the second sign-in is the same user', async () => {

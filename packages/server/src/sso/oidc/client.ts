@@ -6,15 +6,19 @@
  */
 import * as oidc from 'openid-client';
 
+import { appleBoolean } from '../social/apple.js';
+import { fetchUserinfo, profileFromUserinfo } from '../social/oauth2.js';
 import { GITHUB, OidcError, type OidcProfile, type OidcSettings } from './presets.js';
 
 export * from './presets.js';
 
 /** client_secret_basic unless the IdP offers only client_secret_post (DESIGN "OIDC defaults"). */
-function clientAuth(secret: string): oidc.ClientAuth {
-  const basic = oidc.ClientSecretBasic(secret);
-  const post = oidc.ClientSecretPost(secret);
+function clientAuth(secret: string, jwt?: () => string): oidc.ClientAuth {
+  // Apple: a JWT signed afresh for each request stands for the secret, sent in the body.
+  if (jwt) return (as, client, body, headers) => oidc.ClientSecretPost(jwt())(as, client, body, headers);
   return (as, client, body, headers) => {
+    const basic = oidc.ClientSecretBasic(secret);
+    const post = oidc.ClientSecretPost(secret);
     const methods = as.token_endpoint_auth_methods_supported;
     const onlyPost = Array.isArray(methods) && methods.includes('client_secret_post') && !methods.includes('client_secret_basic');
     return (onlyPost ? post : basic)(as, client, body, headers);
@@ -35,6 +39,19 @@ function describe(error: unknown): string {
 }
 
 export async function discover(settings: OidcSettings): Promise<oidc.Configuration> {
+  if (settings.oauth2) {
+    const { authorizationUrl, tokenUrl, authMethod } = settings.oauth2;
+    const config = new oidc.Configuration(
+      { issuer: new URL(authorizationUrl).origin, authorization_endpoint: authorizationUrl, token_endpoint: tokenUrl },
+      settings.clientId,
+      settings.clientSecret,
+      authMethod === 'client_secret_post' ? oidc.ClientSecretPost(settings.clientSecret) : oidc.ClientSecretBasic(settings.clientSecret),
+    );
+    // Only development connections may name http endpoints (checked when saved).
+    if (tokenUrl.startsWith('http:')) oidc.allowInsecureRequests(config);
+    if (settings.fetch) config[oidc.customFetch] = settings.fetch;
+    return config;
+  }
   if (settings.preset === 'github') {
     // A stand-in GitHub (tests) serves the web and API endpoints under one base.
     const base = settings.apiBase;
@@ -52,7 +69,8 @@ export async function discover(settings: OidcSettings): Promise<oidc.Configurati
   }
   let config: oidc.Configuration;
   try {
-    config = await oidc.discovery(new URL(settings.issuer), settings.clientId, { client_secret: settings.clientSecret }, clientAuth(settings.clientSecret), {
+    const metadata = settings.clientSecret ? { client_secret: settings.clientSecret } : {};
+    config = await oidc.discovery(new URL(settings.issuer), settings.clientId, metadata, clientAuth(settings.clientSecret, settings.clientSecretJwt), {
       ...insecureOptions(settings.issuer),
       ...(settings.fetch ? { [oidc.customFetch]: settings.fetch } : {}),
       timeout: 10,
@@ -81,7 +99,8 @@ export async function authorizationUrl(config: oidc.Configuration, settings: Oid
   const codeVerifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const github = settings.preset === 'github';
-  const nonce = github ? null : oidc.randomNonce();
+  const plain = github || settings.oauth2 !== undefined;
+  const nonce = plain ? null : oidc.randomNonce();
   const parameters: Record<string, string> = {
     redirect_uri: redirectUri,
     scope: settings.scopes.join(' '),
@@ -91,6 +110,8 @@ export async function authorizationUrl(config: oidc.Configuration, settings: Oid
   };
   if (nonce) parameters.nonce = nonce;
   if (!github) parameters.response_type = 'code';
+  // Apple answers with a POST when name or email is asked for (and refuses a query answer then).
+  if (settings.preset === 'apple') parameters.response_mode = 'form_post';
   return { url: oidc.buildAuthorizationUrl(config, parameters).href, state, nonce, codeVerifier };
 }
 
@@ -109,13 +130,14 @@ export async function completeAuthorization(
     throw new OidcError('idp_error', `The identity provider refused the sign-in (${error.slice(0, 100)}${description ? `: ${description.slice(0, 200)}` : ''}).`);
   }
   const github = settings.preset === 'github';
+  const plain = github || settings.oauth2 !== undefined;
   let tokens;
   try {
     tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
       pkceCodeVerifier: expected.codeVerifier,
       expectedState: expected.state,
       ...(expected.nonce ? { expectedNonce: expected.nonce } : {}),
-      idTokenExpected: !github,
+      idTokenExpected: !plain,
     });
   } catch (cause) {
     const unreachable = cause instanceof TypeError || (cause instanceof Error && /fetch failed|ECONNREFUSED|timeout|aborted/i.test(describe(cause)));
@@ -125,14 +147,24 @@ export async function completeAuthorization(
     );
   }
   if (github) return githubProfile(tokens.access_token, settings.apiBase ?? GITHUB.api, settings.fetch);
+  if (settings.oauth2) {
+    const userinfo = await fetchUserinfo(settings.oauth2.userinfoUrl, tokens.access_token, settings.fetch);
+    return profileFromUserinfo(userinfo, settings.oauth2.fields);
+  }
   const claims = tokens.claims();
   if (!claims) throw new OidcError('invalid_response', 'The identity provider returned no ID token.');
+  return profileFromClaims(claims, settings.preset);
+}
+
+/** The person in a verified ID token's claims. */
+export function profileFromClaims(claims: Record<string, unknown> & { sub: string }, preset: OidcSettings['preset']): OidcProfile {
   return {
     subject: claims.sub,
     email: str(claims.email),
     // Entra ID never sends email_verified; its optional xms_edov says the tenant verified the email's
     // domain. Honoured for any connection (a single-tenant Entra ID is a generic one), as what the IdP signs.
-    emailVerified: claims.email_verified === true || claims.xms_edov === true,
+    // Apple sends its booleans as "true"/"false" strings too.
+    emailVerified: claims.email_verified === true || claims.xms_edov === true || (preset === 'apple' && appleBoolean(claims.email_verified)),
     firstName: str(claims.given_name),
     lastName: str(claims.family_name),
   };
