@@ -19,7 +19,9 @@ export function installLingeringClose(app: FastifyInstance): void {
     const raw = request.raw;
     const connection = reply.getHeader('connection');
     const socket = raw.socket;
-    if (!raw.complete && socket && typeof connection === 'string' && connection.toLowerCase() === 'close') {
+    const hasBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
+    // Not while the server closes (503): that answer must close its connection.
+    if (reply.statusCode !== 503 && hasBody && !raw.complete && socket && typeof connection === 'string' && connection.toLowerCase() === 'close') {
       reply.removeHeader('connection');
       const close = () => {
         if (!raw.complete) socket.destroy();
