@@ -132,6 +132,7 @@ export function createPlatform(api: Api) {
     signingKeys: {
       list: (environmentId: string) => api<SigningKeyList>('GET', env(environmentId, 'signing-keys')),
       rotate: (environmentId: string) => api<SigningKey>('POST', env(environmentId, 'signing-keys', 'rotate')),
+      revoke: (environmentId: string, kid: string) => api<SigningKey>('POST', env(environmentId, 'signing-keys', kid, 'revoke')),
     },
     users: {
       list: (environmentId: string, query: PageQuery & { query?: string }) =>

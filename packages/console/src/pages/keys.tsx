@@ -104,7 +104,7 @@ export function KeysTab({ platform, environment }: { platform: Platform; environ
         <Loaded state={signingKeys} what="signing keys">
           {(keys) => (
             <Table
-              headings={['Key id', 'Algorithm', 'State', 'Signs from', 'Published until']}
+              headings={['Key id', 'Algorithm', 'State', 'Signs from', 'Published until', '']}
               empty={keys.data.length === 0 && 'No key yet: the first token signed creates one.'}
             >
               {keys.data.map((k) => (
@@ -116,6 +116,25 @@ export function KeysTab({ platform, environment }: { platform: Platform; environ
                   <td>{k.state}</td>
                   <td>{formatTime(k.activatesAt)}</td>
                   <td>{k.publishUntil ? formatTime(k.publishUntil) : '—'}</td>
+                  <td>
+                    <ConfirmButton
+                      label="Revoke"
+                      title={`Revoke signing key ${k.kid}`}
+                      message={
+                        <p>
+                          For a key that may have leaked. It leaves the published keys at once and every access token it signed is refused
+                          by Gatehouse at once{k.state === 'active' ? '; a new key signs from now on' : ''}. Sessions stay signed in: their
+                          next refresh gets a token from the current key. Backends verifying tokens offline accept its tokens until they
+                          fetch the keys again.
+                        </p>
+                      }
+                      confirmLabel="Revoke key"
+                      onConfirm={async () => {
+                        await platform.signingKeys.revoke(environment.id, k.kid);
+                        signingKeys.reload();
+                      }}
+                    />
+                  </td>
                 </tr>
               ))}
             </Table>

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { CredentialKind } from '../http/credentials.js';
 import { answerClientError, answerFrameworkError, installErrorHandling, MAX_PARAM_LENGTH } from '../http/error-handler.js';
+import { installLingeringClose } from '../http/lingering-close.js';
 import { addErrorResponses, errorResponseComponents, type DocumentedRoute } from '../http/openapi-errors.js';
 import { requestIdGenerator } from '../http/logging.js';
 import { installSecurityHeaders, securityHeaders } from '../http/security-headers.js';
@@ -62,6 +63,7 @@ export async function createFramework(options: AppOptions): Promise<FastifyInsta
   app.setValidatorCompiler(validatorCompiler);
   installSecurityHeaders(app, headers);
   installErrorHandling(app, headers);
+  installLingeringClose(app);
 
   // The API speaks JSON only; Fastify's default text/plain parser would let a string reach
   // validation and turn a 415 into a confusing 400.

@@ -161,6 +161,8 @@ export interface SigningKeysTable {
   /** When the key stops signing: null while no successor is scheduled; may lie in the future. */
   retired_at: number | null;
   publish_until: number | null;
+  /** When an operator revoked it (0024): unpublished at once, its tokens refused, never signing again. */
+  revoked_at: number | null;
 }
 
 export interface MonthlyActiveUsersTable {

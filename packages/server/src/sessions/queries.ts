@@ -16,6 +16,7 @@ export async function listLiveSigningKeys(db: Db, environmentId: EnvironmentId, 
     .selectFrom('signing_keys')
     .selectAll()
     .where('environment_id', '=', environmentId)
+    .where('revoked_at', 'is', null)
     .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', now)]))
     .orderBy('activates_at', 'asc')
     .execute();
@@ -24,10 +25,30 @@ export async function listLiveSigningKeys(db: Db, environmentId: EnvironmentId, 
 export async function findSigningKey(db: Db, environmentId: EnvironmentId, kid: string) {
   return db
     .selectFrom('signing_keys')
-    .select(['id', 'algorithm', 'public_jwk'])
+    .select(['id', 'algorithm', 'public_jwk', 'created_at', 'activates_at', 'retired_at', 'publish_until', 'revoked_at'])
     .where('environment_id', '=', environmentId)
     .where('id', '=', kid)
     .executeTakeFirst();
+}
+
+/**
+ * Withdraws a key: it stops signing (if it still did), leaves the JWKS now, and is marked revoked.
+ * Only a key not revoked yet; returns whether this call revoked it.
+ */
+export async function revokeSigningKey(
+  db: Db,
+  environmentId: EnvironmentId,
+  kid: string,
+  change: { now: number; retiredAt: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('signing_keys')
+    .set({ revoked_at: change.now, publish_until: change.now, retired_at: change.retiredAt })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', kid)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /** Live keys (active and pending) and every retired key still within its publication window, latest activation first. */
@@ -36,6 +57,7 @@ export async function listPublishedSigningKeys(db: Db, environmentId: Environmen
     .selectFrom('signing_keys')
     .select(['id', 'algorithm', 'public_jwk', 'created_at', 'activates_at', 'retired_at', 'publish_until'])
     .where('environment_id', '=', environmentId)
+    .where('revoked_at', 'is', null)
     .where((eb) => eb.or([eb('retired_at', 'is', null), eb('publish_until', '>', now)]))
     .orderBy('activates_at', 'desc')
     .orderBy('created_at', 'desc')

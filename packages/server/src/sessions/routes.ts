@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
 import { IdParams } from '../http/schemas.js';
+import { apiError } from '../lib/errors.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { SessionService } from './service.js';
 import { ACTIVATION_MARGIN_MS, JWKS_MAX_AGE_SECONDS, KEY_ACTIVATION_DELAY_MS, VERIFIER_COOLDOWN_MS } from './key-schedule.js';
@@ -234,6 +235,32 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
       const environment = await tenancy.getEnvironment(request.params.environmentId);
       const { key, created } = await keys.rotate(environment, { immediate: request.body.immediate === true });
       return reply.code(created ? 201 : 200).send(key);
+    },
+  );
+
+  app.post(
+    '/v1/platform/environments/:environmentId/signing-keys/:kid/revoke',
+    {
+      config: { credentials: ['platform'] },
+      schema: {
+        summary: 'Revoke a (compromised) signing key: it leaves the JWKS and its tokens are refused at once',
+        description: [
+          'The key is unpublished at once and never signs again; `/v1/me*` refuses the access tokens it signed on every node',
+          '(401 unauthenticated). A key that was signing is first replaced by a new key that signs at once (an emergency',
+          'rotation); a pending key is dropped and the active key signs on. Sessions are not revoked: a refresh gets a token',
+          'from the current key. Offline verifiers accept the revoked key\'s tokens until they fetch the JWKS again',
+          '(docs/verifying-tokens.md). Answers the revoked key (`state: "retired"`); revoking it again changes nothing.',
+        ].join(' '),
+        tags: ['platform'],
+        params: Type.Object({ environmentId: Type.String({ maxLength: 100 }), kid: Type.String({ maxLength: 100 }) }),
+        response: { 200: SigningKey },
+      },
+    },
+    async (request) => {
+      const environment = await tenancy.getEnvironment(request.params.environmentId);
+      const key = await keys.revoke(environment, request.params.kid);
+      if (!key) throw apiError('not_found', `Signing key ${request.params.kid} was not found in environment ${environment.id}.`);
+      return key;
     },
   );
 };

@@ -285,6 +285,8 @@ export class SessionService {
       caughtUp = await this.freshness(cached.environment, request);
       // Taken again: a change applied while waiting has dropped it.
       cached = caughtUp ? this.cache?.get(environmentId, claims.sid) : undefined;
+      // So is the token: a key revocation announced before this request is applied by now.
+      if (caughtUp) await this.tokens.verify(token);
     }
     let record = cached ?? (await this.readSession(environmentId, claims.sid));
     let liveness = record && sessionLiveness(record.environment, record.times, this.now());

@@ -86,7 +86,7 @@ type KeyRow = Selectable<SigningKeysTable>;
 /** Another node changed the schedule between our read and our write: read again and retry. */
 class ScheduleChanged extends Error {}
 
-function toView(row: Omit<KeyRow, 'environment_id' | 'private_key' | 'public_jwk'>, now: number): SigningKeyView {
+function toView(row: Omit<KeyRow, 'environment_id' | 'private_key' | 'public_jwk' | 'revoked_at'>, now: number): SigningKeyView {
   return {
     kid: row.id,
     algorithm: row.algorithm as TokenAlgorithm,
@@ -183,9 +183,49 @@ export class SigningKeys {
     return loading;
   }
 
-  /** Drops this node's view of which key signs, so the next token reads it anew (a rotation elsewhere). */
+  /**
+   * Drops this node's view of the environment's keys, so the next token reads it anew: which key
+   * signs (a rotation elsewhere) and which keys verify (a revocation elsewhere).
+   */
   forget(environmentId: string): void {
     this.current.delete(environmentId);
+    const prefix = `${environmentId}/`;
+    for (const cacheKey of this.verification.keys()) if (cacheKey.startsWith(prefix)) this.verification.delete(cacheKey);
+    for (const cacheKey of this.signers.keys()) if (cacheKey.startsWith(prefix)) this.signers.delete(cacheKey);
+  }
+
+  /** Whether this node still holds `kid` as a verification key: false once a revocation was heard. */
+  holdsVerificationKey(environmentId: EnvironmentId, kid: string): boolean {
+    return this.verification.has(`${environmentId}/${kid}`);
+  }
+
+  /**
+   * Withdraws a (compromised) key: it leaves the JWKS at once and its tokens are refused. A key
+   * signing now is first replaced by one that signs at once (the emergency rotation); a pending key
+   * is dropped, and the active key goes on signing. Idempotent; undefined for an unknown kid.
+   */
+  async revoke(environment: Environment, kid: string): Promise<SigningKeyView | undefined> {
+    const environmentId = environment.id;
+    const row = await q.findSigningKey(this.store.db, environmentId, kid);
+    if (!row) return undefined;
+    if (row.revoked_at === null) {
+      if (keyState(row, this.now()) === 'active') await this.settle(environment, 'rotate-now');
+      await this.store.db.transaction().execute(async (tx) => {
+        const now = this.now();
+        const live = splitLive(await q.listLiveSigningKeys(tx, environmentId, now), now);
+        const retiredAt = row.retired_at !== null && row.retired_at <= now ? row.retired_at : now;
+        await q.revokeSigningKey(tx, environmentId, kid, { now, retiredAt });
+        // The active key was to retire when this pending one activated: it signs on instead.
+        if (live.pending?.id === kid && live.active) {
+          await q.setSigningKeyRetirement(tx, environmentId, live.active.id, live.active.retired_at, { retired_at: null, publish_until: null });
+        }
+      });
+      // Every node (this one at once) drops its keys of the environment and reads them anew.
+      this.forget(environmentId);
+      changeFeed(this.store.db).publish({ kind: 'environment', environmentId });
+    }
+    const revoked = (await q.findSigningKey(this.store.db, environmentId, kid))!;
+    return toView(revoked, this.now());
   }
 
   /**
@@ -291,21 +331,24 @@ export class SigningKeys {
       activates_at: 0,
       retired_at: null,
       publish_until: null,
+      revoked_at: null,
     };
     const signer: SigningKey = { kid, alg, privateKey, encodedHeader: encodedHeader(alg, kid) };
     return { row, signer, verification: { kid, alg, publicKey } satisfies VerificationKey };
   }
 
   /**
-   * The public key `kid` of this environment, or undefined. Public keys never change, so they are
-   * cached for good; a key of another environment is never found, because the look-up is scoped.
+   * The public key `kid` of this environment, 'revoked', or undefined. Public keys never change, so
+   * they are cached until a revocation is heard (forget); a key of another environment is never
+   * found, because the look-up is scoped.
    */
-  async verificationKey(environmentId: EnvironmentId, kid: string): Promise<VerificationKey | undefined> {
+  async verificationKey(environmentId: EnvironmentId, kid: string): Promise<VerificationKey | 'revoked' | undefined> {
     const cacheKey = `${environmentId}/${kid}`;
     const cached = this.verification.get(cacheKey);
     if (cached) return cached;
     const row = await q.findSigningKey(this.store.db, environmentId, kid);
     if (!row) return undefined;
+    if (row.revoked_at !== null) return 'revoked';
     const key: VerificationKey = {
       kid: row.id,
       alg: row.algorithm as TokenAlgorithm,

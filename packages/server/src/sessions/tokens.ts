@@ -39,6 +39,8 @@ export interface IssueInput {
 
 export interface VerifiedToken {
   environmentId: EnvironmentId;
+  /** The signing key's id, checked again when a cached verification is reused (revocation). */
+  kid: string;
   claims: AccessTokenClaims;
 }
 
@@ -169,7 +171,12 @@ export class AccessTokens {
    * caller's check. Throws 401 unauthenticated.
    */
   async verify(token: string): Promise<VerifiedToken> {
-    const known = this.verified.get(token);
+    let known = this.verified.get(token);
+    // A token verified before its key was revoked is checked again (and refused).
+    if (known && !this.keys.holdsVerificationKey(known.environmentId, known.kid)) {
+      this.verified.delete(token);
+      known = undefined;
+    }
     const verified = known ?? (await this.verifySignatureAndShape(token));
     this.checkTime(verified.claims);
     if (!known && this.cacheSize > 0) {
@@ -210,6 +217,9 @@ export class AccessTokens {
     }
 
     const key = await this.keys.verificationKey(environmentId, kid);
+    if (key === 'revoked') {
+      throw refuse(`The signing key "${kid}" of this token was revoked. Refresh the session for a token signed by the current key.`);
+    }
     if (!key) {
       throw refuse(`Unknown signing key "${kid}" for environment ${environmentId}. The token was not issued by this environment.`);
     }
@@ -232,7 +242,7 @@ export class AccessTokens {
     if (typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string') {
       throw refuse('The access token lacks "sub", "sid" or "jti".');
     }
-    return { environmentId, claims: claims as AccessTokenClaims };
+    return { environmentId, kid, claims: claims as AccessTokenClaims };
   }
 
   private checkTime({ exp, nbf }: AccessTokenClaims): void {

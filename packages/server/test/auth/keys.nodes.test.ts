@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret } from '../../src/lib/crypto.js';
-import { decodeJwt, json, refresh, signUp } from '../helpers/identity.js';
+import { decodeJwt, json, me, refresh, signUp } from '../helpers/identity.js';
 import { REDIS_SUITE, REDIS_URL } from '../helpers/redis.js';
 import { startRelayedNodes, type RelayedNodes } from '../helpers/relay.js';
 import { within } from '../helpers/wait.js';
@@ -45,5 +45,29 @@ describe.skipIf(!REDIS_URL)(`signing-key rotation across nodes ${REDIS_SUITE}`, 
       return kidOf(session.accessToken);
     };
     await within(5000, async () => (await kidSignedByB()) === fresh);
+  });
+  it('a revoked key is refused by /v1/me on the other node at once, and leaves its JWKS', async () => {
+    const { a, b } = nodes;
+    const environment = (await a.createProject('revoked across nodes')).development;
+    const user = await signUp(b, { environment });
+    const leaked = kidOf(user.accessToken);
+    // B has verified the token and cached its key and session.
+    expect((await me(b, user.accessToken)).statusCode).toBe(200);
+    expect((await me(b, user.accessToken)).statusCode).toBe(200);
+
+    const revoked = await a.call({
+      method: 'POST',
+      url: `/v1/platform/environments/${environment.id}/signing-keys/${leaked}/revoke`,
+      credential: platformKey,
+    });
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    // Answered means announced: B, caught up before it serves a cached session, refuses at once.
+    const refused = await me(b, user.accessToken);
+    expect(refused.statusCode, refused.body).toBe(401);
+    const jwks = await b.call({ method: 'GET', url: `/v1/environments/${environment.id}/.well-known/jwks.json` });
+    expect((json(jwks).keys as Array<{ kid: string }>).map((k) => k.kid)).not.toContain(leaked);
+    const next = json(await refresh(b, user.refreshToken, environment)).session as { accessToken: string };
+    expect(kidOf(next.accessToken)).not.toBe(leaked);
+    expect((await me(a, next.accessToken)).statusCode).toBe(200);
   });
 });
