@@ -1,3 +1,4 @@
+import { readErrorBody } from '@gatehouse/contract/error-body';
 import type { Gatehouse } from '@gatehouse/js';
 
 /** A refusal of the platform API, carrying its message (every server error is shown as its message). */
@@ -6,6 +7,8 @@ export class ApiFailure extends Error {
     message: string,
     readonly code: string,
     readonly status: number,
+    /** On a 429: the seconds the server asked to wait. */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -35,17 +38,16 @@ export function createApi(client: Gatehouse): Api {
     }
     if (response.status === 204) return undefined as T;
     const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
     if (!response.ok) {
-      const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-      throw new ApiFailure(error?.message ?? `The server answered ${response.status}.`, error?.code ?? 'unknown', response.status);
+      // The one reading of a refusal that every Gatehouse client shares (packages/contract).
+      const read = readErrorBody(response.status, response.headers.get('retry-after'), text);
+      throw new ApiFailure(read.message, read.code, read.status, read.retryAfter);
     }
-    return parsed as T;
+    try {
+      return (text ? JSON.parse(text) : undefined) as T;
+    } catch {
+      throw new ApiFailure(`The server answered ${response.status} with a body that is not JSON. Check that the console is served by Gatehouse.`, 'internal', response.status);
+    }
   };
 }
 
