@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { Gatehouse } from '@gatehouse/js';
 import type { Operator } from '@gatehouse/contract';
+import { readErrorBody } from '@gatehouse/contract/error-body';
 import { ApiFailure } from '../api.js';
 import { ErrorMessage, useAction } from '../ui.js';
 
@@ -22,8 +23,12 @@ export function SetupPage({ client, onDone }: { client: Gatehouse; onDone: () =>
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ token, password, ...(email ? { email } : {}), ...(firstName ? { firstName } : {}) }),
       });
-      const body = (await response.json()) as Operator & { error?: { code: string; message: string } };
-      if (!response.ok) throw new ApiFailure(body.error?.message ?? `The server answered ${response.status}.`, body.error?.code ?? '', response.status);
+      const text = await response.text();
+      if (!response.ok) {
+        const read = readErrorBody(response.status, response.headers.get('retry-after'), text);
+        throw new ApiFailure(read.message, read.code, read.status, read.retryAfter);
+      }
+      const body = JSON.parse(text) as Operator;
       await client.signIn.password({ email: body.email, password });
       onDone();
     });
