@@ -11,7 +11,7 @@ import type {
   MemberRemoved,
   Organization,
   OperatorInvitation,
-  OperatorList,
+  OperatorPage,
   OrganizationPage,
   OutboxEmailList,
   PlatformEnvironment,
@@ -75,13 +75,14 @@ export type CreateSsoConnectionBody =
   | { type: 'saml'; name: string; domains: string[]; idpMetadataXml: string }
   | {
       type: 'oidc';
-      preset?: 'google' | 'github' | 'microsoft';
+      preset?: 'google' | 'github' | 'microsoft' | 'gitlab' | 'discord' | 'linkedin';
       name: string;
       domains: string[];
       issuer?: string;
       clientId: string;
       clientSecret: string;
-    };
+    }
+  | { type: 'oidc'; preset: 'apple'; name: string; domains: string[]; clientId: string; teamId: string; keyId: string; privateKey: string };
 
 const PLATFORM = '/v1/platform';
 
@@ -199,7 +200,7 @@ export function createPlatform(api: Api) {
       remove: (environmentId: string, connectionId: string) => api<Deleted>('DELETE', env(environmentId, 'sso-connections', connectionId)),
     },
     operators: {
-      list: () => api<OperatorList>('GET', path('operators')),
+      list: (query: PageQuery) => api<OperatorPage>('GET', withQuery(path('operators'), { ...query })),
       invite: (email: string) => api<OperatorInvitation>('POST', path('operators', 'invitations'), { email }),
       remove: (userId: string) => api<void>('DELETE', path('operators', userId)),
     },
