@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKey, startIssuer, type TestIssuer } from '../../backend/test/helpers/issuer.js';
 import { authenticate } from '../src/server/authenticate.js';
 import { resolveConfig } from '../src/server/config.js';
-import { crossSiteRefusal, type RequestFacts } from '../src/server/request.js';
+import { crossSiteRefusal, schemeOf, type RequestFacts } from '../src/server/request.js';
 
 const facts = (overrides: Partial<RequestFacts>): RequestFacts => ({
   authorization: null,
@@ -13,6 +13,7 @@ const facts = (overrides: Partial<RequestFacts>): RequestFacts => ({
   accept: null,
   host: 'app.example.com',
   forwardedHost: null,
+  protocol: undefined,
   method: undefined,
   ...overrides,
 });
@@ -28,6 +29,18 @@ describe('cross-site request forgery with the session cookie', () => {
     for (const origin of ['https://app.example.com.evil.test', 'https://evilapp.example.com', 'https://app.example.com@evil.test']) {
       expect(crossSiteRefusal(facts({ origin }), [])).toBeDefined();
     }
+  });
+
+  it('a page on plain http of the same host is refused when the app is served over https', () => {
+    expect(crossSiteRefusal(facts({ origin: 'http://app.example.com', method: 'POST', protocol: 'https:' }), [])).toMatch(/cross-site request forgery/);
+    expect(crossSiteRefusal(facts({ origin: 'https://app.example.com', method: 'POST', protocol: 'https:' }), [])).toBeUndefined();
+  });
+
+  it('the request scheme comes from X-Forwarded-Proto, else the request URL', () => {
+    expect(schemeOf('https', 'http://internal:3000/x')).toBe('https:');
+    expect(schemeOf('https, http', undefined)).toBe('https:');
+    expect(schemeOf(null, 'https://app.example.com/x')).toBe('https:');
+    expect(schemeOf('gopher', undefined)).toBeUndefined();
   });
 
   it('an opaque "null" origin (sandboxed iframe, data: URL) is refused', () => {

@@ -3,7 +3,7 @@ import { notFound, redirect } from 'next/navigation';
 import { createGatehouseClient, type HasCheck, type User } from '@gatehouse/backend';
 import { authenticate, SESSION_COOKIE, type AuthObject, type SignedInAuthObject } from './authenticate.js';
 import { resolveConfig } from './config.js';
-import { isDocumentRequest, type RequestFacts } from './request.js';
+import { isDocumentRequest, schemeOf, type RequestFacts } from './request.js';
 
 /** Set by gatehouseMiddleware for auth.protect()'s redirect back; used only as a same-origin path. */
 export const URL_HEADER = 'x-gatehouse-url';
@@ -19,6 +19,8 @@ async function requestFacts(): Promise<{ facts: RequestFacts; get: (name: string
     accept: h.get('accept'),
     host: h.get('host'),
     forwardedHost: h.get('x-forwarded-host'),
+    // next/headers gives no URL: the scheme is known when a proxy (or Next itself) says it.
+    protocol: schemeOf(h.get('x-forwarded-proto'), undefined),
     // A server action is always a POST; elsewhere next/headers does not say.
     method: h.has('next-action') ? 'POST' : undefined,
   };

@@ -1,6 +1,6 @@
 import type { HasCheck } from '@gatehouse/backend';
 import { NextResponse, type NextFetchEvent, type NextRequest } from 'next/server';
-import { signInRedirect, URL_HEADER, type ProtectOptions } from './auth.js';
+import { safePath, signInRedirect, URL_HEADER, type ProtectOptions } from './auth.js';
 import { authenticate, SESSION_COOKIE, type AuthObject, type SignedInAuthObject } from './authenticate.js';
 import { resolveConfig, type GatehouseNextOptions } from './config.js';
 import { interstitialResponse } from './interstitial.js';
@@ -57,7 +57,8 @@ export function gatehouseMiddleware(handler?: MiddlewareHandler, options: Gateho
       async protect(check?: HasCheck, protectOptions: ProtectOptions = {}): Promise<SignedInAuthObject> {
         if (!result.isSignedIn) {
           if (document || request.headers.get('rsc') === '1') {
-            const target = signInRedirect(protectOptions.signInUrl ?? config.signInUrl, path);
+            // Only a same-origin path goes back: `//evil.example` is a path to the URL parser but a host to a browser.
+            const target = signInRedirect(protectOptions.signInUrl ?? config.signInUrl, safePath(path));
             throw new ProtectAnswer(NextResponse.redirect(new URL(target, url), 307));
           }
           throw new ProtectAnswer(new NextResponse(null, { status: 404 }));

@@ -8,15 +8,30 @@ export interface RequestFacts {
   accept: string | null;
   host: string | null;
   forwardedHost: string | null;
+  /** The scheme the browser used, when known: `x-forwarded-proto`, else the request URL's. */
+  protocol: string | undefined;
   /** Known in the middleware and for server actions; undefined in server components. */
   method: string | undefined;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-function hostOf(origin: string): string | undefined {
+function parsedOrigin(origin: string): { host: string; protocol: string } | undefined {
   try {
-    return new URL(origin).host.toLowerCase();
+    const url = new URL(origin);
+    return { host: url.host.toLowerCase(), protocol: url.protocol };
+  } catch {
+    return undefined;
+  }
+}
+
+/** `https:` from `x-forwarded-proto: https` or a URL's `https:`. */
+export function schemeOf(forwardedProto: string | null, url: string | undefined): string | undefined {
+  const forwarded = forwardedProto?.split(',')[0]?.trim().toLowerCase();
+  if (forwarded === 'http' || forwarded === 'https') return `${forwarded}:`;
+  if (!url) return undefined;
+  try {
+    return new URL(url).protocol;
   } catch {
     return undefined;
   }
@@ -36,8 +51,9 @@ export function crossSiteRefusal(facts: RequestFacts, allowedOrigins: string[]):
   const { origin } = facts;
   if (origin !== null) {
     const own = (facts.forwardedHost?.split(',')[0]?.trim() ?? facts.host)?.toLowerCase();
-    const host = origin === 'null' ? undefined : hostOf(origin);
-    if (host !== undefined && host === own) return undefined;
+    const from = origin === 'null' ? undefined : parsedOrigin(origin);
+    // The same host over another scheme (a page on plain http) is another origin, when the scheme is known.
+    if (from !== undefined && from.host === own && (facts.protocol === undefined || facts.protocol === from.protocol)) return undefined;
     if (allowedOrigins.some((allowed) => allowed.replace(/\/+$/, '') === origin)) return undefined;
     return `A request from a page on ${origin} carried the session cookie, and that is not this app's origin: it is treated as signed out (cross-site request forgery). List the origin in GATEHOUSE_ALLOWED_ORIGINS if it is yours.`;
   }
@@ -75,6 +91,7 @@ export function factsOfRequest(request: Request, sessionCookie: string): Request
     accept: h.get('accept'),
     host: h.get('host'),
     forwardedHost: h.get('x-forwarded-host'),
+    protocol: schemeOf(h.get('x-forwarded-proto'), request.url),
     method: request.method,
   };
 }
