@@ -72,7 +72,8 @@ export function startTracing(config: OtelConfig): Tracing {
       new HttpInstrumentation(),
       new UndiciInstrumentation(),
       new PgInstrumentation(),
-      new IORedisInstrumentation(),
+      // The command name only: keys and arguments can hold email keys and token hashes.
+      new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
       new FastifyOtelInstrumentation({ registerOnInitialization: true }),
     ],
   });
