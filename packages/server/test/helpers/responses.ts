@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 
-/** Headers that vary per request whoever asks: the clock and the rate-limit counters. */
-const PER_REQUEST_HEADERS = new Set(['date', 'x-ratelimit-remaining', 'x-ratelimit-reset']);
+/** Headers that vary per request whoever asks: the clock, the rate-limit counters and the request id. */
+const PER_REQUEST_HEADERS = new Set(['date', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id']);
 
 /**
  * What a caller can observe of an answer, minus what changes with every request. Two answers that

@@ -89,16 +89,20 @@ describe(`SSO presets (${testDb()})`, () => {
     expect(landed.searchParams.get('error')).toBe('email_not_verified');
   });
 
-  it('github: a verified email of an existing account made another way is not linked by a connection without domains (error=account_exists)', async () => {
+  it('github: a connection without domains is a social connection, and links an existing account by a GitHub-verified email (DESIGN: linking by email on social connections)', async () => {
     const connection = json(await t.call({ method: 'GET', url: `/v1/platform/environments/${t.project.development.id}/sso-connections`, credential: t.platformKey })).data.find(
       (c: { preset?: string }) => c.preset === 'github',
     );
     const email = uniqueEmail('octo-existing');
-    await signUp(t, { email });
+    const existing = await signUp(t, { email });
     github.signInAs({ id: 4242, name: 'Oct O', emails: [{ email, primary: true, verified: true }] });
     const landed = await finish(new TestBrowser(t), json(await ssoStart(t, t.project.development, { connectionId: connection.id })).url);
-    expect(landed.searchParams.get('token')).toBeNull();
-    expect(landed.searchParams.get('error')).toBe('account_exists');
+    expect(landed.searchParams.get('error')).toBeNull();
+    const token = landed.searchParams.get('token');
+    expect(token).not.toBeNull();
+    const verified = await t.call({ method: 'POST', url: '/v1/auth/sso/verify', credential: t.project.development.publishableKey, payload: { token } });
+    expect(verified.statusCode, verified.body).toBe(200);
+    expect(json(verified).user.id).toBe(existing.userId);
   });
 
   describe('microsoft (Entra ID claim shape)', () => {
