@@ -409,14 +409,17 @@ export class IdentityService {
   async markEmailVerified(db: Kysely<Database> | Transaction<Database>, environment: Environment, userId: string): Promise<void> {
     // Pre-registration takeover: someone signs up with another person's address and a password of
     // their own, and waits. When the owner first proves the address (an emailed link or code, an
-    // invitation), that password and every session made with it go, so the account is the owner's.
+    // invitation), that password and every session go, so the account is the owner's.
     // A banned user is refused (403 user_banned) before anything changes: a refused sign-in must
     // not verify the address or remove the password, which would outlive an unban.
     const claim = async (tx: Transaction<Database>) => {
       const marked = await q.markEmailVerified(tx, environment.id, userId, this.now());
       if (marked === 'banned') throw userBanned();
-      if (marked.passwordRemoved) await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
-      if (marked.proven) for (const hook of this.provenHooks) await hook(tx, environment, userId);
+      if (!marked.proven) return;
+      // Every session goes, not only those a password made: a squatter may have come in through a
+      // provider that vouches for nothing, and the hooks below remove that way in too.
+      await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
+      for (const hook of this.provenHooks) await hook(tx, environment, userId);
     };
     if (db.isTransaction) await claim(db as Transaction<Database>);
     else await inTransaction(this.db, claim);

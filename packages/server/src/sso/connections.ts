@@ -85,7 +85,7 @@ export function connectionView(connection: Connection, baseUrl: string): SsoConn
       issuer,
       clientId,
       scopes,
-      ...(preset ? {} : { trustEmailVerified: trustEmailVerified ?? false }),
+      ...(preset && trustEmailVerified === undefined ? {} : { trustEmailVerified: trustEmailVerified ?? false }),
       ...(teamId ? { teamId } : {}),
       ...(keyId ? { keyId } : {}),
       redirectUri: urls.redirectUri,

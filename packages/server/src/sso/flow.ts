@@ -371,7 +371,10 @@ export class SsoFlowService {
   async verify(environment: Environment, token: string, context: RequestContext): Promise<SignedIn> {
     requireSso(environment);
     const row = await q.consumeHandoff(this.db, environment.id, sha256Hex(token), this.options.now());
-    const user = row?.user_id ? await this.options.identity.findUser(this.db, environment, row.user_id) : undefined;
+    // The owner's first proof of the address may have dropped the identity this token was issued
+    // for (a squatter's): the token goes with it.
+    const linked = row?.user_id ? await q.hasIdentityAt(this.db, environment.id, row.connection_id, row.user_id) : false;
+    const user = linked ? await this.options.identity.findUser(this.db, environment, row!.user_id!) : undefined;
     if (!user) throw apiError('invalid_credentials', 'This sign-in token is invalid, expired or already used. Start the sign-in again.');
     const session = await this.options.sessions.create(environment, user.id, context);
     return { user: { id: user.id, email: user.email }, session };

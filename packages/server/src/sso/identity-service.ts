@@ -112,11 +112,15 @@ export class SsoIdentityService implements IdentityRecorder {
     }
     const user = await this.options.identity.findUser(this.db, environment, userId);
     if (!user) throw notFound(`User ${userId}`);
-    // The user linked it themselves while signed in: not a squat, whatever the provider says of the email.
-    const recorded = await this.record(environment, connection, { subject, userId, email, emailTrusted: true, now: this.options.now() });
+    // The user linked it themselves while signed in: not a squat, whatever the provider says of the
+    // email, once the account's address is proven. Before that the account may be a squatter's
+    // (signed up with someone else's address), so the owner's first proof drops the link.
+    // A trusted email that is the user's own address proves it, as at sign-in (and so is kept).
+    const proves = email !== null && held.link_email_trusted === 1 && user.email_verified !== 1 && user.email_key === emailKey(email);
+    const emailTrusted = user.email_verified === 1 || proves;
+    const recorded = await this.record(environment, connection, { subject, userId, email, emailTrusted, now: this.options.now() });
     if (recorded.userId !== userId) throw apiError('conflict', taken(connection).message);
-    // A trusted email that is the user's own address proves it, as at sign-in.
-    if (email && held.link_email_trusted === 1 && user.email_verified !== 1 && user.email_key === emailKey(email)) {
+    if (proves) {
       await this.options.identity.markEmailVerified(this.db, environment, userId);
     }
     const identity = await q.findIdentity(this.db, environment.id, connection.id, subject);

@@ -145,6 +145,18 @@ export function consumeHandoff(db: Db, environmentId: EnvironmentId, tokenHash: 
     .executeTakeFirst();
 }
 
+/** Whether the user still has an identity at this connection (one dropped since can sign no one in). */
+export async function hasIdentityAt(db: Db, environmentId: EnvironmentId, connectionId: string, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('sso_identities')
+    .select('id')
+    .where('environment_id', '=', environmentId)
+    .where('connection_id', '=', connectionId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export function findIdentity(db: Db, environmentId: EnvironmentId, connectionId: string, subject: string) {
   return db
     .selectFrom('sso_identities')

@@ -197,18 +197,21 @@ export class SsoConnectionService {
     if (!input.clientId) throw invalid('clientId', 'clientId is required: the client (application) id the IdP gave you.');
     const apple = preset === 'apple' ? appleFields(input, secret) : null;
     if (!apple && !secret) throw invalid('clientSecret', 'clientSecret is required: the client secret the IdP gave you.');
-    if (preset && input.trustEmailVerified !== undefined) {
-      throw invalid('trustEmailVerified', `trustEmailVerified is for generic connections; the ${preset} preset already knows whether its provider verifies emails.`);
-    }
     let issuer: string;
+    // A self-managed GitLab is the same software at another address, but whoever runs it decides
+    // whether its addresses are checked: its emails are believed only if the operator says so.
+    let selfManaged = false;
     if (preset === 'gitlab' && input.issuer) {
-      // A self-managed GitLab is the same provider at another address.
       issuer = checkIdpUrl(environment, input.issuer, 'issuer');
+      selfManaged = new URL(issuer).href !== new URL(this.presetIssuer('gitlab')).href;
     } else if (preset) {
       issuer = this.presetIssuer(preset);
     } else {
       if (!input.issuer) throw invalid('issuer', 'issuer is required for a generic OIDC connection (or name a preset: google, github, microsoft, apple, gitlab, discord, linkedin).');
       issuer = checkIdpUrl(environment, input.issuer, 'issuer');
+    }
+    if (preset && !selfManaged && input.trustEmailVerified !== undefined) {
+      throw invalid('trustEmailVerified', `trustEmailVerified is for generic connections and self-managed GitLab; the ${preset} preset already knows whether its provider verifies emails.`);
     }
     const scopes = input.scopes?.length ? input.scopes : presetScopes(preset);
     if (!isOAuthPreset(preset) && !scopes.includes('openid')) throw invalid('scopes', 'scopes must include openid.');
@@ -230,7 +233,7 @@ export class SsoConnectionService {
       issuer,
       clientId: input.clientId,
       scopes,
-      ...(preset ? {} : { trustEmailVerified: input.trustEmailVerified ?? false }),
+      ...(preset && !selfManaged ? {} : { trustEmailVerified: input.trustEmailVerified ?? false }),
       ...(apple ?? {}),
     };
   }
@@ -352,6 +355,8 @@ export class SsoConnectionService {
       const incoming = this.incomingSecret(merged);
       const secret = incoming ?? this.storedSecret(environment, current);
       if (merged.preset && merged.preset !== 'gitlab') delete merged.issuer;
+      // A GitLab moved to another address is vouched for again only if the operator says so.
+      if (merged.preset === 'gitlab' && patch.issuer !== undefined && patch.trustEmailVerified === undefined) delete merged.trustEmailVerified;
       config = current.type === 'oidc' ? await this.oidcConfig(environment, merged, secret) : oauth2Config(environment, merged, secret, checkIdpUrl);
       if (incoming !== undefined) clientSecret = this.sealer.seal(environment.id, id, incoming);
     } else {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { json, signUp, uniqueEmail } from '../helpers/identity.js';
+import { json, me, refresh, signUp, uniqueEmail } from '../helpers/identity.js';
 import { startOAuth2Server } from '../helpers/oauth2-server.js';
 import { codeFrom, outbox, start } from '../helpers/flows.js';
 import { plainSignIn } from '../helpers/social.js';
@@ -81,6 +81,59 @@ describe(`Linked identities: attacks (${testDb()})`, () => {
     expect(again.error).toBe('account_exists');
     const events = await t.store.db.selectFrom('webhook_events').select('body').where('environment_id', '=', env().id).where('type', '=', 'identity.deleted').execute();
     expect(events.map((e) => JSON.parse(e.body).data.userId)).toContain(squatted.user.id);
+  });
+
+  /** The owner of `email` signs in with an emailed code: the address's first proof. */
+  async function ownerProves(email: string) {
+    expect((await start(t, 'email-code', { email })).statusCode).toBe(202);
+    const [mail] = await outbox(t, email);
+    const owner = await start(t, 'email-code/verify', { email, code: codeFrom(mail!) });
+    expect(owner.statusCode, owner.body).toBe(200);
+    return json(owner) as { user: { id: string }; session: { accessToken: string } };
+  }
+
+  it("pre-registration takeover through an unvouched provider: the owner's first proof ends the squatter's session, refresh token and pending sign-in", async () => {
+    const victim = uniqueEmail('owner');
+    provider.signInAs({ id: 'squatter-session', email: victim });
+    const squatted = json(await ssoVerify(t, env(), (await plainSignIn(t, json(await ssoStart(t, env(), { connectionId: connection.id })).url)).token!));
+    // A second sign-in finished at the provider but not yet redeemed: its token waits.
+    const pending = (await plainSignIn(t, json(await ssoStart(t, env(), { connectionId: connection.id })).url)).token!;
+    expect(pending).toBeTruthy();
+    expect((await me(t, squatted.session.accessToken)).statusCode).toBe(200);
+    const owner = await ownerProves(victim);
+    expect(owner.user.id).toBe(squatted.user.id);
+    expect((await me(t, squatted.session.accessToken)).statusCode).toBe(401);
+    expect((await refresh(t, squatted.session.refreshToken)).statusCode).toBe(401);
+    expect((await ssoVerify(t, env(), pending)).statusCode).toBe(401);
+    expect((await me(t, owner.session.accessToken)).statusCode).toBe(200);
+  });
+
+  it("pre-registration takeover by explicit link: a provider account the squatter linked before the owner's proof goes with the password", async () => {
+    const victim = uniqueEmail('owner');
+    // The squatter signs up with the victim's address and a password, and links their own provider account.
+    const squatter = await signUp(t, { email: victim });
+    const back = await link(squatter.accessToken, { id: 'squatter-linked', email: uniqueEmail('squatter') });
+    expect((await complete(squatter.accessToken, back.token!)).statusCode).toBe(201);
+    expect(await identities(squatter.accessToken)).toHaveLength(1);
+    const owner = await ownerProves(victim);
+    expect(owner.user.id).toBe(squatter.userId);
+    expect(await identities(owner.session.accessToken)).toEqual([]);
+    expect((await me(t, squatter.accessToken)).statusCode).toBe(401);
+    // The squatter's provider account no longer reaches the owner's account.
+    provider.signInAs({ id: 'squatter-linked', email: uniqueEmail('squatter') });
+    const again = await plainSignIn(t, json(await ssoStart(t, env(), { connectionId: connection.id })).url);
+    expect(again.token, again.error ?? '').toBeTruthy();
+    expect(json(await ssoVerify(t, env(), again.token!)).user.id).not.toBe(owner.user.id);
+  });
+
+  it("an explicit link made after the address is proven is kept at later proofs (it is the proven owner's)", async () => {
+    const email = uniqueEmail('proven');
+    await signUp(t, { email });
+    const owner = await ownerProves(email);
+    const back = await link(owner.session.accessToken, { id: 'owner-linked', email: uniqueEmail('other') });
+    expect((await complete(owner.session.accessToken, back.token!)).statusCode).toBe(201);
+    const rows = await t.store.db.selectFrom('sso_identities').select('email_trusted').where('environment_id', '=', env().id).where('subject', '=', 'owner-linked').execute();
+    expect(rows.map((r) => Number(r.email_trusted))).toEqual([1]);
   });
 
   it("unlinking another user's identity by its id is 404, and theirs stays", async () => {

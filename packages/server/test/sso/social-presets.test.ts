@@ -121,6 +121,37 @@ describe(`Social presets against a real OpenID Provider (${testDb()})`, () => {
     });
   });
 
+  it('self-managed GitLab: its emails link accounts only when the operator sets trustEmailVerified (refused on gitlab.com)', async () => {
+    const onDefault = await createConnection(t, env(), { type: 'oidc', preset: 'gitlab', name: 'GitLab.com', domains: [], clientId: 'c', clientSecret: 's', trustEmailVerified: true });
+    expect(onDefault.statusCode).toBe(400);
+    expect(json(onDefault).error.details.fields).toEqual(['trustEmailVerified']);
+    const selfManaged = await startOidcIdp();
+    try {
+      const existing = await signUp(t);
+      const attempt = async (trust: boolean | undefined, subject: string) => {
+        const created = await createConnection(t, env(), {
+          type: 'oidc', preset: 'gitlab', name: `Our GitLab ${subject}`, domains: [], issuer: selfManaged.issuer, clientId: 'sm-client', clientSecret: 'sm-secret',
+          ...(trust === undefined ? {} : { trustEmailVerified: trust }),
+        });
+        expect(created.statusCode, created.body).toBe(201);
+        const connection = json(created);
+        expect(connection.trustEmailVerified).toBe(trust ?? false);
+        selfManaged.setClient({ clientId: 'sm-client', clientSecret: 'sm-secret', redirectUri: connection.redirectUri });
+        // Whoever administers that GitLab can mark any address verified: here, an existing user's.
+        selfManaged.accounts.set(subject, { email: existing.email, email_verified: true });
+        const answer = await new TestBrowser(t).signIn(json(await ssoStart(t, env(), { connectionId: connection.id })).url, subject);
+        return new URL(answer.location!).searchParams;
+      };
+      const unvouched = await attempt(undefined, 'sm-1');
+      expect(unvouched.get('token')).toBeNull();
+      expect(unvouched.get('error')).toBe('account_exists');
+      const vouched = await attempt(true, 'sm-2');
+      expect(json(await ssoVerify(t, env(), vouched.get('token')!)).user.id).toBe(existing.userId);
+    } finally {
+      await selfManaged.close();
+    }
+  });
+
   for (const preset of ['gitlab', 'linkedin'] as const) {
     it(`${preset}: an ID token with email_verified links the existing account; unverified creates nobody`, async () => {
       const created = await createConnection(t, env(), { type: 'oidc', preset, name: preset, domains: [], clientId: `${preset}-client`, clientSecret: `${preset}-secret` });

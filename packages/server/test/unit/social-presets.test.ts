@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { profileFromClaims } from '../../src/sso/oidc/client.js';
 import { OIDC_PRESETS, PRESET_ISSUERS, presetScopes } from '../../src/sso/oidc/presets.js';
 import { AppleKeyError, appleClientSecret, appleKey, appleUserName } from '../../src/sso/social/apple.js';
+import { vouchesForEmail } from '../../src/sso/social/trust.js';
+import type { Connection } from '../../src/sso/connections.js';
 import { DISCORD, discordEndpoints, isDotPath, profileFromUserinfo, valueAt } from '../../src/sso/social/oauth2.js';
 
 /**
@@ -142,5 +144,12 @@ describe('social presets: endpoints, claims and profiles', () => {
     expect(isDotPath('a..b')).toBe(false);
     expect(isDotPath('')).toBe(false);
     expect(isDotPath('a b')).toBe(false);
+  });
+
+  it('self-managed GitLab link by email: its emails are vouched for only with trustEmailVerified, gitlab.com always', () => {
+    const gitlab = (config: Record<string, unknown>) => ({ type: 'oidc', domains: [], config: { preset: 'gitlab', ...config } }) as unknown as Connection;
+    expect(vouchesForEmail(gitlab({ issuer: 'https://gitlab.com' }))).toBe(true);
+    expect(vouchesForEmail(gitlab({ issuer: 'https://gitlab.example.com', trustEmailVerified: false }))).toBe(false);
+    expect(vouchesForEmail(gitlab({ issuer: 'https://gitlab.example.com', trustEmailVerified: true }))).toBe(true);
   });
 });

@@ -10,6 +10,10 @@ export function isSocial(connection: Connection): boolean {
 /** Whether the provider's email_verified (or its equivalent) is believed. */
 export function vouchesForEmail(connection: Connection): boolean {
   if (connection.type === 'saml') return false;
+  // A self-managed GitLab (sso/service.ts) stores the operator's answer; gitlab.com's preset needs none.
+  if (connection.type === 'oidc' && connection.config.preset === 'gitlab' && connection.config.trustEmailVerified !== undefined) {
+    return connection.config.trustEmailVerified === true;
+  }
   if (connection.type === 'oidc' && connection.config.preset) return EMAIL_VERIFYING_PRESETS.includes(connection.config.preset);
   // OAuth 2.0 without an emailVerified field has no flag to believe.
   if (connection.type === 'oauth2' && !connection.config.userinfoFields.emailVerified) return false;
