@@ -53,6 +53,20 @@ export async function consumeHandoff(
           .where('sessions.last_active_at', '>', live.activeSince),
       ),
     )
-    .returning(['user_id'])
+    .returning(['user_id', 'session_id'])
     .executeTakeFirst();
+}
+
+/** Whether the session is live: checked again once an exchange has started its new session. */
+export async function sessionIsLive(db: Db, environmentId: EnvironmentId, sessionId: string, live: { now: number; activeSince: number }) {
+  const row = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', sessionId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', live.now)
+    .where('last_active_at', '>', live.activeSince)
+    .executeTakeFirst();
+  return row !== undefined;
 }

@@ -59,6 +59,14 @@ export class HandoffService {
     const user = await this.options.identity.findUser(this.options.store.db, environment, row.user_id);
     if (!user) throw apiError('invalid_credentials', INVALID);
     const session = await this.options.sessions.create(environment, user.id, context);
+    // A revoke-all that committed between the consume and the start did not see the new session:
+    // once the minting session is found dead, the new one goes too (announced, like any sign-out).
+    const later = this.options.now();
+    const live = { now: later, activeSince: later - environment.settings.sessionInactivitySeconds * 1000 };
+    if (row.session_id === null || !(await q.sessionIsLive(this.options.store.db, environment.id, row.session_id, live))) {
+      await this.options.sessions.signOut(environment, session.refreshToken);
+      throw apiError('invalid_credentials', INVALID);
+    }
     return { user: { id: user.id, email: user.email }, session };
   }
 

@@ -100,7 +100,7 @@ export async function findSession(db: Db, environmentId: EnvironmentId, sessionI
   return db.selectFrom('sessions').selectAll().where('environment_id', '=', environmentId).where('id', '=', sessionId).executeTakeFirst();
 }
 
-const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as const, (db: Kysely<Database>, p) =>
+const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId', 'kid'] as const, (db: Kysely<Database>, p) =>
   db
     .selectFrom('sessions')
     .innerJoin('environments', 'environments.id', 'sessions.environment_id')
@@ -131,6 +131,15 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId'] as c
       'sessions.revoked_at as session_revoked_at',
       'sessions.active_organization_id as session_active_organization_id',
     ])
+    // The token's key as the database has it: another node's revocation may not have reached this one.
+    .select((eb) =>
+      eb
+        .selectFrom('signing_keys')
+        .select('signing_keys.revoked_at')
+        .where('signing_keys.environment_id', '=', p.environmentId)
+        .where('signing_keys.id', '=', p.kid)
+        .as('key_revoked_at'),
+    )
     .where('sessions.environment_id', '=', p.environmentId)
     .where('sessions.id', '=', p.sessionId),
 );
@@ -150,10 +159,10 @@ export async function findClaimsUser(db: Kysely<Database>, environmentId: Enviro
 
 /**
  * The session with its environment and user, in one read: what verifying an access token needs, and
- * what GET /v1/me shows, on every request.
+ * what GET /v1/me shows, on every request. `key_revoked_at` is the revocation of the token's key `kid`.
  */
-export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: EnvironmentId, sessionId: string) {
-  return (await sessionWithEnvironment(db, { environmentId, sessionId }))[0];
+export async function findSessionWithEnvironment(db: Kysely<Database>, environmentId: EnvironmentId, sessionId: string, kid: string) {
+  return (await sessionWithEnvironment(db, { environmentId, sessionId, kid }))[0];
 }
 
 /** The compare-and-set both rotations share: the presented token must be current, the session not revoked. */

@@ -277,7 +277,7 @@ export class SessionService {
    * it serves only once this node has applied every change announced before (see CacheFreshness).
    */
   async verifyAccessToken(token: string, request?: object): Promise<{ environment: Environment; session: SessionIdentity }> {
-    const { environmentId, claims } = await this.tokens.verify(token);
+    const { environmentId, kid, claims } = await this.tokens.verify(token);
     let cached = this.cache?.get(environmentId, claims.sid);
     let caughtUp = this.freshness === undefined;
     // Only a live copy needs checking: revocation and expiry are final, so a copy that refuses is right.
@@ -288,12 +288,12 @@ export class SessionService {
       // So is the token: a key revocation announced before this request is applied by now.
       if (caughtUp) await this.tokens.verify(token);
     }
-    let record = cached ?? (await this.readSession(environmentId, claims.sid));
+    let record = cached ?? (await this.readSession(environmentId, claims.sid, kid));
     let liveness = record && sessionLiveness(record.environment, record.times, this.now());
     // Rotations are not announced (queries.ts): a cached copy's last activity may be older than the
     // row's, which can only make it look inactive too soon. Such a refusal is checked on the row.
     if (cached && liveness === 'expired' && cached.times.revoked_at === null && this.now() < cached.times.expires_at) {
-      record = await this.readSession(environmentId, claims.sid);
+      record = await this.readSession(environmentId, claims.sid, kid);
       liveness = record && sessionLiveness(record.environment, record.times, this.now());
     }
     if (!record || record.user.id !== claims.sub) {
@@ -320,10 +320,20 @@ export class SessionService {
     return this.freshness === undefined || this.caughtUpFor.has(session);
   }
 
-  private async readSession(environmentId: EnvironmentId, sessionId: string): Promise<SessionRecord | undefined> {
+  /**
+   * The session from the database, and the token's key with it: this node's keys may not have
+   * heard of a revocation on another yet, and only a cached session waits for that (freshness).
+   */
+  private async readSession(environmentId: EnvironmentId, sessionId: string, kid: string): Promise<SessionRecord | undefined> {
     const generation = this.cache?.generation ?? 0;
-    const row = await q.findSessionWithEnvironment(this.db, environmentId, sessionId);
+    const row = await q.findSessionWithEnvironment(this.db, environmentId, sessionId, kid);
     if (!row) return undefined;
+    if (row.key_revoked_at !== null) {
+      throw new ApiError(
+        'unauthenticated',
+        `The signing key "${kid}" of this token was revoked. Refresh the session for a token signed by the current key.`,
+      );
+    }
     const record = sessionRecordOf(environmentId, row);
     this.cache?.set({ environmentId, userId: row.session_user_id, sessionId }, record, generation);
     return record;

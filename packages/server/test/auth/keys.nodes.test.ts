@@ -70,4 +70,26 @@ describe.skipIf(!REDIS_URL)(`signing-key rotation across nodes ${REDIS_SUITE}`, 
     expect(kidOf(next.accessToken)).not.toBe(leaked);
     expect((await me(a, next.accessToken)).statusCode).toBe(200);
   });
+  it('a stolen revoked key: a node that has not heard of the revocation refuses its token for a session it has not cached', async () => {
+    const { a, deaf } = nodes;
+    const environment = (await a.createProject('revoked, not yet heard')).development;
+    // The deaf node hears no announcement: it stands for any node before the revocation reaches it.
+    // It has verified a token of the key, so its own view of the keys still holds it.
+    const seen = await signUp(a, { environment });
+    expect((await me(deaf, seen.accessToken)).statusCode).toBe(200);
+    // Any session it has not cached: an attacker with the key signs tokens for any known session id.
+    const other = await signUp(a, { environment });
+    const leaked = kidOf(other.accessToken);
+    expect(kidOf(seen.accessToken)).toBe(leaked);
+
+    const revoked = await a.call({
+      method: 'POST',
+      url: `/v1/platform/environments/${environment.id}/signing-keys/${leaked}/revoke`,
+      credential: platformKey,
+    });
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    const refused = await me(deaf, other.accessToken);
+    expect(refused.statusCode, refused.body).toBe(401);
+    expect(json(refused).error.message).toContain('revoked');
+  });
 });

@@ -1,3 +1,4 @@
+import type { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_URL, startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { codeFrom, outbox, REDIRECT, start } from '../helpers/flows.js';
@@ -118,6 +119,43 @@ describe('handoff attacks', () => {
     expect(owner.statusCode).toBe(200);
     expect(await pendingOf(squatter.userId)).toBe(0);
     expect((await exchange(value)).json().error.code).toBe('invalid_credentials');
+  });
+
+  it('a revoke-all that commits between the consume and the new session leaves no live session', async () => {
+    const user = await signUp(t);
+    const value = await token(REDIRECT, user);
+    // Forces the interleaving: the administrator's revoke-all commits as soon as the consume has,
+    // before the exchange starts its session (which the revoke therefore cannot see).
+    const executor = t.store.db.getExecutor();
+    const execute = executor.executeQuery.bind(executor);
+    let revokeStatus: number | undefined;
+    executor.executeQuery = async <R>(query: CompiledQuery<R>) => {
+      const result = await execute(query);
+      if (revokeStatus === undefined && /^update "handoff_tokens"/i.test(query.sql) && result.rows.length > 0) {
+        revokeStatus = 0;
+        const revoked = await t.call({ method: 'POST', url: `/v1/users/${user.userId}/sessions/revoke`, credential: env().secretKey });
+        revokeStatus = revoked.statusCode;
+      }
+      return result;
+    };
+    let res;
+    try {
+      res = await exchange(value);
+    } finally {
+      executor.executeQuery = execute;
+    }
+    expect(revokeStatus).toBe(200);
+    const sessions = await t.store.db
+      .selectFrom('sessions')
+      .select(['id', 'revoked_at'])
+      .where('environment_id', '=', env().id)
+      .where('user_id', '=', user.userId)
+      .execute();
+    // The exchange did start a session after the revoke, and revoked it at once.
+    expect(sessions).toHaveLength(2);
+    expect(sessions.filter((s) => s.revoked_at === null)).toEqual([]);
+    expect(res.statusCode, res.body).toBe(401);
+    expect(res.json().error.code).toBe('invalid_credentials');
   });
 
   it('a token whose session was revoked behind the deletion (a row left over) is still refused at the exchange', async () => {
