@@ -110,7 +110,7 @@ export async function run(): Promise<void> {
       // A page load of the app's own origin, as the middleware sees it.
       const facts: RequestFacts = {
         ...{ authorization: null, cookie: token, origin: null, secFetchSite: 'same-origin', secFetchDest: 'document' },
-        ...{ accept: 'text/html', host: 'app.example.com', forwardedHost: null, method: 'GET' },
+        ...{ accept: 'text/html', host: 'app.example.com', forwardedHost: null, protocol: 'https:', method: 'GET' },
       };
       if (!(await authenticate(facts, config)).isSignedIn || !(await edge(facts, config)).isSignedIn) throw new Error('the bench token does not verify');
       const webKey = await crypto.subtle.importKey('spki', publicKey.export({ format: 'der', type: 'spki' }), WEB[alg].import as never, false, ['verify']);
