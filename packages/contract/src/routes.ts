@@ -117,10 +117,13 @@ export interface RouteShape {
 /** The `{name}` segments of a route's path. */
 export type RouteParamNames<K extends string> = K extends `${string}{${infer Name}}${infer Rest}` ? Name | RouteParamNames<Rest> : never;
 
+/** The parameters of a route's path, by name. */
+export type RouteParams<K extends string> = { [Name in RouteParamNames<K>]: string };
+
 /** What a call of route `K` passes: the path's parameters, the body (if any), the query (if any). */
 export type RouteInput<R extends RouteShape, K extends string> = ([RouteParamNames<K>] extends [never]
   ? { params?: never }
-  : { params: { [Name in RouteParamNames<K>]: string } }) &
+  : { params: RouteParams<K> }) &
   (R extends { body: infer Body } ? { body: Body } : R extends { body?: infer Body } ? { body?: Body } : { body?: never }) &
   (R extends { query: infer Query } ? { query?: Query } : { query?: never });
 
