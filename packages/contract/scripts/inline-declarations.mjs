@@ -8,7 +8,7 @@
  * at it. A user installs the SDK alone and gets the same types the repository checks against the
  * contract.
  *
- * The route tables (src/routes.ts) are plain TypeScript, generic helpers included: those are copied
+ * The route tables (src/routes.ts, src/route-bodies.ts) are plain TypeScript, generic helpers included: those are copied
  * as written, and the contract types they name are written out like the rest.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -85,7 +85,7 @@ function written(type, optional = false) {
 }
 
 /** Modules of plain TypeScript types, copied as written rather than expanded. */
-const VERBATIM = new Set(['routes.ts']);
+const VERBATIM = new Set(['routes.ts', 'route-bodies.ts']);
 const isVerbatim = (symbol) => {
   const declaration = symbol.declarations?.[0];
   return declaration !== undefined && VERBATIM.has(declaration.getSourceFile().fileName.split('/').pop());

@@ -3,27 +3,52 @@
  * with its request body, its query and its answer. `@gatehouse/js` calls `SessionRoutes`, the
  * backend's admin client `SecretKeyRoutes`, the console `PlatformRoutes`; each through
  * `RouteCaller`, so a wrong body, a missing path parameter or a misread answer is a compile error.
- * The paths are filled by route-target.ts, the one piece of this that runs.
+ * The paths are filled by route-target.ts, the one piece of this that runs; the bodies and queries
+ * the server's schemas hold themselves are in route-bodies.ts.
  *
  * Types only, written as plain TypeScript: the SDKs' declarations carry them as written
  * (scripts/inline-declarations.mjs). The server's test test/http/route-table.test.ts holds every
  * route here to the OpenAPI document: method, path, body and query fields, answer's shape.
  */
+import type {
+  ChangePasswordBody,
+  ConsoleSetupBody,
+  CreateProjectBody,
+  CreateRoleBody,
+  CreateSsoConnectionBody,
+  CreateWebhookEndpointBody,
+  EmailBody,
+  EmailCodeVerifyBody,
+  EmailLinkBody,
+  EmailListQuery,
+  HandoffBody,
+  InviteOperatorBody,
+  OrganizationListQuery,
+  PageQuery,
+  PasswordResetCompleteBody,
+  RefreshBody,
+  RotateSigningKeyBody,
+  SsoStartBody,
+  SwitchOrganizationBody,
+  TokenBody,
+  UpdateEnvironmentBody,
+  UpdateProjectBody,
+  UpdateWebhookEndpointBody,
+  UploadTicketBody,
+  UserListQuery,
+} from './route-bodies.js';
 import type { AuditLogPage, ConsoleConfig, InstanceStatus, Operator, OperatorInvitation, OperatorPage, RequestRate } from './operators.js';
-import type { UploadPurpose, UploadTicket, ProjectLogo } from './assets.js';
+import type { UploadTicket, ProjectLogo } from './assets.js';
 import type { CapturedEmailPage, EmailSent, OutboxEmailPage, PasswordReset } from './emails.js';
 import type {
-  AuthMethods,
   CreatedProject,
   CreatedSecretKey,
-  EmailVerification,
   Environment,
   PlatformEnvironment,
   Project,
   ProjectPage,
   ProjectUsage,
   SecretKeyList,
-  TokenAlgorithm,
 } from './environments.js';
 import type {
   AcceptInvitationBody,
@@ -69,7 +94,6 @@ import type { HandoffRedirect, SessionList, SessionRefreshed, SigningKey, Signin
 import type {
   CompleteIdentityLinkParams,
   LinkIdentityParams,
-  OidcPreset,
   SsoConnection,
   SsoConnectionList,
   SsoStarted,
@@ -101,7 +125,6 @@ import type {
   WebhookDeliveryPage,
   WebhookEndpoint,
   WebhookEndpointList,
-  WebhookEventType,
   WebhookSecret,
 } from './webhooks.js';
 
@@ -136,134 +159,6 @@ export type RouteCaller<T> = <K extends keyof T & string>(
   route: K,
   ...input: T[K] extends RouteShape ? RouteArgs<T[K], K> : never
 ) => Promise<T[K] extends RouteShape ? T[K]['response'] : never>;
-
-// ---- Query and body shapes the route schemas of the server hold themselves (not yet contract schemas).
-
-/** A cursor-paged listing's query: at most 100 rows a page; `cursor` is the last page's `nextCursor`. */
-export interface PageQuery {
-  limit?: number;
-  cursor?: string;
-}
-export interface UserListQuery extends PageQuery {
-  email?: string;
-  query?: string;
-  externalId?: string;
-}
-export interface OrganizationListQuery extends PageQuery {
-  query?: string;
-}
-/** The emails listings, newest first, to one recipient if `to` is given. */
-export interface EmailListQuery extends PageQuery {
-  to?: string;
-}
-export interface RefreshBody {
-  refreshToken: string;
-}
-export interface SwitchOrganizationBody extends RefreshBody {
-  organizationId: string | null;
-}
-export interface EmailBody {
-  email: string;
-}
-export interface EmailCodeVerifyBody extends EmailBody {
-  code: string;
-}
-/** A magic link or a password reset: the emailed link leads to `redirectUrl` with a `token`. */
-export interface EmailLinkBody extends EmailBody {
-  redirectUrl: string;
-}
-export interface TokenBody {
-  token: string;
-}
-export interface PasswordResetCompleteBody extends TokenBody {
-  newPassword: string;
-}
-export interface SsoStartBody {
-  email?: string;
-  connectionId?: string;
-  redirectUrl: string;
-}
-export interface ChangePasswordBody {
-  currentPassword?: string;
-  newPassword: string;
-}
-/** An image's facts, computed in the browser; the server checks the bytes against them. */
-export interface UploadTicketBody {
-  purpose: UploadPurpose;
-  contentType: string;
-  contentLength: number;
-  sha256: string;
-  width: number;
-  height: number;
-}
-export interface CreateProjectBody {
-  name: string;
-  domain?: string | null;
-}
-export interface UpdateProjectBody {
-  name?: string;
-  domain?: string | null;
-}
-/** PATCH /v1/platform/environments/{environmentId}: omitted settings are unchanged. */
-export interface UpdateEnvironmentBody {
-  domain?: string | null;
-  callbackOrigins?: string[];
-  authMethods?: Partial<AuthMethods>;
-  signUp?: boolean;
-  accessTokenTtlSeconds?: number;
-  tokenAlgorithm?: TokenAlgorithm;
-  rateLimitPerMinute?: number | null;
-  sessionLifetimeSeconds?: number;
-  sessionInactivitySeconds?: number;
-  usersCanCreateOrganizations?: boolean;
-  emailVerification?: EmailVerification;
-  sessionClaims?: Record<string, unknown> | null;
-}
-export interface RotateSigningKeyBody {
-  immediate?: boolean;
-}
-export interface CreateRoleBody {
-  key: string;
-  name: string;
-  description?: string | null;
-  permissions: string[];
-}
-export interface CreateWebhookEndpointBody {
-  url: string;
-  eventTypes?: WebhookEventType[] | null;
-  description?: string;
-}
-export interface UpdateWebhookEndpointBody {
-  url?: string;
-  eventTypes?: WebhookEventType[] | null;
-  enabled?: boolean;
-  description?: string;
-}
-export type CreateSsoConnectionBody =
-  | { type: 'saml'; name: string; domains: string[]; idpMetadataXml: string }
-  | {
-      type: 'oidc';
-      preset?: Exclude<OidcPreset, 'apple'>;
-      name: string;
-      domains: string[];
-      issuer?: string;
-      clientId: string;
-      clientSecret: string;
-    }
-  | { type: 'oidc'; preset: 'apple'; name: string; domains: string[]; clientId: string; teamId: string; keyId: string; privateKey: string };
-export interface InviteOperatorBody {
-  email: string;
-}
-export interface ConsoleSetupBody {
-  token: string;
-  email?: string;
-  password: string;
-  firstName?: string;
-  lastName?: string;
-}
-export interface HandoffBody {
-  redirectUrl: string;
-}
 
 // ---- The tables.
 
@@ -333,7 +228,11 @@ export interface SecretKeyRoutes {
   'PATCH /v1/users/{userId}': { body: UpdateUserBody; response: User };
   'DELETE /v1/users/{userId}': { response: Deleted };
   'PATCH /v1/users/{userId}/metadata': { body: UpdateUserMetadataBody; response: User };
+  'GET /v1/users/{userId}/sessions': { response: SessionList };
+  'DELETE /v1/users/{userId}/sessions/{sessionId}': { response: void };
   'POST /v1/users/{userId}/sessions/revoke': { response: SessionsRevoked };
+  'GET /v1/users/{userId}/identities': { response: UserIdentityList };
+  'DELETE /v1/users/{userId}/identities/{identityId}': { response: void };
   'POST /v1/users/{userId}/ban': { response: User };
   'POST /v1/users/{userId}/unban': { response: User };
   'GET /v1/organizations': { query: OrganizationListQuery; response: OrganizationPage };
@@ -356,8 +255,23 @@ export interface SecretKeyRoutes {
   'GET /v1/dev/emails': { query: EmailListQuery; response: CapturedEmailPage };
 }
 
-/** The operator's access token (or the platform key): the console. */
-export interface PlatformRoutes {
+/**
+ * Every secret-key route again under `/v1/platform/environments/{environmentId}`, for the operator:
+ * `GET /v1/users/{userId}` is `GET /v1/platform/environments/{environmentId}/users/{userId}`.
+ */
+export type EnvironmentRoutes = {
+  [
+    K in keyof SecretKeyRoutes as K extends `${infer Method} /v1/${infer Rest}`
+      ? `${Method} /v1/platform/environments/{environmentId}/${Rest}`
+      : never
+  ]: SecretKeyRoutes[K];
+};
+
+/** The operator's access token (or the platform key): the console. Its own routes, and EnvironmentRoutes. */
+export type PlatformRoutes = OperatorRoutes & EnvironmentRoutes;
+
+/** The routes of the platform API and the console's own, besides EnvironmentRoutes. */
+export interface OperatorRoutes {
   'GET /v1/console/config': { response: ConsoleConfig };
   'POST /v1/console/setup': { body: ConsoleSetupBody; response: Operator };
   'GET /v1/platform/instance': { response: InstanceStatus };
@@ -368,7 +282,7 @@ export interface PlatformRoutes {
   'DELETE /v1/platform/projects/{projectId}': { response: void };
   'PUT /v1/platform/projects/{projectId}/logo': { body: Blob; response: ProjectLogo };
   'DELETE /v1/platform/projects/{projectId}/logo': { response: void };
-  'GET /v1/platform/projects/{projectId}/usage': { query: { month?: string }; response: ProjectUsage };
+  'GET /v1/platform/projects/{projectId}/usage': { query: { month?: string | undefined }; response: ProjectUsage };
   'GET /v1/platform/projects/{projectId}/requests': { response: RequestRate };
   'PATCH /v1/platform/environments/{environmentId}': { body: UpdateEnvironmentBody; response: PlatformEnvironment };
   'GET /v1/platform/environments/{environmentId}/secret-keys': { response: SecretKeyList };
@@ -377,32 +291,6 @@ export interface PlatformRoutes {
   'GET /v1/platform/environments/{environmentId}/signing-keys': { response: SigningKeyList };
   'POST /v1/platform/environments/{environmentId}/signing-keys/rotate': { body?: RotateSigningKeyBody; response: SigningKey };
   'POST /v1/platform/environments/{environmentId}/signing-keys/{kid}/revoke': { response: SigningKey };
-  'GET /v1/platform/environments/{environmentId}/users': { query: UserListQuery; response: UserPage };
-  'GET /v1/platform/environments/{environmentId}/users/{userId}': { response: User };
-  'DELETE /v1/platform/environments/{environmentId}/users/{userId}': { response: Deleted };
-  'POST /v1/platform/environments/{environmentId}/users/{userId}/ban': { response: User };
-  'POST /v1/platform/environments/{environmentId}/users/{userId}/unban': { response: User };
-  'GET /v1/platform/environments/{environmentId}/users/{userId}/sessions': { response: SessionList };
-  'DELETE /v1/platform/environments/{environmentId}/users/{userId}/sessions/{sessionId}': { response: void };
-  'POST /v1/platform/environments/{environmentId}/users/{userId}/sessions/revoke': { response: SessionsRevoked };
-  'GET /v1/platform/environments/{environmentId}/users/{userId}/identities': { response: UserIdentityList };
-  'DELETE /v1/platform/environments/{environmentId}/users/{userId}/identities/{identityId}': { response: void };
-  'GET /v1/platform/environments/{environmentId}/organizations': { query: OrganizationListQuery; response: OrganizationPage };
-  'GET /v1/platform/environments/{environmentId}/organizations/{organizationId}': { response: Organization };
-  'GET /v1/platform/environments/{environmentId}/organizations/{organizationId}/members': { query: PageQuery; response: MemberPage };
-  'PATCH /v1/platform/environments/{environmentId}/organizations/{organizationId}/members/{userId}': { body: RoleBody; response: Member };
-  'DELETE /v1/platform/environments/{environmentId}/organizations/{organizationId}/members/{userId}': { response: MemberRemoved };
-  'GET /v1/platform/environments/{environmentId}/organizations/{organizationId}/invitations': {
-    query: InvitationListQuery;
-    response: InvitationList;
-  };
-  'POST /v1/platform/environments/{environmentId}/organizations/{organizationId}/invitations': {
-    body: CreateInvitationBody;
-    response: Invitation;
-  };
-  'POST /v1/platform/environments/{environmentId}/organizations/{organizationId}/invitations/{invitationId}/revoke': {
-    response: Invitation;
-  };
   'GET /v1/platform/environments/{environmentId}/roles': { response: RoleList };
   'POST /v1/platform/environments/{environmentId}/roles': { body: CreateRoleBody; response: Role };
   'DELETE /v1/platform/environments/{environmentId}/roles/{roleKey}': { response: void };

@@ -1,35 +1,24 @@
 import type { Core, GatehouseState } from './core.js';
-import { errorFromResponse, GatehouseError, networkError } from './errors.js';
-import { imageFacts } from './image.js';
+import { GatehouseError } from './errors.js';
+import { createOrganizationFlows, INVITATION_MARK, type OrganizationFlows } from './organization.js';
+import { createUpload, type ImageInput } from './upload.js';
 import type { ProfileUpdateBody, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody } from '@gatehouse/contract';
 import type {
-  AddCurrentMemberBody,
-  CreateCurrentDomainBody,
-  CreateInvitationBody,
   CreateUserOrganizationBody,
-  EnrollmentMode,
-  Invitation,
   InvitationPreview,
-  InvitationStatus,
-  MembershipRequest,
-  OrganizationDomain,
   OrganizationSuggestion,
   UserInvitation,
   EnvironmentInfo,
   Member,
-  MemberRemoved,
   Page,
   PasswordChanged,
   PasswordReset,
   SignedIn,
   SignInBody,
-  UpdateCurrentOrganizationBody,
-  UploadPurpose,
   UserIdentity,
   UserOrganization,
 } from './types.js';
 
-export type ImageInput = Blob | ArrayBuffer | Uint8Array;
 /** PATCH /v1/me: omitted fields are unchanged, null clears. */
 export type ProfileUpdate = ProfileUpdateBody;
 /** POST /v1/auth/signup */
@@ -45,8 +34,8 @@ export type SignUpVerifyParams = Pick<SignUpVerifyBody, 'code'> & Partial<Pick<S
 export type SignUpResult = GatehouseState &
   ({ status: 'complete'; signUpId: null } | { status: 'verification_required'; signUpId: SignUpPending['signUpId'] });
 
-/** Marks a redirectUrl as an invitation link, so handleRedirect() and the components know its token. */
-export const INVITATION_MARK = '__gh_invitation';
+export { INVITATION_MARK };
+export type { ImageInput };
 
 /** Marks a redirectUrl as an SSO return, so handleRedirect() knows which exchange its token is for. */
 const SSO_MARK = '__gh_sso';
@@ -70,37 +59,11 @@ export function createFlows(core: Core) {
   /** A sign-in route's answer made this client's session. */
   const signedIn = async (answer: Promise<SignedIn>) => core.establish((await answer).session);
 
-  /** Ticket, PUT, done: the server checks the bytes against what the ticket says. */
-  async function upload(purpose: UploadPurpose, file: ImageInput): Promise<string> {
-    const bytes = file instanceof Uint8Array ? file : new Uint8Array(file instanceof ArrayBuffer ? file : await file.arrayBuffer());
-    const facts = await imageFacts(bytes);
-    const ticket = await core.authed('POST /v1/me/assets/upload-url', { body: { purpose, ...facts } });
-    if (!ticket.alreadyExists && ticket.uploadUrl) {
-      let response: Response;
-      try {
-        response = await core.fetch(ticket.uploadUrl, {
-          method: 'PUT',
-          headers: ticket.uploadHeaders ?? {},
-          body: bytes as Uint8Array<ArrayBuffer>,
-        });
-      } catch (cause) {
-        throw networkError(cause);
-      }
-      if (!response.ok) throw await errorFromResponse(response);
-    }
-    return ticket.publicUrl;
-  }
+  const upload = createUpload(core);
+  const organization: OrganizationFlows = createOrganizationFlows(core, upload);
 
   const updateUser = async (changes: ProfileUpdate): Promise<GatehouseState> =>
     core.patchState({ user: await core.authed('PATCH /v1/me', { body: changes }) });
-
-  const updateOrganization = async (changes: UpdateCurrentOrganizationBody): Promise<UserOrganization> => {
-    const updated = await core.authed('PATCH /v1/me/organization', { body: changes });
-    const summary = { id: updated.id, name: updated.name, slug: updated.slug, role: updated.role, imageUrl: updated.imageUrl };
-    const state = core.state();
-    core.patchState({ organization: summary, organizations: state.organizations.map((o) => (o.id === summary.id ? summary : o)) });
-    return updated;
-  };
 
   return {
     signIn: {
@@ -326,62 +289,7 @@ export function createFlows(core: Core) {
     },
 
     /** The organization the session acts as (see setActiveOrganization). */
-    organization: {
-      get: (): Promise<UserOrganization> => core.authed('GET /v1/me/organization'),
-      update: updateOrganization,
-      /** Needs org:manage. Same ticket flow as the avatar. */
-      setImage: async (file: ImageInput) => updateOrganization({ imageUrl: await upload('organization_image', file) }),
-      members: {
-        list: (params?: { limit?: number; cursor?: string }): Promise<Page<Member>> =>
-          core.authed('GET /v1/me/organization/members', { query: params ?? {} }),
-        get: (userId: string): Promise<Member> => core.authed('GET /v1/me/organization/members/{userId}', { params: { userId } }),
-        add: (params: AddCurrentMemberBody): Promise<Member> => core.authed('POST /v1/me/organization/members', { body: params }),
-        updateRole: (userId: string, role: string): Promise<Member> =>
-          core.authed('PATCH /v1/me/organization/members/{userId}', { params: { userId }, body: { role } }),
-        remove: (userId: string): Promise<MemberRemoved> =>
-          core.authed('DELETE /v1/me/organization/members/{userId}', { params: { userId } }),
-      },
-      /** Needs org:members:manage. Inviting a pending address again refreshes its invitation. */
-      invitations: {
-        list: async (params: { status?: InvitationStatus } = {}): Promise<Invitation[]> =>
-          (await core.authed('GET /v1/me/organization/invitations', { query: params.status ? { status: params.status } : {} })).data,
-        /**
-         * A `redirectUrl` (default: the hosted accept page) gets an `__gh_invitation` mark, so the page
-         * it leads to (handleRedirect(), SignIn, SignUp) knows its `token` is an invitation's.
-         */
-        create: (params: CreateInvitationBody) => {
-          const body = { ...params };
-          if (body.redirectUrl) {
-            const url = new URL(body.redirectUrl);
-            url.searchParams.set(INVITATION_MARK, '1');
-            body.redirectUrl = url.href;
-          }
-          return core.authed('POST /v1/me/organization/invitations', { body });
-        },
-        revoke: (invitationId: string): Promise<Invitation> =>
-          core.authed('POST /v1/me/organization/invitations/{invitationId}/revoke', { params: { invitationId } }),
-      },
-      /** Reading needs membership; changes need org:manage. A new domain is verified by a code emailed to `email`. */
-      domains: {
-        list: async (): Promise<OrganizationDomain[]> => (await core.authed('GET /v1/me/organization/domains')).data,
-        create: (params: CreateCurrentDomainBody): Promise<OrganizationDomain> =>
-          core.authed('POST /v1/me/organization/domains', { body: params }),
-        verify: (domainId: string, code: string): Promise<OrganizationDomain> =>
-          core.authed('POST /v1/me/organization/domains/{domainId}/verify', { params: { domainId }, body: { code } }),
-        update: (domainId: string, enrollmentMode: EnrollmentMode): Promise<OrganizationDomain> =>
-          core.authed('PATCH /v1/me/organization/domains/{domainId}', { params: { domainId }, body: { enrollmentMode } }),
-        remove: (domainId: string): Promise<{ id: string; deleted: true }> =>
-          core.authed('DELETE /v1/me/organization/domains/{domainId}', { params: { domainId } }),
-      },
-      /** Needs org:members:manage. */
-      membershipRequests: {
-        list: async (): Promise<MembershipRequest[]> => (await core.authed('GET /v1/me/organization/membership-requests')).data,
-        accept: (requestId: string): Promise<MembershipRequest> =>
-          core.authed('POST /v1/me/organization/membership-requests/{requestId}/accept', { params: { requestId } }),
-        reject: (requestId: string): Promise<MembershipRequest> =>
-          core.authed('POST /v1/me/organization/membership-requests/{requestId}/reject', { params: { requestId } }),
-      },
-    },
+    organization,
 
     /** The environment's enabled sign-in methods and whether sign-up is open. */
     environment: (): Promise<EnvironmentInfo> => core.call('GET /v1/environment'),
