@@ -60,7 +60,6 @@ export function createFlows(core: Core) {
   const signedIn = async (answer: Promise<SignedIn>) => core.establish((await answer).session);
 
   const upload = createUpload(core);
-  const organization: OrganizationFlows = createOrganizationFlows(core, upload);
 
   const updateUser = async (changes: ProfileUpdate): Promise<GatehouseState> =>
     core.patchState({ user: await core.authed('PATCH /v1/me', { body: changes }) });
@@ -289,7 +288,8 @@ export function createFlows(core: Core) {
     },
 
     /** The organization the session acts as (see setActiveOrganization). */
-    organization,
+    // Named, so that the declarations name its type rather than spell it out.
+    organization: createOrganizationFlows(core, upload) as OrganizationFlows,
 
     /** The environment's enabled sign-in methods and whether sign-up is open. */
     environment: (): Promise<EnvironmentInfo> => core.call('GET /v1/environment'),
