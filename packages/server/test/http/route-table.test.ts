@@ -28,15 +28,8 @@ interface TableRoute {
 /** The contract's route tables as its TypeScript says them: every key of `Routes`, with its body, query and answer. */
 function tableRoutes(): TableRoute[] {
   const file = fileURLToPath(new URL('../../../contract/src/routes.ts', import.meta.url));
-  const program = ts.createProgram([file], {
-    strict: true,
-    exactOptionalPropertyTypes: true,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    skipLibCheck: true,
-    noEmit: true,
-  });
+  const options = { strict: true, noEmit: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext };
+  const program = ts.createProgram([file], options);
   const checker = program.getTypeChecker();
   const routes = checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file)!)!).find((s) => s.name === 'Routes')!;
   /** A type's fields, `?` after the optional ones; of a union, a field is required when every member requires it. */
