@@ -1,5 +1,6 @@
+import type { PlatformRoutes, RouteCaller } from '@gatehouse/contract';
 import { readErrorBody } from '@gatehouse/contract/error-body';
-import type { Gatehouse } from '@gatehouse/js';
+import { routeTarget } from '@gatehouse/contract/route-target';
 
 /** A refusal of the platform API, carrying its message (every server error is shown as its message). */
 export class ApiFailure extends Error {
@@ -14,14 +15,21 @@ export class ApiFailure extends Error {
   }
 }
 
-export type Api = <T = unknown>(method: string, path: string, body?: unknown) => Promise<T>;
+/** The console's routes (`@gatehouse/contract`'s PlatformRoutes), called by key: `api('GET /v1/platform/projects/{projectId}', {params: {projectId}})`. */
+export type Api = RouteCaller<PlatformRoutes>;
+
+/** How the console sends a request: the operator's `gh.fetch` (with the access token), or plain fetch before sign-in. */
+export type Fetcher = (path: string, init: RequestInit) => Promise<Response>;
 
 /**
- * Calls the platform API with the operator's access token (the console's browser credential; the
- * platform key never reaches a browser). `gh.fetch` refreshes the token when needed.
+ * Calls the console's routes through `fetcher`: with the operator's access token (the console's
+ * browser credential; the platform key never reaches a browser) `gh.fetch` refreshes the token
+ * when needed. A Blob body is sent as its bytes, anything else as JSON.
  */
-export function createApi(client: Gatehouse): Api {
-  return async <T,>(method: string, path: string, body?: unknown): Promise<T> => {
+export function createApi(fetcher: Fetcher): Api {
+  return (async (route: string, input: { params?: Record<string, string>; query?: object; body?: unknown } = {}) => {
+    const { method, path } = routeTarget(route, input);
+    const { body } = input;
     const init: RequestInit = { method };
     if (body instanceof Blob) {
       init.body = body;
@@ -32,11 +40,11 @@ export function createApi(client: Gatehouse): Api {
     }
     let response: Response;
     try {
-      response = await client.fetch(path, init);
+      response = await fetcher(path, init);
     } catch (error) {
       throw new ApiFailure(`The server could not be reached: ${error instanceof Error ? error.message : String(error)}`, 'network', 0);
     }
-    if (response.status === 204) return undefined as T;
+    if (response.status === 204) return undefined;
     const text = await response.text();
     if (!response.ok) {
       // The one reading of a refusal that every Gatehouse client shares (packages/contract).
@@ -44,12 +52,19 @@ export function createApi(client: Gatehouse): Api {
       throw new ApiFailure(read.message, read.code, read.status, read.retryAfter);
     }
     try {
-      return (text ? JSON.parse(text) : undefined) as T;
+      return text ? JSON.parse(text) : undefined;
     } catch {
-      throw new ApiFailure(`The server answered ${response.status} with a body that is not JSON. Check that the console is served by Gatehouse.`, 'internal', response.status);
+      throw new ApiFailure(
+        `The server answered ${response.status} with a body that is not JSON. Check that the console is served by Gatehouse.`,
+        'internal',
+        response.status,
+      );
     }
-  };
+  }) as Api;
 }
+
+/** The console's routes that need no sign-in (its configuration, the setup link), with the page's own fetch. */
+export const openApi: Api = createApi((path, init) => fetch(path, init));
 
 export function formatTime(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return '—';

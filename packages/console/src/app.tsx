@@ -1,7 +1,7 @@
 import { useMemo } from 'react';
 import type { Gatehouse } from '@gatehouse/js';
 import { GatehouseProvider, SignedIn, SignedOut, SignIn, UserButton } from '@gatehouse/react';
-import { createApi, type Api } from './api.js';
+import { createApi } from './api.js';
 import { createPlatform, type Platform } from './platform.js';
 import { href, useRoute } from './router.js';
 import { ProjectsPage } from './pages/projects.js';
@@ -10,8 +10,7 @@ import { OperatorsPage } from './pages/operators.js';
 import { AuditPage } from './pages/audit.js';
 
 export function App({ client }: { client: Gatehouse }) {
-  const api = useMemo(() => createApi(client), [client]);
-  const platform = useMemo(() => createPlatform(api), [api]);
+  const platform = useMemo(() => createPlatform(createApi((path, init) => client.fetch(path, init))), [client]);
   return (
     <GatehouseProvider client={client} appearance={{ applicationName: 'the Gatehouse console' }}>
       <SignedOut>
@@ -20,13 +19,13 @@ export function App({ client }: { client: Gatehouse }) {
         </main>
       </SignedOut>
       <SignedIn>
-        <Shell api={api} platform={platform} />
+        <Shell platform={platform} />
       </SignedIn>
     </GatehouseProvider>
   );
 }
 
-function Shell({ api, platform }: { api: Api; platform: Platform }) {
+function Shell({ platform }: { platform: Platform }) {
   const route = useRoute();
   const section = route[0] ?? 'projects';
   const link = (to: string, label: string) => (
@@ -49,9 +48,9 @@ function Shell({ api, platform }: { api: Api; platform: Platform }) {
       </header>
       <main className="content">
         {section === 'projects' && route[1] ? (
-          <ProjectPage api={api} platform={platform} projectId={route[1]} environmentType={route[2] === 'production' ? 'production' : 'development'} tab={route[3] ?? 'keys'} rest={route.slice(4)} />
+          <ProjectPage platform={platform} projectId={route[1]} environmentType={route[2] === 'production' ? 'production' : 'development'} tab={route[3] ?? 'keys'} rest={route.slice(4)} />
         ) : section === 'operators' ? (
-          <OperatorsPage api={api} />
+          <OperatorsPage platform={platform} />
         ) : section === 'audit' ? (
           <AuditPage platform={platform} />
         ) : (

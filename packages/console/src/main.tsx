@@ -1,19 +1,16 @@
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createGatehouse, type Gatehouse } from '@gatehouse/js';
-import type { ConsoleConfig } from '@gatehouse/contract';
+import { openApi } from './api.js';
 import { App } from './app.js';
 import { SetupPage } from './pages/setup.js';
 import './styles.css';
 
 async function boot(): Promise<void> {
   const root = createRoot(document.getElementById('root')!);
-  let config: ConsoleConfig;
+  let config;
   try {
-    const response = await fetch('/v1/console/config');
-    const body = (await response.json()) as ConsoleConfig & { error?: { message: string } };
-    if (!response.ok) throw new Error(body.error?.message ?? `The server answered ${response.status}.`);
-    config = body;
+    config = await openApi('GET /v1/console/config');
   } catch (error) {
     root.render(<p className="error" role="alert">The console could not load its configuration: {String(error instanceof Error ? error.message : error)}</p>);
     return;

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { List } from './lists.js';
+import { Page } from './lists.js';
 import { define } from './registry.js';
 
 /** The answer of every flow that emails: the same whether or not the address has an account. */
@@ -24,8 +24,9 @@ export const CapturedEmail = define(
 );
 export type CapturedEmail = Static<typeof CapturedEmail>;
 
-export const CapturedEmailList = List('CapturedEmailList', CapturedEmail);
-export type CapturedEmailList = Static<typeof CapturedEmailList>;
+/** GET /v1/dev/emails: newest first, a page at a time. */
+export const CapturedEmailPage = Page('CapturedEmailPage', CapturedEmail);
+export type CapturedEmailPage = Static<typeof CapturedEmailPage>;
 
 /** An outbox message with its delivery status, as the platform API shows it. */
 export const OutboxEmail = define(
@@ -46,5 +47,6 @@ export const OutboxEmail = define(
 );
 export type OutboxEmail = Static<typeof OutboxEmail>;
 
-export const OutboxEmailList = List('OutboxEmailList', OutboxEmail);
-export type OutboxEmailList = Static<typeof OutboxEmailList>;
+/** GET /v1/platform/environments/{environmentId}/emails: newest first, a page at a time. */
+export const OutboxEmailPage = Page('OutboxEmailPage', OutboxEmail);
+export type OutboxEmailPage = Static<typeof OutboxEmailPage>;

@@ -13,3 +13,5 @@ export * from './invitations.js';
 export * from './webhooks.js';
 export * from './sso.js';
 export * from './operators.js';
+export type * from './route-bodies.js';
+export type * from './routes.js';

@@ -38,7 +38,11 @@ export const SsoConnection = define(
     issuer: Type.Optional(Type.String()),
     clientId: Type.Optional(Type.String()),
     scopes: Type.Optional(Type.Array(Type.String())),
-    trustEmailVerified: Type.Optional(Type.Boolean({ description: 'Generic OIDC and OAuth 2.0: the operator trusts the provider\'s email verification (it may link existing accounts)' })),
+    trustEmailVerified: Type.Optional(
+      Type.Boolean({
+        description: "Generic OIDC and OAuth 2.0: the operator trusts the provider's email verification (it may link existing accounts)",
+      }),
+    ),
     teamId: Type.Optional(Type.String({ description: 'Apple: the Team ID signing the client secret' })),
     keyId: Type.Optional(Type.String({ description: 'Apple: the Key ID signing the client secret' })),
     authorizationUrl: Type.Optional(Type.String()),
@@ -60,6 +64,7 @@ export const SsoConnection = define(
 export type SsoConnection = Static<typeof SsoConnection>;
 
 export const SsoConnectionList = List('SsoConnectionList', SsoConnection);
+export type SsoConnectionList = Static<typeof SsoConnectionList>;
 
 export const SsoStarted = define('SsoStarted', Type.Object({ url: Type.String({ description: 'Send the browser here' }) }));
 export type SsoStarted = Static<typeof SsoStarted>;
@@ -85,7 +90,11 @@ export const LinkIdentityParams = define(
   Type.Object(
     {
       connectionId: Type.String({ minLength: 1, maxLength: 128 }),
-      redirectUrl: Type.String({ minLength: 1, maxLength: 2048, description: 'Where the browser returns: with token=… (complete it with the same session) or error=…' }),
+      redirectUrl: Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'Where the browser returns: with token=… (complete it with the same session) or error=…',
+      }),
     },
     { additionalProperties: false },
   ),

@@ -1,12 +1,13 @@
 import { cookieMirror } from './cookie.js';
 import { createChannel, createLock, LEASE_MS, type TabMessage } from './coordination.js';
-import { endsSession, errorFromResponse, GatehouseError, networkError } from './errors.js';
+import { endsSession, GatehouseError } from './errors.js';
 import { createFlows, type Flows } from './flows.js';
+import { callWith, createSend, tokenGuard, type RouteRequest, type SessionCall } from './http.js';
 import { backoffDelay, isFresh, refreshMargin, sessionInfo, toStored } from './session.js';
 import { sessionStore, type StoredSession } from './storage.js';
-import type { Me } from '@gatehouse/contract';
 import type { Core, Degraded, GatehouseOptions, GatehouseState, Listener } from './core.js';
-import type { SessionRefreshed, SessionTokens } from './types.js';
+import type { SessionTokens } from './types.js';
+import type { SwitchOrganizationBody } from '@gatehouse/contract';
 
 /**
  * A request that spends the refresh token runs under the cross-tab lock; it gives up (a network
@@ -45,7 +46,12 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   const channel = store.shared ? createChannel(key, onTabMessage) : { post: () => undefined, close: () => undefined };
   const listeners = new Set<Listener>();
   const cleanups: (() => void)[] = [() => channel.close()];
-  const cookie = cookieMirror(options.sessionCookie, (token) => call('GET', '/v1/me/sessions', undefined, token));
+  const send = createSend(base, doFetch);
+  /** A call with the publishable key. */
+  const call = callWith(send, options.publishableKey);
+  /** A call that spends the refresh token: under the lock, so bounded by REFRESH_TIMEOUT_MS. */
+  const spend = callWith(send, options.publishableKey, REFRESH_TIMEOUT_MS);
+  const cookie = cookieMirror(options.sessionCookie, (token) => callWith(send, token)('GET /v1/me/sessions'));
 
   let state: GatehouseState = { ...SIGNED_OUT, isLoaded: false, isSignedIn: undefined };
   let current: StoredSession | null = null;
@@ -100,31 +106,6 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     return patchState({ isLoaded: true, ...SIGNED_OUT });
   }
 
-  async function call<T>(method: string, path: string, body?: unknown, bearer = options.publishableKey, timeoutMs?: number): Promise<T> {
-    const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
-    let response: Response;
-    try {
-      response = await doFetch(base + path, {
-        method,
-        headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        ...(signal ? { signal } : {}),
-      });
-    } catch (cause) {
-      throw networkError(cause);
-    }
-    if (!response.ok) throw await errorFromResponse(response);
-    try {
-      return (response.status === 204 ? undefined : await response.json()) as T;
-    } catch (cause) {
-      // Timed out while the body was arriving: as much a network failure as no answer at all.
-      throw signal?.aborted ? networkError(cause) : cause;
-    }
-  }
-
-  /** A call that spends the refresh token: under the lock, so bounded by REFRESH_TIMEOUT_MS. */
-  const spend = <T>(path: string, body: unknown) => call<T>('POST', path, body, options.publishableKey, REFRESH_TIMEOUT_MS);
-
   /**
    * The one place a refresh token is spent. Inside the cross-tab lock it reads the newest stored
    * session: if another tab already rotated it, this tab adopts the result and sends nothing.
@@ -154,7 +135,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
         return backOff(stored, rejected, error, 'rate_limited', stored.retryAt);
       }
       try {
-        const { session } = await spend<SessionRefreshed>('/v1/auth/refresh', { refreshToken: stored.refreshToken });
+        const { session } = await spend('POST /v1/auth/refresh', { body: { refreshToken: stored.refreshToken } });
         const next = toStored(session, Date.now());
         // Stored even after a sign-out meanwhile: the sign-out, next under the lock, revokes the newest token.
         await store.write(next);
@@ -229,24 +210,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     }
   }
 
-  const tokenOrigins = new Set([new URL(base).origin, ...(options.backendOrigins ?? []).map((origin) => new URL(origin).origin)]);
-
-  /** The token goes to this page's origin, Gatehouse's, and the listed backends: never to a third party. */
-  function assertMayCarryToken(input: RequestInfo | URL): void {
-    const raw = input instanceof Request ? input.url : String(input);
-    const page = typeof location === 'undefined' ? undefined : location.origin;
-    let origin: string | undefined;
-    try {
-      origin = new URL(raw, page).origin;
-    } catch {
-      origin = undefined;
-    }
-    if (origin !== undefined && (origin === page || tokenOrigins.has(origin))) return;
-    throw new TypeError(
-      `gh.fetch sends the access token only to this page's origin, Gatehouse and backendOrigins; ${origin ?? raw} is none of them. ` +
-        'Add it to backendOrigins in createGatehouse() if it is your backend, or call fetch() for third-party URLs.',
-    );
-  }
+  const assertMayCarryToken = tokenGuard(base, options.backendOrigins);
 
   /** A 401 refreshes once; a 401 for the token that refresh produced is returned as it is. */
   async function renewAfter401(refused: string): Promise<string | null> {
@@ -271,21 +235,22 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     return renewed ? send(renewed) : response;
   }
 
-  async function authed<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** A call with the user's access token: a 401 refreshes once and retries once. */
+  const authed = (async (route: string, input?: RouteRequest) => {
     const token = await getToken();
     if (!token) throw new GatehouseError({ status: 401, code: 'unauthenticated', message: 'No one is signed in. Sign in first.' });
     try {
-      return await call<T>(method, path, body, token);
+      return await send(route, input, token);
     } catch (error) {
       if (!(error instanceof GatehouseError) || error.status !== 401) throw error;
       const renewed = await renewAfter401(token);
       if (!renewed) throw error;
-      return call<T>(method, path, body, renewed);
+      return send(route, input, renewed);
     }
-  }
+  }) as SessionCall;
 
   async function loadProfile(): Promise<GatehouseState> {
-    const me = await authed<Me>('GET', '/v1/me');
+    const me = await authed('GET /v1/me');
     return patchState({ user: me.user, organizations: me.organizations, organization: me.organization });
   }
 
@@ -298,7 +263,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
       return previous;
     });
     if (replaced && replaced.sessionId !== next.sessionId)
-      void call('POST', '/v1/auth/signout', { refreshToken: replaced.refreshToken }).catch(() => undefined);
+      void call('POST /v1/auth/signout', { body: { refreshToken: replaced.refreshToken } }).catch(() => undefined);
     recovered();
     patchState({ isLoaded: true, isSignedIn: true });
     adopt(next, false);
@@ -307,13 +272,13 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
   }
 
   /** A call that spends the refresh token for new tokens (switch organization): same lock as refresh. */
-  async function rotate(path: string, body: Record<string, unknown>): Promise<GatehouseState> {
+  async function rotate(body: Omit<SwitchOrganizationBody, 'refreshToken'>): Promise<GatehouseState> {
     const epoch = signOuts;
     const signedOut = () => new GatehouseError({ status: 401, code: 'unauthenticated', message: 'No one is signed in. Sign in first.' });
     await lock(async () => {
       const stored = await store.read();
       if (!stored || epoch !== signOuts) throw signedOut();
-      const { session } = await spend<SessionRefreshed>(path, { ...body, refreshToken: stored.refreshToken });
+      const { session } = await spend('POST /v1/auth/switch-organization', { body: { ...body, refreshToken: stored.refreshToken } });
       const next = toStored(session, Date.now());
       await store.write(next);
       if (epoch !== signOuts) throw signedOut();
@@ -341,7 +306,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     } finally {
       signingOut--;
     }
-    if (stored) await call('POST', '/v1/auth/signout', { refreshToken: stored.refreshToken }).catch(() => undefined);
+    if (stored) await call('POST /v1/auth/signout', { body: { refreshToken: stored.refreshToken } }).catch(() => undefined);
     return state;
   }
 

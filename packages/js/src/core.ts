@@ -2,7 +2,9 @@
  * The client's public state and options, and what the flows (flows.ts) need of the client's core
  * (client.ts): here so that neither imports the other for its types.
  */
+import type { SwitchOrganizationBody } from '@gatehouse/contract';
 import type { GatehouseError } from './errors.js';
+import type { SessionCall } from './http.js';
 import type { SessionInfo } from './session.js';
 import type { StorageOption } from './storage.js';
 import type { OrganizationSummary, SessionTokens, User } from './types.js';
@@ -55,11 +57,14 @@ export type Listener = (state: GatehouseState) => void;
 
 /** What the flows need from the client core. */
 export interface Core {
-  call<T>(method: string, path: string, body?: unknown): Promise<T>;
-  authed<T>(method: string, path: string, body?: unknown): Promise<T>;
+  /** A route called with the publishable key. */
+  call: SessionCall;
+  /** A route called with the user's access token. */
+  authed: SessionCall;
   fetch: typeof fetch;
   establish(tokens: SessionTokens): Promise<GatehouseState>;
-  rotate(path: string, body: Record<string, unknown>): Promise<GatehouseState>;
+  /** Switches organization: new tokens for the stored refresh token, under the cross-tab lock. */
+  rotate(body: Omit<SwitchOrganizationBody, 'refreshToken'>): Promise<GatehouseState>;
   signOut(): Promise<GatehouseState>;
   loadProfile(): Promise<GatehouseState>;
   patchState(patch: Partial<GatehouseState>): GatehouseState;

@@ -234,7 +234,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(memberRoutes, { members, cursors });
   await app.register(roleRoutes, { roles, tenancy });
   await app.register(usageRoutes, { usage, now, rate, tenancy });
-  await app.register(outboxRoutes, { mailbox: new Mailbox(options.store), tenancy });
+  await app.register(outboxRoutes, { mailbox: new Mailbox(options.store), tenancy, cursors });
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);

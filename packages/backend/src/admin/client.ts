@@ -1,5 +1,6 @@
 import { PageList } from './page-list.js';
 import { Transport, type RetryOptions } from './transport.js';
+import type { RouteParams, SecretKeyRoutes } from '@gatehouse/contract';
 import type {
   AddMemberParams,
   CreateDomainParams,
@@ -16,7 +17,6 @@ import type {
   Organization,
   OrganizationDomain,
   OrganizationListParams,
-  Page,
   SessionsRevoked,
   PageParams,
   UpdateDomainParams,
@@ -39,7 +39,21 @@ export interface GatehouseClientOptions {
   timeoutMs?: number;
 }
 
-const id = (value: string) => encodeURIComponent(value);
+/** The listing routes: GET routes whose answer is `{data: [...]}` (paged or whole). */
+type ListRoute = {
+  [K in keyof SecretKeyRoutes]: K extends `GET ${string}`
+    ? SecretKeyRoutes[K]['response'] extends { data: unknown[] }
+      ? K
+      : never
+    : never;
+}[keyof SecretKeyRoutes];
+type ListItem<K extends ListRoute> = SecretKeyRoutes[K]['response'] extends { data: Array<infer Item> } ? Item : never;
+type ListQuery<K extends ListRoute> = SecretKeyRoutes[K] extends { query: infer Query } ? Query : Record<never, never>;
+/** A listing's call, whatever its route: `list` has checked the route's parameters and query by type. */
+type ListCall = (
+  route: ListRoute,
+  input: { params: Record<string, string>; query: object },
+) => Promise<{ data: never[]; nextCursor?: string | null }>;
 
 function refuseBrowser(): void {
   const global = globalThis as { window?: unknown; document?: unknown };
@@ -71,10 +85,15 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
   checkOptions(options);
   const http = new Transport(options);
 
-  function list<T>(path: string, params: Record<string, string | number | undefined> & { cursor?: string | undefined }) {
-    const { cursor, ...query } = params;
-    return new PageList<T>(async (next) => {
-      const page = await http.request<Page<T> | { data: T[]; nextCursor?: string | null }>('GET', path, {
+  /**
+   * A listing as a PageList: its pages fetched by cursor. A listing the server answers whole (no
+   * `nextCursor`) is one page.
+   */
+  function list<K extends ListRoute>(route: K, params: RouteParams<K>, options: ListQuery<K> & { cursor?: string | undefined }) {
+    const { cursor, ...query } = options;
+    return new PageList<ListItem<K>>(async (next) => {
+      const page: { data: ListItem<K>[]; nextCursor?: string | null } = await (http.request as ListCall)(route, {
+        params,
         query: { ...query, cursor: next },
       });
       return { data: page.data, nextCursor: page.nextCursor ?? null };
@@ -83,67 +102,74 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
 
   return {
     users: {
-      list: (params: UserListParams = {}) => list<User>('/v1/users', { ...params }),
-      get: (userId: string) => http.request<User>('GET', `/v1/users/${id(userId)}`),
-      create: (params: CreateUserParams) => http.request<User>('POST', '/v1/users', { body: params }),
+      list: (params: UserListParams = {}): PageList<User> => list('GET /v1/users', {}, params),
+      get: (userId: string): Promise<User> => http.request('GET /v1/users/{userId}', { params: { userId } }),
+      create: (params: CreateUserParams): Promise<User> => http.request('POST /v1/users', { body: params }),
       /**
        * Creates up to 1,000 users in one call (passwordDigest + passwordHasher carry passwords from
        * another system). Rows succeed or fail on their own; a row whose externalId exists answers
        * that user with `created: false`, so sending a batch again is safe.
        */
-      importUsers: (params: ImportUsersParams) => http.request<ImportUsersResponse>('POST', '/v1/users/import', { body: params }),
-      update: (userId: string, params: UpdateUserParams) => http.request<User>('PATCH', `/v1/users/${id(userId)}`, { body: params }),
+      importUsers: (params: ImportUsersParams): Promise<ImportUsersResponse> => http.request('POST /v1/users/import', { body: params }),
+      update: (userId: string, params: UpdateUserParams): Promise<User> =>
+        http.request('PATCH /v1/users/{userId}', { params: { userId }, body: params }),
       /** Deletes the user and revokes their sessions; refused (403) while they are an organization's last owner. */
-      delete: (userId: string) => http.request<Deleted>('DELETE', `/v1/users/${id(userId)}`),
+      delete: (userId: string): Promise<Deleted> => http.request('DELETE /v1/users/{userId}', { params: { userId } }),
       /** Revokes every session: refresh tokens stop at once; access tokens still verify offline until they expire. */
-      revokeSessions: (userId: string) => http.request<SessionsRevoked>('POST', `/v1/users/${id(userId)}/sessions/revoke`),
+      revokeSessions: (userId: string): Promise<SessionsRevoked> =>
+        http.request('POST /v1/users/{userId}/sessions/revoke', { params: { userId } }),
       /** Revokes every session at once; every sign-in then answers 403 user_banned. */
       /** Deep-merges into the stored metadata; a null value removes its key. `update` replaces whole objects. */
-      updateMetadata: (userId: string, params: UpdateUserMetadataParams) =>
-        http.request<User>('PATCH', `/v1/users/${id(userId)}/metadata`, { body: params }),
-      ban: (userId: string) => http.request<User>('POST', `/v1/users/${id(userId)}/ban`),
-      unban: (userId: string) => http.request<User>('POST', `/v1/users/${id(userId)}/unban`),
+      updateMetadata: (userId: string, params: UpdateUserMetadataParams): Promise<User> =>
+        http.request('PATCH /v1/users/{userId}/metadata', { params: { userId }, body: params }),
+      ban: (userId: string): Promise<User> => http.request('POST /v1/users/{userId}/ban', { params: { userId } }),
+      unban: (userId: string): Promise<User> => http.request('POST /v1/users/{userId}/unban', { params: { userId } }),
     },
     organizations: {
-      list: (params: OrganizationListParams = {}) => list<Organization>('/v1/organizations', { ...params }),
-      get: (organizationId: string) => http.request<Organization>('GET', `/v1/organizations/${id(organizationId)}`),
-      create: (params: CreateOrganizationParams) => http.request<Organization>('POST', '/v1/organizations', { body: params }),
-      update: (organizationId: string, params: UpdateOrganizationParams) =>
-        http.request<Organization>('PATCH', `/v1/organizations/${id(organizationId)}`, { body: params }),
-      delete: (organizationId: string) => http.request<Deleted>('DELETE', `/v1/organizations/${id(organizationId)}`),
+      list: (params: OrganizationListParams = {}): PageList<Organization> => list('GET /v1/organizations', {}, params),
+      get: (organizationId: string): Promise<Organization> =>
+        http.request('GET /v1/organizations/{organizationId}', { params: { organizationId } }),
+      create: (params: CreateOrganizationParams): Promise<Organization> => http.request('POST /v1/organizations', { body: params }),
+      update: (organizationId: string, params: UpdateOrganizationParams): Promise<Organization> =>
+        http.request('PATCH /v1/organizations/{organizationId}', { params: { organizationId }, body: params }),
+      delete: (organizationId: string): Promise<Deleted> =>
+        http.request('DELETE /v1/organizations/{organizationId}', { params: { organizationId } }),
     },
     members: {
-      list: (organizationId: string, params: PageParams = {}) =>
-        list<Member>(`/v1/organizations/${id(organizationId)}/members`, { ...params }),
-      get: (organizationId: string, userId: string) =>
-        http.request<Member>('GET', `/v1/organizations/${id(organizationId)}/members/${id(userId)}`),
+      list: (organizationId: string, params: PageParams = {}): PageList<Member> =>
+        list('GET /v1/organizations/{organizationId}/members', { organizationId }, params),
+      get: (organizationId: string, userId: string): Promise<Member> =>
+        http.request('GET /v1/organizations/{organizationId}/members/{userId}', { params: { organizationId, userId } }),
       /** Adds an existing account; an email with no account is refused (invite them instead). */
-      add: (organizationId: string, params: AddMemberParams) =>
-        http.request<Member>('POST', `/v1/organizations/${id(organizationId)}/members`, { body: params }),
+      add: (organizationId: string, params: AddMemberParams): Promise<Member> =>
+        http.request('POST /v1/organizations/{organizationId}/members', { params: { organizationId }, body: params }),
       /** Changes a member's role; the last owner cannot be demoted. */
-      update: (organizationId: string, userId: string, params: UpdateMemberParams) =>
-        http.request<Member>('PATCH', `/v1/organizations/${id(organizationId)}/members/${id(userId)}`, { body: params }),
+      update: (organizationId: string, userId: string, params: UpdateMemberParams): Promise<Member> =>
+        http.request('PATCH /v1/organizations/{organizationId}/members/{userId}', { params: { organizationId, userId }, body: params }),
       /** Removes a member; the last owner cannot be removed. */
-      remove: (organizationId: string, userId: string) =>
-        http.request<MemberRemoval>('DELETE', `/v1/organizations/${id(organizationId)}/members/${id(userId)}`),
+      remove: (organizationId: string, userId: string): Promise<MemberRemoval> =>
+        http.request('DELETE /v1/organizations/{organizationId}/members/{userId}', { params: { organizationId, userId } }),
     },
     invitations: {
-      create: (organizationId: string, params: CreateInvitationParams) =>
-        http.request<Invitation>('POST', `/v1/organizations/${id(organizationId)}/invitations`, { body: params }),
-      list: (organizationId: string, params: InvitationListParams = {}) =>
-        list<Invitation>(`/v1/organizations/${id(organizationId)}/invitations`, { ...params }),
-      revoke: (organizationId: string, invitationId: string) =>
-        http.request<Invitation>('POST', `/v1/organizations/${id(organizationId)}/invitations/${id(invitationId)}/revoke`),
+      create: (organizationId: string, params: CreateInvitationParams): Promise<Invitation> =>
+        http.request('POST /v1/organizations/{organizationId}/invitations', { params: { organizationId }, body: params }),
+      list: (organizationId: string, params: InvitationListParams = {}): PageList<Invitation> =>
+        list('GET /v1/organizations/{organizationId}/invitations', { organizationId }, params),
+      revoke: (organizationId: string, invitationId: string): Promise<Invitation> =>
+        http.request('POST /v1/organizations/{organizationId}/invitations/{invitationId}/revoke', {
+          params: { organizationId, invitationId },
+        }),
     },
     domains: {
       /** Verified at once: the secret key vouches that the organization uses the domain. */
-      create: (organizationId: string, params: CreateDomainParams) =>
-        http.request<OrganizationDomain>('POST', `/v1/organizations/${id(organizationId)}/domains`, { body: params }),
-      list: (organizationId: string) => list<OrganizationDomain>(`/v1/organizations/${id(organizationId)}/domains`, {}),
-      update: (organizationId: string, domainId: string, params: UpdateDomainParams) =>
-        http.request<OrganizationDomain>('PATCH', `/v1/organizations/${id(organizationId)}/domains/${id(domainId)}`, { body: params }),
-      delete: (organizationId: string, domainId: string) =>
-        http.request<Deleted>('DELETE', `/v1/organizations/${id(organizationId)}/domains/${id(domainId)}`),
+      create: (organizationId: string, params: CreateDomainParams): Promise<OrganizationDomain> =>
+        http.request('POST /v1/organizations/{organizationId}/domains', { params: { organizationId }, body: params }),
+      list: (organizationId: string): PageList<OrganizationDomain> =>
+        list('GET /v1/organizations/{organizationId}/domains', { organizationId }, {}),
+      update: (organizationId: string, domainId: string, params: UpdateDomainParams): Promise<OrganizationDomain> =>
+        http.request('PATCH /v1/organizations/{organizationId}/domains/{domainId}', { params: { organizationId, domainId }, body: params }),
+      delete: (organizationId: string, domainId: string): Promise<Deleted> =>
+        http.request('DELETE /v1/organizations/{organizationId}/domains/{domainId}', { params: { organizationId, domainId } }),
     },
   };
 }

@@ -1,5 +1,6 @@
-import type { ErrorCode } from '@gatehouse/contract';
+import type { ErrorCode, RouteCaller, SecretKeyRoutes } from '@gatehouse/contract';
 import { readErrorBody } from '@gatehouse/contract/error-body';
+import { routeTarget } from '@gatehouse/contract/route-target';
 import { GatehouseApiError, GatehouseNetworkError } from './api-error.js';
 
 export interface RetryOptions {
@@ -17,7 +18,8 @@ export interface TransportOptions {
   timeoutMs?: number;
 }
 
-type Query = Record<string, string | number | undefined>;
+/** The secret-key API, called by route: `request('GET /v1/users/{userId}', {params: {userId}})`. */
+export type AdminCall = RouteCaller<SecretKeyRoutes>;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -43,23 +45,19 @@ export class Transport {
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
 
-  url(path: string, query?: Query): string {
-    const url = new URL(this.root + path);
-    for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
-    return url.href;
-  }
+  /** One route of the secret-key API: its path filled from `params`, `query` appended, `body` as JSON. */
+  readonly request: AdminCall = ((route: string, input?: { params?: Record<string, string>; query?: object; body?: unknown }) =>
+    this.send(route, input ?? {})) as AdminCall;
 
-  async request<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> {
-    const url = this.url(path, options.query);
+  private async send(route: string, options: { params?: Record<string, string>; query?: object; body?: unknown }): Promise<unknown> {
+    const { method, path } = routeTarget(route, options);
+    const url = new URL(this.root + path).href;
     const headers: Record<string, string> = { authorization: `Bearer ${this.options.secretKey}`, accept: 'application/json' };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const body = options.body === undefined ? null : JSON.stringify(options.body);
     for (let attempt = 0; ; attempt++) {
-      const response = await this.send(method, url, headers, body);
-      if (response.ok) {
-        if (response.status === 204) return undefined as T;
-        return (await response.json()) as T;
-      }
+      const response = await this.fetch(method, url, headers, body);
+      if (response.ok) return response.status === 204 ? undefined : await response.json();
       const error = await toApiError(response);
       if (error.status === 429 && attempt < this.maxRetries && (error.retryAfter ?? 1) <= this.maxWaitSeconds) {
         await sleep((error.retryAfter ?? 1) * 1000);
@@ -70,7 +68,7 @@ export class Transport {
   }
 
   /** fetch, with a failure to get any answer as a GatehouseNetworkError a caller can tell apart. */
-  private async send(method: string, url: string, headers: Record<string, string>, body: string | null): Promise<Response> {
+  private async fetch(method: string, url: string, headers: Record<string, string>, body: string | null): Promise<Response> {
     try {
       return await fetch(url, { method, headers, body, redirect: 'error', signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (error) {

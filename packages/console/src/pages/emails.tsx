@@ -1,17 +1,15 @@
 import { useState } from 'react';
 import type { OutboxEmail, PlatformEnvironment } from '@gatehouse/contract';
 import { formatTime } from '../api.js';
+import { PageControls, usePages } from '../paging.js';
 import type { Platform } from '../platform.js';
-import { Loaded, Section, useLoad } from '../ui.js';
-
-/** The most the emails listing answers. It has no cursor: an older email is found by its recipient. */
-const EMAILS_SHOWN = 100;
+import { Loaded, Section } from '../ui.js';
 
 /** Development: the captured inbox. Production: the outbox, with each delivery's status and error. */
 export function EmailsTab({ platform, environment }: { platform: Platform; environment: PlatformEnvironment }) {
   const [recipient, setRecipient] = useState('');
   const [to, setTo] = useState('');
-  const emails = useLoad(() => platform.emails.list(environment.id, { limit: EMAILS_SHOWN, to }), [environment.id, to]);
+  const emails = usePages((cursor) => platform.emails.list(environment.id, { limit: 50, to, cursor }), [environment.id, to]);
   const [openId, setOpenId] = useState<string | null>(null);
   const open = emails.data?.data.find((e) => e.id === openId);
   const development = environment.type === 'development';
@@ -45,28 +43,22 @@ export function EmailsTab({ platform, environment }: { platform: Platform; envir
           <button type="submit">Filter</button>
         </form>
         <Loaded state={emails} what="emails" empty={to ? `No email to ${to}.` : 'No email yet.'}>
-          {(list) => (
-            <>
-              {list.data.length >= EMAILS_SHOWN && (
-                <p className="muted" role="status">
-                  The newest {EMAILS_SHOWN} emails{to ? ` to ${to}` : ''} are shown: filter by recipient to find an older one.
-                </p>
-              )}
-              <ul className="list" aria-label="Emails">
-                {list.data.map((e) => (
-                  <li key={e.id}>
-                    <button type="button" className="list-item" aria-pressed={e.id === openId} onClick={() => setOpenId(e.id)}>
-                      <strong>{e.subject}</strong>
-                      <span className="muted">
-                        to {e.to} · {formatTime(e.createdAt)} · <StatusBadge email={e} />
-                      </span>
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            </>
+          {(page) => (
+            <ul className="list" aria-label="Emails">
+              {page.data.map((e) => (
+                <li key={e.id}>
+                  <button type="button" className="list-item" aria-pressed={e.id === openId} onClick={() => setOpenId(e.id)}>
+                    <strong>{e.subject}</strong>
+                    <span className="muted">
+                      to {e.to} · {formatTime(e.createdAt)} · <StatusBadge email={e} />
+                    </span>
+                  </button>
+                </li>
+              ))}
+            </ul>
           )}
         </Loaded>
+        <PageControls pages={emails} previous="Newer" next="Older" />
       </Section>
       {open && <EmailView email={open} />}
     </div>

@@ -1,5 +1,4 @@
 import type { Project } from '@gatehouse/contract';
-import type { Api } from '../api.js';
 import type { Platform } from '../platform.js';
 import { href } from '../router.js';
 import { Loaded, useLoad } from '../ui.js';
@@ -25,7 +24,7 @@ const TABS = [
   ['project', 'Branding & project'],
 ] as const;
 
-type ProjectProps = { api: Api; platform: Platform; projectId: string; environmentType: 'development' | 'production'; tab: string; rest: string[] };
+type ProjectProps = { platform: Platform; projectId: string; environmentType: 'development' | 'production'; tab: string; rest: string[] };
 
 export function ProjectPage(props: ProjectProps) {
   const project = useLoad(() => props.platform.projects.get(props.projectId), [props.projectId]);
@@ -37,7 +36,7 @@ export function ProjectPage(props: ProjectProps) {
 }
 
 function ProjectTabs(props: ProjectProps & { project: Project; reload: () => void }) {
-  const { api, platform, projectId, environmentType, tab, project } = props;
+  const { platform, projectId, environmentType, tab, project } = props;
   const environment = project.environments.find((e) => e.type === environmentType)!;
   const tabLabel = (key: string, label: string) => (key === 'emails' ? (environmentType === 'development' ? 'Inbox' : 'Outbox') : label);
 
@@ -64,7 +63,7 @@ function ProjectTabs(props: ProjectProps & { project: Project; reload: () => voi
         ))}
       </nav>
       {tab === 'keys' && <KeysTab platform={platform} environment={environment} />}
-      {tab === 'settings' && <SettingsTab api={api} environment={environment} onSaved={props.reload} />}
+      {tab === 'settings' && <SettingsTab platform={platform} environment={environment} onSaved={props.reload} />}
       {tab === 'users' && <UsersTab platform={platform} environment={environment} userId={props.rest[0]} projectId={projectId} />}
       {tab === 'organizations' && <OrganizationsTab platform={platform} environment={environment} organizationId={props.rest[0]} projectId={projectId} />}
       {tab === 'emails' && <EmailsTab platform={platform} environment={environment} />}

@@ -1,8 +1,8 @@
 import { useEffect, useMemo, useState } from 'react';
 import { createGatehouse } from '@gatehouse/js';
 import { GatehouseProvider, SignIn } from '@gatehouse/react';
-import type { InstanceStatus, PlatformEnvironment } from '@gatehouse/contract';
-import type { Api } from '../api.js';
+import type { PlatformEnvironment } from '@gatehouse/contract';
+import type { Platform } from '../platform.js';
 import { ErrorMessage, Section, useAction, useLoad } from '../ui.js';
 
 type Methods = PlatformEnvironment['authMethods'];
@@ -14,7 +14,7 @@ const METHODS: Array<[keyof Methods, string]> = [
 ];
 
 /** Every setting of PATCH /v1/platform/environments/{id}, and the SignIn its methods make. */
-export function SettingsTab({ api, environment, onSaved }: { api: Api; environment: PlatformEnvironment; onSaved: () => void }) {
+export function SettingsTab({ platform, environment, onSaved }: { platform: Platform; environment: PlatformEnvironment; onSaved: () => void }) {
   const [current, setCurrent] = useState(environment);
   const [methods, setMethods] = useState<Methods>(environment.authMethods);
   const [signUp, setSignUp] = useState(environment.signUp);
@@ -30,12 +30,12 @@ export function SettingsTab({ api, environment, onSaved }: { api: Api; environme
   const [saved, setSaved] = useState(0);
   const { pending, error, run } = useAction();
   // This node's deployment warnings (a proxy TRUST_PROXY does not name): they affect every environment.
-  const instance = useLoad(() => api<InstanceStatus>('GET', '/v1/platform/instance'), [api]);
+  const instance = useLoad(() => platform.instance(), [platform]);
 
   const save = (event: React.FormEvent) => {
     event.preventDefault();
     void run(async () => {
-      const updated = await api<PlatformEnvironment>('PATCH', `/v1/platform/environments/${environment.id}`, {
+      const updated = await platform.environments.update(environment.id, {
         authMethods: methods,
         signUp,
         domain: domain.trim() === '' ? null : domain.trim(),

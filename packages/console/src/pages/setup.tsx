@@ -1,8 +1,6 @@
 import { useState } from 'react';
 import type { Gatehouse } from '@gatehouse/js';
-import type { Operator } from '@gatehouse/contract';
-import { readErrorBody } from '@gatehouse/contract/error-body';
-import { ApiFailure } from '../api.js';
+import { openApi } from '../api.js';
 import { ErrorMessage, useAction } from '../ui.js';
 
 /** `/console/setup?token=…`: the printed setup link (the first operator) or an operator invitation. */
@@ -18,18 +16,10 @@ export function SetupPage({ client, onDone }: { client: Gatehouse; onDone: () =>
   const submit = (event: React.FormEvent) => {
     event.preventDefault();
     void run(async () => {
-      const response = await fetch('/v1/console/setup', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ token, password, ...(email ? { email } : {}), ...(firstName ? { firstName } : {}) }),
+      const operator = await openApi('POST /v1/console/setup', {
+        body: { token, password, ...(email ? { email } : {}), ...(firstName ? { firstName } : {}) },
       });
-      const text = await response.text();
-      if (!response.ok) {
-        const read = readErrorBody(response.status, response.headers.get('retry-after'), text);
-        throw new ApiFailure(read.message, read.code, read.status, read.retryAfter);
-      }
-      const body = JSON.parse(text) as Operator;
-      await client.signIn.password({ email: body.email, password });
+      await client.signIn.password({ email: operator.email, password });
       onDone();
     });
   };

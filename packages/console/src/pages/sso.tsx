@@ -1,7 +1,7 @@
 import { useState } from 'react';
-import type { PlatformEnvironment } from '@gatehouse/contract';
+import type { CreateSsoConnectionBody, PlatformEnvironment } from '@gatehouse/contract';
 import { formatTime } from '../api.js';
-import type { CreateSsoConnectionBody, Platform } from '../platform.js';
+import type { Platform } from '../platform.js';
 import { ConfirmButton, ErrorMessage, Loaded, Section, Table, useAction, useLoad } from '../ui.js';
 
 type Kind = 'oidc' | 'google' | 'github' | 'microsoft' | 'apple' | 'gitlab' | 'discord' | 'linkedin' | 'saml';

@@ -9,6 +9,14 @@ type OutboxRow = Awaited<ReturnType<typeof listEmails>>[number];
 export interface MailboxQuery {
   to?: string | undefined;
   limit: number;
+  /** Only emails older than this one (the last of the previous page). */
+  beforeId?: string | undefined;
+}
+
+/** A page of the outbox: `hasMore` when rows older than the last one remain. */
+export interface MailboxPage<T> {
+  emails: T[];
+  hasMore: boolean;
 }
 
 function capturedView(row: OutboxRow) {
@@ -33,7 +41,7 @@ export class Mailbox {
   constructor(private readonly store: Store) {}
 
   /** `GET /v1/dev/emails`: development environments only (production mail is delivered, not captured). */
-  async captured(environment: Environment, query: MailboxQuery) {
+  async captured(environment: Environment, query: MailboxQuery): Promise<MailboxPage<ReturnType<typeof capturedView>>> {
     if (environment.type !== 'development') {
       throw new ApiError(
         'not_found',
@@ -43,15 +51,20 @@ export class Mailbox {
     const rows = await listEmails(this.store.db, environment.id, {
       toKey: recipientFilter(query.to),
       statuses: ['captured'],
-      limit: query.limit,
+      limit: query.limit + 1,
+      beforeId: query.beforeId,
     });
-    return rows.map(capturedView);
+    return { emails: rows.slice(0, query.limit).map(capturedView), hasMore: rows.length > query.limit };
   }
 
   /** The platform's view of an environment's outbox, with delivery status. */
   async deliveries(environment: Environment, query: MailboxQuery) {
-    const rows = await listEmails(this.store.db, environment.id, { toKey: recipientFilter(query.to), limit: query.limit });
-    return rows.map((r) => ({
+    const rows = await listEmails(this.store.db, environment.id, {
+      toKey: recipientFilter(query.to),
+      limit: query.limit + 1,
+      beforeId: query.beforeId,
+    });
+    const emails = rows.slice(0, query.limit).map((r) => ({
       ...capturedView(r),
       // Production bodies hold live one-time secrets until sent; operators see the delivery, not the secret.
       ...(environment.type === 'production' ? { text: '', html: '' } : {}),
@@ -60,5 +73,6 @@ export class Mailbox {
       lastError: r.last_error,
       sentAt: r.sent_at,
     }));
+    return { emails, hasMore: rows.length > query.limit };
   }
 }

@@ -185,6 +185,8 @@ export interface ListEmailsOptions {
   toKey?: string | undefined;
   statuses?: OutboxStatus[];
   limit: number;
+  /** Only emails older than this id (a cursor's place): ids grow with time. */
+  beforeId?: string | undefined;
 }
 
 export async function listEmails(db: Db, environmentId: EnvironmentId, options: ListEmailsOptions) {
@@ -196,5 +198,6 @@ export async function listEmails(db: Db, environmentId: EnvironmentId, options: 
     .limit(options.limit);
   if (options.toKey !== undefined) query = query.where('to_key', '=', options.toKey);
   if (options.statuses) query = query.where('status', 'in', options.statuses);
+  if (options.beforeId !== undefined) query = query.where('id', '<', options.beforeId);
   return query.execute();
 }

@@ -1,20 +1,42 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { CapturedEmailList, OutboxEmailList } from '@gatehouse/contract';
-import { Type } from 'typebox';
+import { CapturedEmailPage, OutboxEmailPage } from '@gatehouse/contract';
+import { Type, type Static } from 'typebox';
 import { environmentOf } from '../http/credentials.js';
-import { IdParams } from '../http/schemas.js';
+import { IdParams, PaginationQuery } from '../http/schemas.js';
+import type { CursorCodec } from '../lib/cursor.js';
+import { apiError } from '../lib/errors.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Mailbox } from './mailbox.js';
 
 const EmailQuery = Type.Object(
   {
     to: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    ...PaginationQuery.properties,
   },
   { additionalProperties: false },
 );
 
-export const outboxRoutes: FastifyPluginAsyncTypebox<{ mailbox: Mailbox; tenancy: TenancyService }> = async (app, { mailbox, tenancy }) => {
+type EmailQuery = Static<typeof EmailQuery>;
+
+export const outboxRoutes: FastifyPluginAsyncTypebox<{ mailbox: Mailbox; tenancy: TenancyService; cursors: CursorCodec }> = async (
+  app,
+  { mailbox, tenancy, cursors },
+) => {
+  /** The listing's query as the mailbox takes it: a cursor holds its environment and the last id shown. */
+  const pageOf = (environmentId: string, { to, limit = 20, cursor }: EmailQuery) => {
+    const before = cursor ? cursors.decode<{ emailsOf: string; before: string }>(cursor) : undefined;
+    if (before && before.emailsOf !== environmentId) {
+      throw apiError('invalid_request', 'The cursor belongs to another environment. Pass back the nextCursor value of this listing.', {
+        fields: ['cursor'],
+      });
+    }
+    return { to, limit, beforeId: before?.before };
+  };
+  const answer = <T extends { id: string }>(environmentId: string, { emails, hasMore }: { emails: T[]; hasMore: boolean }) => {
+    const last = emails.at(-1);
+    return { data: emails, nextCursor: hasMore && last ? cursors.encode({ emailsOf: environmentId, before: last.id }) : null };
+  };
+
   app.get(
     '/v1/dev/emails',
     {
@@ -23,12 +45,13 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ mailbox: Mailbox; tenancy
         summary: 'Emails captured in this development environment, newest first (production: 404)',
         tags: ['dev'],
         querystring: EmailQuery,
-        response: { 200: CapturedEmailList },
+        response: { 200: CapturedEmailPage },
       },
     },
-    async (request) => ({
-      data: await mailbox.captured(environmentOf(request), { to: request.query.to, limit: request.query.limit ?? 20 }),
-    }),
+    async (request) => {
+      const environment = environmentOf(request);
+      return answer(environment.id, await mailbox.captured(environment, pageOf(environment.id, request.query)));
+    },
   );
 
   app.get(
@@ -40,12 +63,12 @@ export const outboxRoutes: FastifyPluginAsyncTypebox<{ mailbox: Mailbox; tenancy
         tags: ['platform'],
         params: IdParams('environmentId'),
         querystring: EmailQuery,
-        response: { 200: OutboxEmailList },
+        response: { 200: OutboxEmailPage },
       },
     },
     async (request) => {
       const environment = await tenancy.getEnvironment(request.params.environmentId);
-      return { data: await mailbox.deliveries(environment, { to: request.query.to, limit: request.query.limit ?? 20 }) };
+      return answer(environment.id, await mailbox.deliveries(environment, pageOf(environment.id, request.query)));
     },
   );
 };
