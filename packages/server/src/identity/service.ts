@@ -155,7 +155,7 @@ export class IdentityService {
   ): Promise<{ user: UserView; session: SessionTokens }> {
     this.assertSignUpOpen(environment);
     const row = await this.insert(environment, input);
-    const session = await this.sessions.create(environment, row.id, context);
+    const session = await this.sessions.create(environment, row.id, context, { amr: ['pwd'] });
     return { user: userView(row), session };
   }
 
@@ -182,7 +182,7 @@ export class IdentityService {
       const ok = await verifyPassword(row?.password_hash, input.password, environment.id);
       if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
       if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
-      const session = await this.sessions.create(environment, row.id, context);
+      const session = await this.sessions.create(environment, row.id, context, { amr: ['pwd'] });
       return { user: userView(row), session };
     });
   }

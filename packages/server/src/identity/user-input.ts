@@ -94,6 +94,7 @@ export async function newUserRow(
     unsafe_metadata: metadata.unsafe_metadata ?? '{}',
     external_id: input.externalId ?? null,
     last_sign_in_at: null,
+    two_factor_enabled: 0,
     created_at: input.createdAt ?? now,
     updated_at: now,
   };

@@ -104,6 +104,7 @@ export class OrganizationService {
         name,
         slug: attempt === 0 ? baseSlug : suffixedSlug(baseSlug),
         image_url: imageUrl,
+        mfa_required: 0,
         created_at: now,
         updated_at: now,
       };
