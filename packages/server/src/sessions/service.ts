@@ -50,7 +50,8 @@ export interface RequestContext {
  */
 export interface OrganizationSwitch {
   organizationId: string | null;
-  authorize: (tx: Transaction<Database>, userId: string) => Promise<void>;
+  /** `session`: what the session has verified (an organization may require a second factor). */
+  authorize: (tx: Transaction<Database>, userId: string, session: SessionFactors) => Promise<void>;
 }
 
 export type SessionView = Session;
@@ -240,7 +241,7 @@ export class SessionService {
           });
         const rotated = switchTo
           ? await inTransaction(this.db, async (tx) => {
-              await switchTo.authorize(tx, session.user_id);
+              await switchTo.authorize(tx, session.user_id, factorsOf(session));
               return rotate(tx);
             })
           : await rotate(this.db);
@@ -255,7 +256,7 @@ export class SessionService {
         if (session.rotated_at !== null && now - session.rotated_at <= REFRESH_GRACE_MS) {
           if (switchTo) {
             await inTransaction(this.db, async (tx) => {
-              await switchTo.authorize(tx, session.user_id);
+              await switchTo.authorize(tx, session.user_id, factorsOf(session));
               await q.setActiveOrganization(tx, environment.id, session.id, switchTo.organizationId);
             });
           }
