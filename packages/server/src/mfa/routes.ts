@@ -156,7 +156,8 @@ export function actsAsOrganization(routeUrl: string | undefined): boolean {
  * Registered app-wide (fastify-plugin), after the credentials check.
  */
 export const organizationMfaGate = fp<{ mfa: MfaService }>(async (app: FastifyInstance, { mfa }) => {
-  app.addHook('preHandler', async (request) => {
+  // Before the body is validated: a refused session learns nothing of the route.
+  app.addHook('preValidation', async (request) => {
     if (!actsAsOrganization(request.routeOptions.url) || request.auth?.kind !== 'session') return;
     const { environment, session: current } = sessionOf(request);
     if (current.activeOrganizationId === null) return;
