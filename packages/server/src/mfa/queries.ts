@@ -3,7 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { announce } from '../db/changes.js';
 import type { Database } from '../db/schema.js';
 import { newId } from '../lib/crypto.js';
-import { readUserData, recordEvent } from '../webhooks/events.js';
+import { atomically, readUserData, recordEvent } from '../webhooks/events.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -130,19 +130,21 @@ export async function countUnusedBackupCodes(db: Db, environmentId: EnvironmentI
  * After a change to the user's second factors, in its transaction: sets `two_factor_enabled` from
  * what remains, stamps `updated_at` and records `user.updated`. False when the user is gone.
  */
-export async function secondFactorsChanged(tx: Transaction<Database>, environmentId: EnvironmentId, userId: string, now: number) {
-  const totp = await findTotp(tx, environmentId, userId);
-  const enabled = totp?.secret != null ? 1 : 0;
-  const result = await tx
-    .updateTable('users')
-    .set({ two_factor_enabled: enabled, updated_at: now })
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', userId)
-    .executeTakeFirst();
-  if (result.numUpdatedRows === 0n) return false;
-  announce(tx, { kind: 'user', environmentId, userId });
-  await recordEvent(tx, environmentId, 'user.updated', await readUserData(tx, environmentId, userId));
-  return true;
+export async function secondFactorsChanged(db: Db, environmentId: EnvironmentId, userId: string, now: number): Promise<boolean> {
+  return atomically(db, async (db) => {
+    const totp = await findTotp(db, environmentId, userId);
+    const enabled = totp?.secret != null ? 1 : 0;
+    const result = await db
+      .updateTable('users')
+      .set({ two_factor_enabled: enabled, updated_at: now })
+      .where('environment_id', '=', environmentId)
+      .where('id', '=', userId)
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) return false;
+    announce(db, { kind: 'user', environmentId, userId });
+    await recordEvent(db, environmentId, 'user.updated', await readUserData(db, environmentId, userId));
+    return true;
+  });
 }
 
 // ---- organizations that require a second factor

@@ -33,6 +33,7 @@ describe('GET and PATCH /v1/me', () => {
         publicMetadata: {},
         unsafeMetadata: {},
         externalId: null,
+        twoFactorEnabled: false,
         lastSignInAt: expect.any(Number),
         createdAt: expect.any(Number),
         updatedAt: expect.any(Number),
