@@ -233,6 +233,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     signUpVerification,
     cursors,
     meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
+    recentlyVerified: (session) => (tx, environment) => mfa.requireRecentVerification(environment, session, tx),
   });
   await app.register(organizationRoutes, { organizations, sessions, cursors });
   await app.register(mfaRoutes, { mfa, identity });

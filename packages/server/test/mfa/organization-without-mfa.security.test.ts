@@ -39,7 +39,8 @@ describe('an organization requiring MFA reached without it', () => {
     const owner = await person(t);
     const org = await requiringOrg(owner);
     for (const [method, url] of PATHS) {
-      const refused = await t.call({ method: method as 'GET', url, credential: owner.accessToken, payload: method === 'GET' || method === 'DELETE' ? undefined : { name: 'Taken over' } });
+      const body = method === 'GET' || method === 'DELETE' ? {} : { payload: { name: 'Taken over' } };
+      const refused = await t.call({ method: method as 'GET', url, credential: owner.accessToken, ...body });
       expect(refused.statusCode, `${method} ${url}`).toBe(403);
       expect(json(refused).error.code).toBe('second_factor_required');
     }

@@ -44,6 +44,19 @@ describe('reverification skipped: a stale session making sensitive changes', () 
     expect(json(refused).error.code).toBe('reverification_required');
   });
 
+  it('a stale session cannot delete the account; after reverification it can', async () => {
+    const user = await signUp(t);
+    clock.advance(10 * MINUTE + 1);
+    const refused = await mfaCall(t, user.accessToken, 'DELETE', '/v1/me');
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error.code).toBe('reverification_required');
+    expect((await mfaCall(t, user.accessToken, 'GET', '/v1/me')).statusCode).toBe(200);
+    expect((await reverify(t, user.accessToken, { password: GOOD_PASSWORD })).statusCode).toBe(200);
+    const deleted = await mfaCall(t, user.accessToken, 'DELETE', '/v1/me');
+    expect(deleted.statusCode).toBe(200);
+    expect(json(deleted)).toEqual({ id: user.userId, deleted: true });
+  });
+
   it('a refresh is not a verification', async () => {
     const user = await signUp(t);
     await enableTotp(t, user.accessToken, clock.now);
