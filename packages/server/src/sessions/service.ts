@@ -434,6 +434,7 @@ export class SessionService {
       lastActiveAt: row.last_active_at,
       expiresAt: row.expires_at,
       userAgent: row.user_agent,
+      amr: parseAmr(row.amr),
       current: row.id === currentSessionId,
     }));
   }
