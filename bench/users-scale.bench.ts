@@ -49,6 +49,7 @@ async function seed(store: Store, environmentId: EnvironmentId, from: number, to
             password_hash: null,
             email_verified: 0,
             banned: 0,
+            two_factor_enabled: 0,
             public_metadata: '{}',
             private_metadata: '{}',
             unsafe_metadata: '{}',

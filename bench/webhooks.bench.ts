@@ -48,6 +48,7 @@ function userRow(environmentId: EnvironmentId): Omit<UserRow, 'environment_id'> 
     unsafe_metadata: '{}',
     external_id: null,
     last_sign_in_at: null,
+    two_factor_enabled: 0,
     created_at: now,
     updated_at: now,
   };

@@ -15,6 +15,15 @@ export type TokenAlgorithm = Static<typeof TokenAlgorithm>;
 export const EmailVerification = Type.Union([Type.Literal('required'), Type.Literal('off')]);
 export type EmailVerification = Static<typeof EmailVerification>;
 
+/**
+ * Second factors (docs/mfa.md): "off" refuses enrolment and asks for none; "optional" lets users
+ * add one; "required" makes every user have one.
+ */
+export const MfaPolicy = Type.Union([Type.Literal('off'), Type.Literal('optional'), Type.Literal('required')], {
+  description: 'Second factors: off, optional (the default) or required',
+});
+export type MfaPolicy = Static<typeof MfaPolicy>;
+
 /** Which sign-in methods an environment offers. */
 export const AuthMethods = define(
   'AuthMethods',
@@ -53,6 +62,7 @@ export const Environment = define(
       },
     ),
     emailVerification: EmailVerification,
+    mfa: MfaPolicy,
   }),
 );
 export type Environment = Static<typeof Environment>;
@@ -79,6 +89,7 @@ export const PlatformEnvironment = define(
     sessionInactivitySeconds: Type.Integer(),
     usersCanCreateOrganizations: Type.Boolean({ description: 'Whether signed-in users may create organizations' }),
     emailVerification: EmailVerification,
+    mfa: MfaPolicy,
     sessionClaims: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
       description: 'The custom claims template rendered into every access token; null for none',
     }),

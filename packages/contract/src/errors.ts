@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   forbidden: 403,
   method_disabled: 403,
   user_banned: 403,
+  reverification_required: 403,
+  second_factor_required: 403,
   not_found: 404,
   request_timeout: 408,
   conflict: 409,

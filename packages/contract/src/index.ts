@@ -15,3 +15,4 @@ export * from './sso.js';
 export * from './operators.js';
 export type * from './route-bodies.js';
 export type * from './routes.js';
+export * from './mfa.js';

@@ -10,6 +10,9 @@ export const Organization = define(
     name: Type.String(),
     slug: Type.String(),
     imageUrl: Nullable(Type.String()),
+    mfaRequired: Type.Boolean({
+      description: 'Whether acting as it needs a session that verified a second factor (403 second_factor_required otherwise)',
+    }),
     createdAt: Type.Integer(),
     updatedAt: Type.Integer(),
   }),
@@ -110,15 +113,19 @@ export const CreateOrganizationBody = Type.Object({ ...OrganizationCreate, owner
 export type CreateOrganizationBody = Static<typeof CreateOrganizationBody>;
 
 /** PATCH /v1/organizations/{organizationId}: omitted fields are unchanged, null removes the image. */
+const MfaRequired = Type.Boolean({
+  description: 'Require members to have verified a second factor; refused (400) while the environment\'s mfa is "off"',
+});
+
 export const UpdateOrganizationBody = Type.Object(
-  { name: Type.Optional(Name), slug: Type.Optional(Slug), imageUrl: Type.Optional(Nullable(ImageUrl)) },
+  { name: Type.Optional(Name), slug: Type.Optional(Slug), imageUrl: Type.Optional(Nullable(ImageUrl)), mfaRequired: Type.Optional(MfaRequired) },
   { additionalProperties: false },
 );
 export type UpdateOrganizationBody = Static<typeof UpdateOrganizationBody>;
 
 /** PATCH /v1/me/organization */
 export const UpdateCurrentOrganizationBody = Type.Object(
-  { name: Type.Optional(Name), imageUrl: Type.Optional(Nullable(ImageUrl)) },
+  { name: Type.Optional(Name), imageUrl: Type.Optional(Nullable(ImageUrl)), mfaRequired: Type.Optional(MfaRequired) },
   { additionalProperties: false },
 );
 export type UpdateCurrentOrganizationBody = Static<typeof UpdateCurrentOrganizationBody>;

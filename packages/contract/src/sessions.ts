@@ -26,6 +26,7 @@ export const Session = define(
     lastActiveAt: Type.Integer({ description: 'Last sign-in or refresh' }),
     expiresAt: Type.Integer({ description: 'End of the absolute lifetime' }),
     userAgent: Type.Union([Type.String(), Type.Null()]),
+    amr: Type.Array(Type.String(), { description: 'The factors this session verified, in order (pwd, email, sso, totp, backup_code…)' }),
     current: Type.Boolean({ description: 'Whether this is the session making the request' }),
   }),
 );

@@ -24,6 +24,7 @@ const userFields = {
   externalId: Nullable(
     Type.String({ description: 'The user’s id in the system they were imported from, or the application’s own; unique per environment' }),
   ),
+  twoFactorEnabled: Type.Boolean({ description: 'Whether the user has a second factor (TOTP)' }),
   lastSignInAt: Type.Union([Type.Integer({ description: 'When the user last started a session, by any method (ms since the epoch); null until then' }), Type.Null()]),
   createdAt: Type.Integer(),
   updatedAt: Type.Integer(),
@@ -156,6 +157,14 @@ export const PasswordHasher = Type.Union(
 );
 export type PasswordHasher = Static<typeof PasswordHasher>;
 
+/** A TOTP secret from another system: base32 (RFC 4648; case, spaces and `=` padding ignored), 80 to 512 bits. */
+export const TotpSecret = Type.String({
+  minLength: 16,
+  maxLength: 160,
+  pattern: '^[A-Za-z2-7 =]+$',
+  description: 'A TOTP secret in base32 (RFC 6238, SHA-1, 6 digits, 30 s): the user has TOTP enabled with it; no backup codes are made',
+});
+
 /** POST /v1/users: without a password, the user signs in by another method. */
 export const CreateUserBody = Type.Object(
   {
@@ -178,6 +187,7 @@ export const CreateUserBody = Type.Object(
         description: 'When the user was created in the system they come from (ms since epoch)',
       }),
     ),
+    totpSecret: Type.Optional(TotpSecret),
     ...ProfileFields,
     ...MetadataFields,
   },

@@ -25,6 +25,7 @@ import { FlowService } from './flows/service.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { memberRoutes } from './organizations/member-routes.js';
+import { mfaRoutes, organizationMfaGate } from './mfa/routes.js';
 import { invitationRoutes } from './invitations/routes.js';
 import { InvitationService } from './invitations/service.js';
 import { domainRoutes } from './invitations/domain-routes.js';
@@ -136,6 +137,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessions,
     throttle,
     identity,
+    mfa,
     signUpVerification,
     organizations,
     organizationAccess,
@@ -190,6 +192,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   await app.register(auditPlugin, { operators });
+  // Organizations that require MFA: checked app-wide, after the credentials.
+  await app.register(organizationMfaGate, { mfa });
   await app.register(proxyWarningPlugin, {
     warning: new ProxyWarning(!!options.trustProxy?.length, now, (message) => app.log.warn(message)),
   });
@@ -229,8 +233,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     signUpVerification,
     cursors,
     meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
+    recentlyVerified: (session) => (tx, environment) => mfa.requireRecentVerification(environment, session, tx),
   });
   await app.register(organizationRoutes, { organizations, sessions, cursors });
+  await app.register(mfaRoutes, { mfa, identity });
   await app.register(memberRoutes, { members, cursors });
   await app.register(roleRoutes, { roles, tenancy });
   await app.register(usageRoutes, { usage, now, rate, tenancy });

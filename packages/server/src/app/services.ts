@@ -7,6 +7,7 @@ import { IdentityService } from '../identity/service.js';
 import { DomainService } from '../invitations/domain-service.js';
 import { SignUpVerification } from '../flows/sign-up-verification.js';
 import { RequestService } from '../invitations/request-service.js';
+import { MfaService } from '../mfa/service.js';
 import { CursorCodec, deriveSubkey } from '../lib/cursor.js';
 import type { RedisLink } from '../lib/redis.js';
 import { OrganizationAccess } from '../organizations/access.js';
@@ -95,7 +96,11 @@ export function buildServices(
     acceptImageUrl,
     now,
     deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
+    importedTotp: (tx, environment, userId, secret) => mfa.storeImportedTotp(tx, environment, userId, secret),
   });
+  // Second factors (mfa/); an address proven for the first time removes those set before it.
+  const mfa: MfaService = new MfaService({ store: options.store, sessions, identity, tenancy, throttle, now, instanceSecret: options.instanceSecret });
+  identity.onAddressProven((tx, environment, userId) => mfa.removeAllIn(tx, environment, userId));
   const signUpVerification = new SignUpVerification({
     store: options.store,
     identity,
@@ -147,6 +152,7 @@ export function buildServices(
     sessions,
     throttle,
     identity,
+    mfa,
     signUpVerification,
     organizations,
     organizationAccess,

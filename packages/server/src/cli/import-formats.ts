@@ -82,6 +82,8 @@ function clerk(r: Record<string, string>): Mapped {
       privateMetadata: object(r.private_metadata, 'private_metadata'),
       unsafeMetadata: object(r.unsafe_metadata, 'unsafe_metadata'),
       createdAt: time(r.created_at, 'created_at'),
+      // Clerk's authenticator secret (base32): the user keeps TOTP, with the app they already have.
+      totpSecret: text(r.totp_secret),
     }),
   };
 }
@@ -129,6 +131,7 @@ function generic(r: Record<string, string>): Mapped {
       privateMetadata: object(r.private_metadata, 'private_metadata'),
       unsafeMetadata: object(r.unsafe_metadata, 'unsafe_metadata'),
       createdAt: time(r.created_at, 'created_at'),
+      totpSecret: text(r.totp_secret),
     }),
   };
 }

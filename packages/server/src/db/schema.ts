@@ -109,6 +109,8 @@ export interface UsersTable {
   external_id: string | null;
   /** When the user last started a session, by any method; null until the first. */
   last_sign_in_at: number | null;
+  /** 1 while the user has a second factor (TOTP; later a passkey), kept by mfa/ (0025). */
+  two_factor_enabled: number;
   created_at: number;
   updated_at: number;
 }
@@ -147,6 +149,11 @@ export interface SessionsTable {
   revoked_at: number | null;
   active_organization_id: string | null;
   user_agent: string | null;
+  /** JSON array of the factors this session verified (`pwd`, `email`, `sso`, `totp`…), in order (0025). */
+  amr: string;
+  /** When the session last verified a first factor / a second factor; null when never. */
+  first_factor_at: number | null;
+  second_factor_at: number | null;
 }
 
 export interface SigningKeysTable {
@@ -210,6 +217,8 @@ export interface OrganizationsTable {
   name: string;
   slug: string;
   image_url: string | null;
+  /** 1 when members must have verified a second factor to act as it (0025). */
+  mfa_required: number;
   created_at: number;
   updated_at: number;
 }
@@ -407,7 +416,33 @@ export interface SignUpAttemptsTable {
   consumed_at: number | null;
 }
 
+/** A user's TOTP (mfa/): secrets sealed with the instance secret. */
+export interface UserTotpTable {
+  environment_id: EnvironmentId;
+  user_id: string;
+  /** The confirmed secret, sealed; null while only a pending one exists. */
+  secret: string | null;
+  /** A secret waiting for its first code (POST /v1/me/mfa/totp), sealed. */
+  pending_secret: string | null;
+  enabled_at: number | null;
+  created_at: number;
+  /** The last accepted RFC 6238 time step; a code must be for a later one. */
+  last_step: number | null;
+}
+
+/** Backup codes: a keyed hash of each, spent once. */
+export interface UserBackupCodesTable {
+  environment_id: EnvironmentId;
+  id: string;
+  user_id: string;
+  code_hash: string;
+  created_at: number;
+  used_at: number | null;
+}
+
 export interface Database {
+  user_totp: UserTotpTable;
+  user_backup_codes: UserBackupCodesTable;
   sso_connections: SsoConnectionsTable;
   sso_identities: SsoIdentitiesTable;
   sso_attempts: SsoAttemptsTable;

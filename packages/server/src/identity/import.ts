@@ -85,10 +85,14 @@ export async function importUsers(
 
   // Checked and prepared first (passwords hashed, digests parsed), rows in flight at once.
   const prepared = new Map<number, UserRow>();
+  // Imported TOTP secrets, by new user id: stored in the batch's transaction with their users.
+  const totpSecrets = new Map<string, string>();
   await eachConcurrently(rows.length, async (index) => {
     try {
       const input = checkRow(rows[index], index);
-      prepared.set(index, await identity.newUserRow(environment, input, await passwordHashOf(input)));
+      const row = await identity.newUserRow(environment, input, await passwordHashOf(input));
+      prepared.set(index, row);
+      if (input.totpSecret !== undefined) totpSecrets.set(row.id, input.totpSecret);
     } catch (error) {
       if (!(error instanceof ApiError)) log(error);
       results[index] = { index, error: errorOf(error) };
@@ -147,6 +151,7 @@ export async function importUsers(
       await identity.insertNewUsers(
         environment,
         batch.map(([, row]) => row),
+        totpSecrets,
       );
       for (const [index, row] of batch) results[index] = { index, user: userView(row), created: true };
     } catch (error) {

@@ -28,7 +28,7 @@ import type { CursorCodec } from '../lib/cursor.js';
 import { requestContext } from '../http/request-context.js';
 import type { Environment } from '../tenancy/settings.js';
 import { Password } from './fields.js';
-import type { IdentityService } from './service.js';
+import type { IdentityService, UserDeletionGuard } from './service.js';
 import type { SignUpVerification } from '../flows/sign-up-verification.js';
 import { importUsers } from './import.js';
 
@@ -52,6 +52,11 @@ export interface IdentityRouteOptions {
   signUpVerification: SignUpVerification;
   cursors: CursorCodec;
   meOrganizations?: MeOrganizationsProvider | undefined;
+  /**
+   * DELETE /v1/me's reverification (mfa/): run in the deletion's transaction, it refuses unless the
+   * session verified a factor in the last 10 minutes.
+   */
+  recentlyVerified: (session: SessionIdentity) => UserDeletionGuard;
 }
 
 const publishable = { credentials: ['publishable'] } as const;
@@ -162,6 +167,25 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
     async (request) => {
       const { environment, session: current } = sessionOf(request);
       return identity.updateUser(environment, current.userId, request.body);
+    },
+  );
+
+  app.delete(
+    '/v1/me',
+    {
+      config: session,
+      schema: {
+        summary: "Delete the signed-in user's account; needs a verification within 10 minutes",
+        description:
+          '403 reverification_required without one (POST /v1/me/reverify first); 403 forbidden while the user is the last owner of an organization.',
+        tags: ['me'],
+        response: { 200: Deleted },
+      },
+    },
+    async (request) => {
+      const { environment, session: current } = sessionOf(request);
+      await identity.deleteUser(environment, current.userId, options.recentlyVerified(current));
+      return { id: current.userId, deleted: true as const };
     },
   );
 

@@ -46,6 +46,9 @@ export type AddressProvenHook = (tx: Transaction<Database>, environment: Environ
 
 export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environment, userId: string) => Promise<void>;
 
+/** Stores a new user's imported TOTP secret in the transaction that creates the user (mfa/ supplies it). */
+export type ImportedTotpWriter = (tx: Transaction<Database>, environment: Environment, userId: string, totpSecret: string) => Promise<void>;
+
 const INVALID_CREDENTIALS = 'The email or password is incorrect.';
 
 // One message whichever counter is locked and whether or not the account exists.
@@ -72,6 +75,8 @@ export interface IdentityServiceOptions {
   deletionGuard?: UserDeletionGuard | undefined;
   /** Sign-in throttling; by default a per-node one on the real clock. */
   throttle?: SignInThrottle | undefined;
+  /** Without one, a `totpSecret` given to POST /v1/users or the import is refused. */
+  importedTotp?: ImportedTotpWriter | undefined;
 }
 
 export class IdentityService {
@@ -81,8 +86,10 @@ export class IdentityService {
   private readonly now: () => number;
   private readonly deletionGuard: UserDeletionGuard | undefined;
   private readonly throttle: SignInThrottle;
+  private readonly importedTotp: ImportedTotpWriter | undefined;
 
   constructor(options: IdentityServiceOptions) {
+    this.importedTotp = options.importedTotp;
     this.throttle = options.throttle ?? new SignInThrottle({ clock: Date.now });
     this.store = options.store;
     this.sessions = options.sessions;
@@ -115,7 +122,16 @@ export class IdentityService {
     try {
       // The unique index settles races; this also sees a collision group's marked users, which it leaves out.
       if (await q.emailKeyTaken(db, environment.id, row.email_key)) throw emailTaken();
-      await q.insertUser(db, environment.id, row);
+      const totpSecret = input.totpSecret;
+      if (totpSecret === undefined) await q.insertUser(db, environment.id, row);
+      else {
+        const store = async (tx: Transaction<Database>) => {
+          await q.insertUser(tx, environment.id, row);
+          await this.storeImportedTotp(tx, environment, row.id, totpSecret);
+        };
+        if (db.isTransaction) await store(db as Transaction<Database>);
+        else await inTransaction(this.db, store);
+      }
     } catch (error) {
       throw conflictFrom(error) ?? error;
     }
@@ -126,10 +142,19 @@ export class IdentityService {
    * Bulk import: rows from newUserRow whose email keys and externalIds the caller found free, all
    * stored in one transaction or none (a race lost to another writer: the caller goes one by one).
    */
-  async insertNewUsers(environment: Environment, rows: readonly q.UserRow[]): Promise<void> {
+  async insertNewUsers(environment: Environment, rows: readonly q.UserRow[], totpSecrets?: ReadonlyMap<string, string>): Promise<void> {
     await inTransaction(this.db, async (tx) => {
-      for (const row of rows) await q.insertUser(tx, environment.id, row);
+      for (const row of rows) {
+        await q.insertUser(tx, environment.id, row);
+        const totpSecret = totpSecrets?.get(row.id);
+        if (totpSecret !== undefined) await this.storeImportedTotp(tx, environment, row.id, totpSecret);
+      }
     });
+  }
+
+  private async storeImportedTotp(tx: Transaction<Database>, environment: Environment, userId: string, totpSecret: string): Promise<void> {
+    if (!this.importedTotp) throw apiError('invalid_request', 'This server does not take TOTP secrets.', { fields: ['totpSecret'] });
+    await this.importedTotp(tx, environment, userId, totpSecret);
   }
 
   /** The users holding these externalIds, and which of these email keys are held (bulk import look-ups). */
@@ -155,7 +180,7 @@ export class IdentityService {
   ): Promise<{ user: UserView; session: SessionTokens }> {
     this.assertSignUpOpen(environment);
     const row = await this.insert(environment, input);
-    const session = await this.sessions.create(environment, row.id, context);
+    const session = await this.sessions.create(environment, row.id, context, { amr: ['pwd'] });
     return { user: userView(row), session };
   }
 
@@ -182,7 +207,7 @@ export class IdentityService {
       const ok = await verifyPassword(row?.password_hash, input.password, environment.id);
       if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
       if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
-      const session = await this.sessions.create(environment, row.id, context);
+      const session = await this.sessions.create(environment, row.id, context, { amr: ['pwd'] });
       return { user: userView(row), session };
     });
   }

@@ -2,6 +2,7 @@ import type { ImageUrlCheck } from '../assets/image-url.js';
 import { isUniqueViolation } from '../db/index.js';
 import { ApiError, apiError } from '../lib/errors.js';
 import { newId } from '../lib/crypto.js';
+import { base32Decode } from '../lib/base32.js';
 import type { Environment } from '../tenancy/settings.js';
 import { emailKey, normalizeEmail } from './email.js';
 import { metadataText } from './metadata.js';
@@ -41,6 +42,8 @@ export interface CreateUserInput extends AdminUserInput {
   passwordDigest?: string | undefined;
   passwordHasher?: PasswordHasher | undefined;
   createdAt?: number | undefined;
+  /** A TOTP secret from another system (base32): the user starts with TOTP enabled (mfa/). */
+  totpSecret?: string | undefined;
 }
 
 /** A new user's fields: what POST /v1/users, an import row, a sign-up or an invitation gives. */
@@ -50,7 +53,25 @@ export type NewUserInput = ProfileInput &
     emailVerified?: boolean | undefined;
     externalId?: string | null | undefined;
     createdAt?: number | undefined;
+    totpSecret?: string | undefined;
   };
+
+/** Bytes of an imported TOTP secret: RFC 4226 asks for at least 128 bits; 80 is what some systems issued. */
+const TOTP_SECRET_BYTES = { min: 10, max: 64 } as const;
+
+/** The imported TOTP secret, checked (400 naming the field); undefined when none was given. */
+export function checkedTotpSecret(input: { totpSecret?: string | undefined }): string | undefined {
+  if (input.totpSecret === undefined) return undefined;
+  const bytes = base32Decode(input.totpSecret);
+  if (!bytes || bytes.length < TOTP_SECRET_BYTES.min || bytes.length > TOTP_SECRET_BYTES.max) {
+    throw apiError(
+      'invalid_request',
+      `totpSecret must be a base32 TOTP secret of ${TOTP_SECRET_BYTES.min} to ${TOTP_SECRET_BYTES.max} bytes (16 to 103 characters A–Z and 2–7), as authenticator apps show it.`,
+      { fields: ['totpSecret'] },
+    );
+  }
+  return input.totpSecret;
+}
 
 /** The profile columns given (validated); omitted ones are left out and null clears one. */
 export async function profileColumns(environment: Environment, input: ProfileInput, acceptImageUrl: ImageUrlCheck) {
@@ -73,6 +94,7 @@ export async function newUserRow(
   clock: () => number,
 ): Promise<UserRow> {
   const email = normalizeEmail(input.email);
+  const totpSecret = checkedTotpSecret(input);
   const profile = await profileColumns(environment, input, acceptImageUrl);
   const metadata = metadataColumns(input);
   const now = clock();
@@ -94,6 +116,7 @@ export async function newUserRow(
     unsafe_metadata: metadata.unsafe_metadata ?? '{}',
     external_id: input.externalId ?? null,
     last_sign_in_at: null,
+    two_factor_enabled: totpSecret === undefined ? 0 : 1,
     created_at: input.createdAt ?? now,
     updated_at: now,
   };

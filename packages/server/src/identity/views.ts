@@ -18,6 +18,7 @@ export function userView(row: Readonly<UsersTable>): User {
     privateMetadata: parseMetadata(row.private_metadata),
     unsafeMetadata: parseMetadata(row.unsafe_metadata),
     externalId: row.external_id,
+    twoFactorEnabled: row.two_factor_enabled === 1,
     lastSignInAt: row.last_sign_in_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -52,6 +52,14 @@ export function membershipGone(organizationId: string): ApiError {
   );
 }
 
+/** An organization that requires MFA, reached by a session that has not verified a second factor. */
+export function secondFactorRequired(): ApiError {
+  return apiError(
+    'second_factor_required',
+    'This organization requires multi-factor authentication: verify a second factor in this session (POST /v1/me/reverify with an authenticator code), or enable one first (POST /v1/me/mfa/totp).',
+  );
+}
+
 export function lastOwner(organizationId: string): ApiError {
   return apiError(
     'forbidden',

@@ -73,7 +73,7 @@ export async function lockOrganization(store: Store, tx: Transaction<Database>, 
 export async function shareLockOrganization(store: Store, tx: Transaction<Database>, environmentId: EnvironmentId, organizationId: string) {
   return lockForShare(
     store,
-    tx.selectFrom('organizations').select('id').where('environment_id', '=', environmentId).where('id', '=', organizationId),
+    tx.selectFrom('organizations').select(['id', 'mfa_required']).where('environment_id', '=', environmentId).where('id', '=', organizationId),
   ).executeTakeFirst();
 }
 

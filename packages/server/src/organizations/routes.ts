@@ -19,6 +19,7 @@ import type { CursorCodec } from '../lib/cursor.js';
 import type { SessionService } from '../sessions/service.js';
 import { type Actor, foreignCursor } from './access.js';
 import { Id } from './schemas.js';
+import { secondFactorRequired } from './access.js';
 import type { OrganizationService } from './service.js';
 
 /** Organizations themselves (secret key and session), and switching the session's organization. */
@@ -59,7 +60,8 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
       const { refreshToken, organizationId } = request.body;
       const tokens = await sessions.refresh(environment, refreshToken, requestContext(request), {
         organizationId,
-        authorize: (tx, userId) => organizations.authorizeSwitch(tx, environment, userId, organizationId),
+        authorize: (tx, userId, factors) =>
+          organizations.authorizeSwitch(tx, environment, userId, organizationId, factors.second_factor_at !== null),
       });
       return { session: tokens };
     },
@@ -229,7 +231,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
     {
       config: session,
       schema: {
-        summary: 'Rename the current organization or change its image; needs org:manage',
+        summary: 'Rename the current organization, change its image or require MFA; needs org:manage',
         tags: ['me'],
         body: UpdateCurrentOrganizationBody,
         response: { 200: UserOrganization },
@@ -238,6 +240,12 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOpti
     async (request) => {
       const { environment, session: current } = sessionOf(request);
       const organizationId = organizations.currentOrganizationId(current);
+      if (request.body.mfaRequired === true) {
+        organizations.assertMfaRequirable(environment);
+        // Only a session that verified a second factor may make the organization require one.
+        const factors = await sessions.lastVerification(environment, current.userId, current.sessionId);
+        if (factors?.second_factor_at == null) throw secondFactorRequired();
+      }
       return organizations.updateCurrentOrganization(environment, current.userId, organizationId, request.body);
     },
   );

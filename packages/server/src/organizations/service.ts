@@ -15,6 +15,7 @@ import {
   membershipGone,
   type OrganizationAccess,
   requirePermission,
+  secondFactorRequired,
   trimmedName,
   type Tx,
 } from './access.js';
@@ -60,6 +61,8 @@ export interface OrganizationPatch {
   name?: string | undefined;
   slug?: string | undefined;
   imageUrl?: string | null | undefined;
+  /** Members must have verified a second factor to act as it (docs/mfa.md). */
+  mfaRequired?: boolean | undefined;
 }
 
 export class OrganizationService {
@@ -104,6 +107,7 @@ export class OrganizationService {
         name,
         slug: attempt === 0 ? baseSlug : suffixedSlug(baseSlug),
         image_url: imageUrl,
+        mfa_required: 0,
         created_at: now,
         updated_at: now,
       };
@@ -177,7 +181,17 @@ export class OrganizationService {
     return { ...view, role: membership!.role, permissions: [...membership!.permissions] };
   }
 
+  /** Requiring MFA needs second factors on in the environment (400 while its mfa is "off"). */
+  assertMfaRequirable(environment: Environment): void {
+    if (environment.settings.mfa === 'off') {
+      throw apiError('invalid_request', 'Second factors are off for this environment (mfa is "off"), so an organization cannot require them.', {
+        fields: ['mfaRequired'],
+      });
+    }
+  }
+
   private async changeOrganization(environment: Environment, actor: Actor, organizationId: string, patch: OrganizationPatch) {
+    if (patch.mfaRequired === true) this.assertMfaRequirable(environment);
     // The image URL is checked before the transaction: verifying an own upload may read the object
     // store, which must not happen while the organization row is locked. A member is first asked
     // for org:manage, so that without it they get the 403 and cannot have uploads verified (a
@@ -195,6 +209,7 @@ export class OrganizationService {
       if (patch.name !== undefined) columns.name = trimmedName(patch.name);
       if (patch.slug !== undefined) columns.slug = validSlug(patch.slug);
       if (imageUrl !== undefined) columns.image_url = imageUrl;
+      if (patch.mfaRequired !== undefined) columns.mfa_required = patch.mfaRequired ? 1 : 0;
       try {
         await q.updateOrganization(tx, environment.id, organizationId, columns);
       } catch (error) {
@@ -288,15 +303,23 @@ export class OrganizationService {
    * exists here and the user is a member of it. The organization's row is share-locked first, so a
    * membership change (which locks it for update) is ordered wholly before or after the switch.
    */
-  async authorizeSwitch(tx: Tx, environment: Environment, userId: string, organizationId: string | null): Promise<void> {
+  async authorizeSwitch(
+    tx: Tx,
+    environment: Environment,
+    userId: string,
+    organizationId: string | null,
+    secondFactorVerified: boolean,
+  ): Promise<void> {
     if (organizationId === null) return;
-    if (!(await q.shareLockOrganization(this.store, tx, environment.id, organizationId))) throw notFound(`Organization ${organizationId}`);
+    const organization = await q.shareLockOrganization(this.store, tx, environment.id, organizationId);
+    if (!organization) throw notFound(`Organization ${organizationId}`);
     if (!(await q.findMembership(tx, environment.id, organizationId, userId))) {
       throw apiError(
         'forbidden',
         `You are not a member of organization ${organizationId}, so this session cannot act as it. Switch only to an organization listed in GET /v1/me/organizations.`,
       );
     }
+    if (organization.mfa_required === 1 && !secondFactorVerified) throw secondFactorRequired();
   }
 
   /**

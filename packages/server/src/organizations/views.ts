@@ -13,7 +13,15 @@ export type MemberView = Member;
 export type RoleView = Role;
 
 export function organizationView(row: q.OrganizationRow): OrganizationView {
-  return { id: row.id, name: row.name, slug: row.slug, imageUrl: row.image_url, createdAt: row.created_at, updatedAt: row.updated_at };
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    imageUrl: row.image_url,
+    mfaRequired: row.mfa_required === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 export function memberView(row: q.MemberRow): MemberView {

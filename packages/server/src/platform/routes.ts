@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   EmailVerification,
+  MfaPolicy,
   CreatedProject,
   CreatedSecretKey,
   PlatformEnvironment,
@@ -36,6 +37,7 @@ const SettingsPatch = Type.Object(
       Type.Boolean({ description: 'Whether signed-in users may create organizations with POST /v1/me/organizations (default true)' }),
     ),
     emailVerification: Type.Optional(EmailVerification),
+    mfa: Type.Optional(MfaPolicy),
     sessionClaims: Type.Optional(
       Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
         description:
@@ -65,6 +67,7 @@ export function environmentView(environment: Environment) {
     sessionInactivitySeconds: s.sessionInactivitySeconds,
     usersCanCreateOrganizations: s.usersCanCreateOrganizations,
     emailVerification: s.emailVerification,
+    mfa: s.mfa,
     sessionClaims: s.sessionClaims,
   };
 }

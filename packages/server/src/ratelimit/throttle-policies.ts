@@ -100,6 +100,20 @@ export const DOMAIN_CODE_CLIENT: ThrottlePolicy = { ...EMAIL_CODE_CLIENT, name: 
  */
 export const DOMAIN_CODE_NAME: ThrottlePolicy = { ...EMAIL_CODE_ACCOUNT, name: 'domain-name', free: 5 };
 
+/**
+ * Second-factor codes (TOTP and backup codes, at sign-in, reverification and enrolment), per user:
+ * past 10 wrong codes every try is refused unexamined for 15 minutes. A right code is given back;
+ * the wrong ones stay counted for their 15 minutes.
+ */
+export const SECOND_FACTOR_USER: ThrottlePolicy = {
+  name: 'mfa-user',
+  free: 10,
+  baseLockMs: 15 * MINUTE,
+  maxLockMs: 15 * MINUTE,
+  windowMs: 15 * MINUTE,
+  onSuccess: 'undo',
+};
+
 /** The lock a policy sets on the attempt that brings its count to `count`; 0 for none. */
 export function lockMs(policy: ThrottlePolicy, count: number): number {
   if (policy.baseLockMs <= 0 || count < policy.free) return 0;

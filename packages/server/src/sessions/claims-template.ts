@@ -16,7 +16,7 @@ import { findClaimsUser } from './queries.js';
 export const SESSION_CLAIMS_MAX_BYTES = 1024;
 
 /** Registered claims and the organization claims: a template never sets them. */
-const REGISTERED = new Set(['iss', 'sub', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp', 'aud', 'typ', 'kid', 'alg']);
+const REGISTERED = new Set(['iss', 'sub', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp', 'aud', 'typ', 'kid', 'alg', 'amr', 'fva', 'act']);
 
 /** Names that alter an object's prototype in applications that copy claims into plain objects. */
 const PROTOTYPE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
@@ -168,7 +168,7 @@ export function compileSessionClaims(template: unknown): CompiledClaims {
   const taken = names.filter(isProtectedClaim);
   if (taken.length > 0) {
     refuse(
-      `${taken.map((n) => `"${n}"`).join(', ')} cannot be set: registered claims (iss, sub, sid, iat, nbf, exp, jti, azp, aud) and org_* claims belong to Gatehouse, and __proto__, constructor and prototype alter applications' objects. Choose other names.`,
+      `${taken.map((n) => `"${n}"`).join(', ')} cannot be set: registered claims (iss, sub, sid, iat, nbf, exp, jti, azp, aud, amr, fva, act) and org_* claims belong to Gatehouse, and __proto__, constructor and prototype alter applications' objects. Choose other names.`,
     );
   }
   const reads = { user: false };

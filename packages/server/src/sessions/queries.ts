@@ -122,6 +122,7 @@ const sessionWithEnvironment = reusableQuery(['environmentId', 'sessionId', 'kid
       'users.unsafe_metadata as user_unsafe_metadata',
       'users.external_id as user_external_id',
       'users.last_sign_in_at as user_last_sign_in_at',
+      'users.two_factor_enabled as user_two_factor_enabled',
       'users.created_at as user_created_at',
       'users.updated_at as user_updated_at',
       'sessions.user_id as session_user_id',
@@ -225,7 +226,7 @@ const rotateCurrent = reusableQuery(
     })
       .where('expires_at', '>', number(p.now))
       .where('last_active_at', '>', number(p.activeSince))
-      .returning(['user_id', 'active_organization_id']);
+      .returning(['user_id', 'active_organization_id', 'amr', 'first_factor_at', 'second_factor_at']);
   },
 );
 
@@ -245,7 +246,7 @@ export async function rotateCurrentRefreshToken(
   environmentId: EnvironmentId,
   sessionId: string,
   rotation: { presentedHash: string; successorHash: string; generation: number; now: number; inactivityMs: number },
-): Promise<{ user_id: string; active_organization_id: string | null } | undefined> {
+): Promise<{ user_id: string; active_organization_id: string | null; amr: string; first_factor_at: number | null; second_factor_at: number | null } | undefined> {
   const [row] = await rotateCurrent(db, {
     environmentId,
     sessionId,
@@ -256,6 +257,29 @@ export async function rotateCurrentRefreshToken(
     activeSince: rotation.now - rotation.inactivityMs,
   });
   return row;
+}
+
+/**
+ * Writes a session's verified factors, if its amr is still `expectedAmr` (two verifications at once:
+ * the loser's caller reads again). Not for a revoked session. Announced: the session check caches it.
+ */
+export async function recordSessionFactor(
+  db: Db,
+  environmentId: EnvironmentId,
+  sessionId: string,
+  change: { expectedAmr: string; amr: string; first_factor_at?: number; second_factor_at?: number },
+): Promise<boolean> {
+  const { expectedAmr, ...columns } = change;
+  const result = await db
+    .updateTable('sessions')
+    .set(columns)
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', sessionId)
+    .where('amr', '=', expectedAmr)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  announce(db, { kind: 'session', environmentId, sessionId });
+  return result.numUpdatedRows > 0n;
 }
 
 export async function setActiveOrganization(db: Db, environmentId: EnvironmentId, sessionId: string, organizationId: string | null) {
@@ -353,7 +377,7 @@ async function deleteHandoffTokens(
 export async function listLiveSessions(db: Db, environmentId: EnvironmentId, userId: string, live: { now: number; activeSince: number }) {
   return db
     .selectFrom('sessions')
-    .select(['id', 'created_at', 'last_active_at', 'expires_at', 'user_agent', 'active_organization_id'])
+    .select(['id', 'created_at', 'last_active_at', 'expires_at', 'user_agent', 'active_organization_id', 'amr'])
     .where('environment_id', '=', environmentId)
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)

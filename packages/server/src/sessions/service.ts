@@ -14,6 +14,7 @@ import type { RefreshTokens } from './refresh-token.js';
 import type { AccessTokens } from './tokens.js';
 import { CustomClaims } from './claims-template.js';
 import { startSession, type SignInUser } from './start-queries.js';
+import { factorClaims, SECOND_FACTORS, withFactor, parseAmr, type Amr, type SessionFactors } from './factors.js';
 import { sessionLiveness, sessionRecordOf, type CacheFreshness, type SessionCache, type SessionRecord } from './session-record.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -49,10 +50,28 @@ export interface RequestContext {
  */
 export interface OrganizationSwitch {
   organizationId: string | null;
-  authorize: (tx: Transaction<Database>, userId: string) => Promise<void>;
+  /** `session`: what the session has verified (an organization may require a second factor). */
+  authorize: (tx: Transaction<Database>, userId: string, session: SessionFactors) => Promise<void>;
 }
 
 export type SessionView = Session;
+
+/** A session as an access token is issued for it. */
+interface IssuingSession {
+  id: string;
+  userId: string;
+  activeOrganizationId: string | null;
+  factors: SessionFactors;
+}
+
+/** What a sign-in verified: the factors, in order (`pwd` for a password…); none by default. */
+export interface VerifiedFactors {
+  amr: readonly Amr[];
+}
+
+function factorsOf(row: SessionFactors): SessionFactors {
+  return { amr: row.amr, first_factor_at: row.first_factor_at, second_factor_at: row.second_factor_at };
+}
 
 const REVOKED_MESSAGE = 'This session has been revoked (signed out, password changed, or revoked by an administrator). Sign in again.';
 const EXPIRED_MESSAGE = 'This session has expired (it reached its lifetime or was inactive too long). Sign in again.';
@@ -105,11 +124,7 @@ export class SessionService {
     return this.store.db;
   }
 
-  private async accessToken(
-    environment: Environment,
-    session: { id: string; userId: string; activeOrganizationId: string | null },
-    context: RequestContext,
-  ) {
+  private async accessToken(environment: Environment, session: IssuingSession, context: RequestContext) {
     const [custom, extra] = await Promise.all([
       this.customClaims.render(this.db, environment, session.userId),
       this.extraClaims
@@ -127,14 +142,22 @@ export class SessionService {
       userId: session.userId,
       sessionId: session.id,
       origin: context.origin,
+      ...factorClaims(session.factors, this.now()),
       ...(extraClaims ? { extraClaims } : {}),
     });
   }
 
   /** Starts a session for a user who just proved who they are, and counts them as active. */
-  async create(environment: Environment, userId: string, context: RequestContext): Promise<SessionTokens> {
+  async create(environment: Environment, userId: string, context: RequestContext, verified?: VerifiedFactors): Promise<SessionTokens> {
     const now = this.now();
     const id = newId('sess', environment.id);
+    // A sign-in verifies, at that moment, the factors it used (docs/mfa.md).
+    const amr = [...new Set(verified?.amr ?? [])];
+    const factors: SessionFactors = {
+      amr: JSON.stringify(amr),
+      first_factor_at: now,
+      second_factor_at: amr.some((f) => (SECOND_FACTORS as readonly string[]).includes(f)) ? now : null,
+    };
     const refreshToken = this.refreshTokens.first(environment.id, id);
     const user = await startSession(this.db, environment.id, {
       id,
@@ -149,11 +172,12 @@ export class SessionService {
       revoked_at: null,
       active_organization_id: null,
       user_agent: context.userAgent?.slice(0, 300) ?? null,
+      ...factors,
     });
     if (user === 'banned') throw userBanned();
     if (!user)
       throw new ApiError('unauthenticated', 'This account was deleted while signing in. Sign up again, or sign in to another account.');
-    const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null }, context);
+    const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null, factors }, context);
     await this.usage.recordActivity(environment.id, userId);
     if (this.signedIn) await this.signedIn(environment, user);
     return { accessToken: token, refreshToken, expiresIn, tokenType: 'Bearer' };
@@ -182,7 +206,12 @@ export class SessionService {
         inactivityMs: environment.settings.sessionInactivitySeconds * 1000,
       });
       if (rotated) {
-        const current = { id: parsed.sessionId, userId: rotated.user_id, activeOrganizationId: rotated.active_organization_id };
+        const current = {
+          id: parsed.sessionId,
+          userId: rotated.user_id,
+          activeOrganizationId: rotated.active_organization_id,
+          factors: factorsOf(rotated),
+        };
         return this.issuePair(environment, current, successor, context);
       }
     }
@@ -199,6 +228,7 @@ export class SessionService {
         id: session.id,
         userId: session.user_id,
         activeOrganizationId: switchTo ? switchTo.organizationId : session.active_organization_id,
+        factors: factorsOf(session),
       };
       if (constantTimeEqual(session.refresh_hash, presentedHash)) {
         const rotate = (db: Db) =>
@@ -211,7 +241,7 @@ export class SessionService {
           });
         const rotated = switchTo
           ? await inTransaction(this.db, async (tx) => {
-              await switchTo.authorize(tx, session.user_id);
+              await switchTo.authorize(tx, session.user_id, factorsOf(session));
               return rotate(tx);
             })
           : await rotate(this.db);
@@ -226,7 +256,7 @@ export class SessionService {
         if (session.rotated_at !== null && now - session.rotated_at <= REFRESH_GRACE_MS) {
           if (switchTo) {
             await inTransaction(this.db, async (tx) => {
-              await switchTo.authorize(tx, session.user_id);
+              await switchTo.authorize(tx, session.user_id, factorsOf(session));
               await q.setActiveOrganization(tx, environment.id, session.id, switchTo.organizationId);
             });
           }
@@ -243,7 +273,7 @@ export class SessionService {
 
   private async issuePair(
     environment: Environment,
-    session: { id: string; userId: string; activeOrganizationId: string | null },
+    session: IssuingSession,
     refreshToken: string,
     context: RequestContext,
   ): Promise<SessionTokens> {
@@ -258,6 +288,50 @@ export class SessionService {
       'session_revoked',
       'This refresh token was already used, so it may have been stolen: the session has been revoked. Sign in again.',
     );
+  }
+
+  /**
+   * Records that the live session `sessionId` of `userId` verified `factor` now (reverification, a
+   * second factor): adds it to the session's amr and stamps the first- or second-factor time. In
+   * the caller's transaction when given. False when the session is not live or not the user's.
+   */
+  async recordFactor(environment: Environment, userId: string, sessionId: string, factor: Amr, db: Db = this.db): Promise<boolean> {
+    const second = (SECOND_FACTORS as readonly string[]).includes(factor);
+    // A concurrent verification of the same session may change its amr first: read it again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const session = await q.findSession(db, environment.id, sessionId);
+      const now = this.now();
+      if (!session || session.user_id !== userId || sessionLiveness(environment, session, now) !== 'live') return false;
+      const written = await q.recordSessionFactor(db, environment.id, sessionId, {
+        expectedAmr: session.amr,
+        amr: JSON.stringify(withFactor(parseAmr(session.amr), factor)),
+        ...(second ? { second_factor_at: now } : { first_factor_at: now }),
+      });
+      if (written) return true;
+    }
+    return false;
+  }
+
+  /**
+   * A new access token for a live session, its refresh token unchanged (reverification: the new
+   * `amr` and `fva`). 401 when the session is no longer live.
+   */
+  async reissue(environment: Environment, userId: string, sessionId: string, context: RequestContext) {
+    const session = await q.findSession(this.db, environment.id, sessionId);
+    if (!session || session.user_id !== userId) throw new ApiError('unauthenticated', 'The session of this access token does not exist. Sign in again.');
+    const liveness = sessionLiveness(environment, session, this.now());
+    if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
+    if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
+    const current = { id: session.id, userId, activeOrganizationId: session.active_organization_id, factors: factorsOf(session) };
+    const { token, expiresIn } = await this.accessToken(environment, current, context);
+    return { accessToken: token, expiresIn, tokenType: 'Bearer' as const };
+  }
+
+  /** When the live session last verified a factor of any kind (reverification's window); undefined when it is not live. */
+  async lastVerification(environment: Environment, userId: string, sessionId: string, db: Db = this.db): Promise<SessionFactors | undefined> {
+    const session = await q.findSession(db, environment.id, sessionId);
+    if (!session || session.user_id !== userId || sessionLiveness(environment, session, this.now()) !== 'live') return undefined;
+    return factorsOf(session);
   }
 
   /** Signs out the session a refresh token belongs to. Idempotent for an already revoked session. */
@@ -360,6 +434,7 @@ export class SessionService {
       lastActiveAt: row.last_active_at,
       expiresAt: row.expires_at,
       userAgent: row.user_agent,
+      amr: parseAmr(row.amr),
       current: row.id === currentSessionId,
     }));
   }

@@ -78,6 +78,7 @@ export function sessionRecordOf(environmentId: EnvironmentId, row: SessionWithEn
       unsafe_metadata: row.user_unsafe_metadata,
       external_id: row.user_external_id,
       last_sign_in_at: row.user_last_sign_in_at,
+      two_factor_enabled: row.user_two_factor_enabled,
       created_at: row.user_created_at,
       updated_at: row.user_updated_at,
     }),

@@ -89,6 +89,9 @@ const SESSION_COLUMNS = Object.keys({
   revoked_at: true,
   active_organization_id: true,
   user_agent: true,
+  amr: true,
+  first_factor_at: true,
+  second_factor_at: true,
 } satisfies Record<SessionColumn, true>) as SessionColumn[];
 
 interface EventValues {

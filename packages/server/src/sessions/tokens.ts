@@ -35,6 +35,9 @@ export interface IssueInput {
   origin: string | undefined;
   /** Further claims (the Organizations feature adds org_* here). Never overrides registered ones. */
   extraClaims?: Record<string, unknown>;
+  /** The session's factors and minutes since it verified a first and a second factor (sessions/factors.ts). */
+  amr?: string[];
+  fva?: [number, number];
 }
 
 export interface VerifiedToken {
@@ -103,7 +106,7 @@ function newTokenId(): string {
   return id;
 }
 
-const REGISTERED = new Set(['iss', 'sub', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp']);
+const REGISTERED = new Set(['iss', 'sub', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp', 'amr', 'fva', 'act']);
 
 /** How many verified tokens a node remembers (signature and shape checks skipped on a repeat). */
 const VERIFIED_CACHE_MAX = 10_000;
@@ -147,6 +150,8 @@ export class AccessTokens {
       exp: iat + expiresIn,
       jti: newTokenId(),
       ...(input.origin !== undefined ? { azp: input.origin } : {}),
+      ...(input.amr !== undefined ? { amr: input.amr } : {}),
+      ...(input.fva !== undefined ? { fva: input.fva } : {}),
     };
     const signingInput = `${key.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
     return { token: `${signingInput}.${await this.signature(key, signingInput)}`, expiresIn };

@@ -163,6 +163,8 @@ export const ENVIRONMENT_DATA_TABLES = [
   'organization_roles',
   'organizations',
   'sessions',
+  'user_backup_codes',
+  'user_totp',
   'flow_tokens',
   'sign_up_attempts',
   'handoff_tokens',

@@ -29,6 +29,7 @@ export const tenancyRoutes: FastifyPluginAsyncTypebox<{ ssoConnections?: (enviro
         signUp: environment.settings.signUp,
         ssoConnections: ssoConnections ? await ssoConnections(environment) : [],
         emailVerification: environment.settings.emailVerification,
+        mfa: environment.settings.mfa,
       };
     },
   );

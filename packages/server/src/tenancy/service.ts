@@ -27,6 +27,7 @@ export interface SettingsPatch {
   sessionInactivitySeconds?: number;
   usersCanCreateOrganizations?: boolean;
   emailVerification?: EnvironmentSettings['emailVerification'];
+  mfa?: EnvironmentSettings['mfa'];
   sessionClaims?: Record<string, unknown> | null;
 }
 
@@ -284,6 +285,7 @@ function applySettingsPatch(current: EnvironmentSettings, patch: SettingsPatch):
   if (patch.sessionInactivitySeconds !== undefined) next.sessionInactivitySeconds = patch.sessionInactivitySeconds;
   if (patch.usersCanCreateOrganizations !== undefined) next.usersCanCreateOrganizations = patch.usersCanCreateOrganizations;
   if (patch.emailVerification !== undefined) next.emailVerification = patch.emailVerification;
+  if (patch.mfa !== undefined) next.mfa = patch.mfa;
   if (patch.sessionClaims !== undefined) {
     // Checked here, so a bad template is refused when saved and never fails a sign-in.
     if (patch.sessionClaims !== null) compileSessionClaims(patch.sessionClaims);

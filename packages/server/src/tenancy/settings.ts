@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { EnvironmentsTable } from '../db/schema.js';
 import type { EnvironmentId } from '../lib/ids.js';
-import { AuthMethods, type EmailVerification } from '@gatehouse/contract';
+import { AuthMethods, type EmailVerification, type MfaPolicy } from '@gatehouse/contract';
 import type { Static } from 'typebox';
 
 export const TOKEN_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
@@ -28,6 +28,8 @@ export interface EnvironmentSettings {
   usersCanCreateOrganizations: boolean;
   /** "required": a password sign-up is verified by an emailed code before the account exists. */
   emailVerification: EmailVerification;
+  /** Second factors: "off", "optional" or "required" (docs/mfa.md). */
+  mfa: MfaPolicy;
   /** Custom access-token claims (sessions/claims-template.ts), checked when saved; null for none. */
   sessionClaims: Record<string, unknown> | null;
 }
@@ -53,6 +55,7 @@ export function defaultSettings(): EnvironmentSettings {
     usersCanCreateOrganizations: true,
     // What settings stored before the field read as: existing environments keep their behaviour.
     emailVerification: 'off',
+    mfa: 'optional',
     sessionClaims: null,
   };
 }

@@ -115,7 +115,15 @@ export function sessionData(row: Readonly<SessionsTable>) {
 }
 
 export function organizationData(row: Readonly<OrganizationsTable>): Organization {
-  return { id: row.id, name: row.name, slug: row.slug, imageUrl: row.image_url, createdAt: row.created_at, updatedAt: row.updated_at };
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    imageUrl: row.image_url,
+    mfaRequired: row.mfa_required === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 export type MembershipData = Member & { organizationId: string };

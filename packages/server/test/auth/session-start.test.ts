@@ -27,6 +27,9 @@ describe('starting a session', () => {
     revoked_at: null,
     active_organization_id: null,
     user_agent: 'test',
+    amr: '[]',
+    first_factor_at: null,
+    second_factor_at: null,
   });
   const written = async (sessionId: string, userId: string) => ({
     session: await t.store.db

@@ -95,6 +95,6 @@ describe('custom session claims (sessionClaims)', { timeout: 30_000 }, () => {
     const plain = await userWithPassword();
     const payload = decodeJwt(plain.session.accessToken).payload;
     expect(payload.tenant).toBeUndefined();
-    expect(Object.keys(payload).sort()).toEqual(['exp', 'iat', 'iss', 'jti', 'nbf', 'sid', 'sub']);
+    expect(Object.keys(payload).sort()).toEqual(['amr', 'exp', 'fva', 'iat', 'iss', 'jti', 'nbf', 'sid', 'sub']);
   });
 });

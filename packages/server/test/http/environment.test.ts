@@ -19,7 +19,23 @@ describe('GET /v1/environment', () => {
       signUp: true,
       ssoConnections: [],
       emailVerification: 'off',
+      mfa: 'optional',
     });
+  });
+
+  it('shows the mfa setting, which the platform API sets', async () => {
+    const project = await t.createProject('Mfa setting');
+    const get = async () =>
+      (await t.call({ method: 'GET', url: '/v1/environment', credential: project.development.publishableKey })).json().mfa;
+    expect(await get()).toBe('optional');
+    const patch = (mfa: unknown) =>
+      t.call({ method: 'PATCH', url: `/v1/platform/environments/${project.development.id}`, credential: t.platformKey, payload: { mfa } });
+    const changed = await patch('required');
+    expect(changed.statusCode).toBe(200);
+    expect(changed.json().mfa).toBe('required');
+    expect(await get()).toBe('required');
+    expect((await patch('sometimes')).statusCode).toBe(400);
+    expect(await get()).toBe('required');
   });
 
   it('returns the production environment with 6,000, or the override', async () => {
@@ -36,7 +52,7 @@ describe('GET /v1/environment', () => {
 
   it('leaks nothing beyond the documented fields', async () => {
     const res = await t.call({ method: 'GET', url: '/v1/environment', credential: t.project.development.publishableKey });
-    expect(Object.keys(res.json()).sort()).toEqual(['authMethods', 'emailVerification', 'id', 'rateLimit', 'signUp', 'ssoConnections', 'type']);
+    expect(Object.keys(res.json()).sort()).toEqual(['authMethods', 'emailVerification', 'id', 'mfa', 'rateLimit', 'signUp', 'ssoConnections', 'type']);
   });
 });
 

@@ -116,6 +116,7 @@ describe('/v1/me/organizations and /v1/me/organization (session)', { timeout: 30
       name: 'Current',
       slug: org.slug,
       imageUrl: null,
+      mfaRequired: false,
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
       role: 'member',

@@ -33,6 +33,7 @@ describe('GET and PATCH /v1/me', () => {
         publicMetadata: {},
         unsafeMetadata: {},
         externalId: null,
+        twoFactorEnabled: false,
         lastSignInAt: expect.any(Number),
         createdAt: expect.any(Number),
         updatedAt: expect.any(Number),
@@ -109,5 +110,40 @@ describe('GET and PATCH /v1/me', () => {
     expect((await t.call({ method: 'GET', url: '/v1/me' })).statusCode).toBe(401);
     const sk = await t.call({ method: 'GET', url: '/v1/me', credential: t.project.development.secretKey });
     expect(sk.statusCode).toBe(403);
+  });
+});
+
+describe('DELETE /v1/me', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  const remove = (token: string) => t.call({ method: 'DELETE', url: '/v1/me', credential: token });
+
+  it('deletes the account from a fresh session (a sign-in is a verification) and ends its sessions', async () => {
+    const user = await signUp(t);
+    const deleted = await remove(user.accessToken);
+    expect(deleted.statusCode).toBe(200);
+    expect(json(deleted)).toEqual({ id: user.userId, deleted: true });
+    expect((await me(t, user.accessToken)).statusCode).toBe(401);
+    const admin = await t.call({ method: 'GET', url: `/v1/users/${user.userId}`, credential: t.project.development.secretKey });
+    expect(admin.statusCode).toBe(404);
+  });
+
+  it('refuses the last owner of an organization, like the admin deletion', async () => {
+    const user = await signUp(t);
+    const org = await t.call({
+      method: 'POST',
+      url: '/v1/organizations',
+      credential: t.project.development.secretKey,
+      payload: { name: 'Solo', ownerId: user.userId },
+    });
+    expect(org.statusCode).toBe(201);
+    const refused = await remove(user.accessToken);
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error.code).toBe('forbidden');
+    expect((await me(t, user.accessToken)).statusCode).toBe(200);
   });
 });

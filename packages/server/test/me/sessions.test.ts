@@ -19,7 +19,11 @@ describe('GET and DELETE /v1/me/sessions', () => {
     const { data } = json(response);
     expect(data).toHaveLength(2);
     const currentId = decodeJwt(user.accessToken).payload.sid;
-    expect(data.find((s: { id: string }) => s.id === currentId)).toMatchObject({ current: true, userAgent: 'TestBrowser/1.0' });
+    expect(data.find((s: { id: string }) => s.id === currentId)).toMatchObject({
+      current: true,
+      userAgent: 'TestBrowser/1.0',
+      amr: ['pwd'],
+    });
     expect(data.find((s: { id: string }) => s.id === decodeJwt(other.accessToken).payload.sid)).toMatchObject({ current: false });
     expect(data.map((s: { id: string }) => s.id)).not.toContain(decodeJwt(stranger.accessToken).payload.sid);
   });

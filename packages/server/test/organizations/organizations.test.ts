@@ -25,6 +25,7 @@ describe('/v1/organizations (secret key)', { timeout: 30_000 }, () => {
       name: 'Acme Rockets',
       slug: 'acme-rockets',
       imageUrl: null,
+      mfaRequired: false,
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
     });

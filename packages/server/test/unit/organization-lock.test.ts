@@ -91,7 +91,7 @@ describe('every organization change locks the organization row first', () => {
   it('switching organization takes the shared lock, which a change waits for', async () => {
     const s = services();
     await expect(
-      s.store.db.transaction().execute((tx) => s.organizations.authorizeSwitch(tx, environment, 'user_a', 'org_1')),
+      s.store.db.transaction().execute((tx) => s.organizations.authorizeSwitch(tx, environment, 'user_a', 'org_1', false)),
     ).rejects.toMatchObject({
       code: 'not_found',
     });

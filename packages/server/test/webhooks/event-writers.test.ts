@@ -14,6 +14,8 @@ const NO_EVENT = new Set([
   'rotateCurrentRefreshToken',
   'setActiveOrganization',
   'clearActiveOrganization',
+  // A session's verified factors (amr, reverification): no event is defined for that; the next token shows them.
+  'recordSessionFactor',
   // Inviting a pending address again renews its invitation (token, role, expiry): no event is defined for that.
   'refreshInvitation',
   // An imported digest rehashed to argon2id at the first sign-in: the same password, nothing the user object shows changes.

@@ -50,6 +50,7 @@ describe('webhook events: a transactional outbox', () => {
           name: 'Never',
           slug: 'never',
           image_url: null,
+          mfa_required: 0,
           created_at: Date.now(),
           updated_at: Date.now(),
         });

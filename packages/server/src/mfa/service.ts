@@ -1,0 +1,341 @@
+import type { MfaStatus, Reverified, ReverifyBody, TotpEnabled, TotpSetup } from '@gatehouse/contract';
+import type { Kysely, Transaction } from 'kysely';
+import { inTransaction } from '../db/changes.js';
+import type { Store } from '../db/index.js';
+import type { Database } from '../db/schema.js';
+import { deriveSubkey } from '../lib/cursor.js';
+import { ApiError, apiError, notFound } from '../lib/errors.js';
+import { Sealer } from '../lib/sealing.js';
+import type { IdentityService } from '../identity/service.js';
+import { secondFactorRequired } from '../organizations/access.js';
+import { verifyPassword } from '../identity/passwords.js';
+import { PASSWORD_ACCOUNT, SECOND_FACTOR_USER } from '../ratelimit/throttle-policies.js';
+import type { SignInThrottle } from '../ratelimit/throttle.js';
+import { parseAmr, type Amr } from '../sessions/factors.js';
+import type { RequestContext, SessionService } from '../sessions/service.js';
+import type { TenancyService } from '../tenancy/service.js';
+import type { Environment } from '../tenancy/settings.js';
+import { backupCodeHash, newBackupCodes } from './backup-codes.js';
+import * as q from './queries.js';
+import { acceptedStep, base32Decode, base32Encode, newTotpSecret, otpauthUrl } from './totp.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** The second factors a user can have, in the order `factors` lists them. */
+export type SecondFactor = 'totp' | 'backup_code' | 'passkey';
+
+/** How long a verification lets a session make sensitive changes (docs/mfa.md, "Reverification"). */
+export const REVERIFICATION_WINDOW_MS = 10 * 60_000;
+
+/** The signed-in caller: a user and the session the request came with. */
+export interface Caller {
+  userId: string;
+  sessionId: string;
+}
+
+export interface MfaServiceOptions {
+  store: Store;
+  sessions: Pick<SessionService, 'recordFactor' | 'reissue' | 'lastVerification' | 'revokeAllForUser'>;
+  identity: Pick<IdentityService, 'findUser' | 'lockUser'>;
+  tenancy: Pick<TenancyService, 'getProject'>;
+  throttle: SignInThrottle;
+  now: () => number;
+  instanceSecret: string;
+}
+
+const WRONG_CODE = 'The code is not right, or it was already used. Enter the current code of your authenticator app (each code works once).';
+const WRONG_BACKUP_CODE = 'This backup code is not right, or it was already used. Each backup code works once.';
+const WRONG_PASSWORD = 'The password is incorrect.';
+
+function codesLocked(seconds: number): string {
+  return `Too many wrong codes for this account; wait ${seconds} seconds before trying again. A backup code counts as a code too.`;
+}
+
+function passwordLocked(seconds: number): string {
+  return `Too many failed password attempts for this account; wait ${seconds} seconds before trying again.`;
+}
+
+function reverificationRequired(): ApiError {
+  return apiError(
+    'reverification_required',
+    'This change needs a recent verification: confirm it is you with POST /v1/me/reverify (your password, an authenticator code or a backup code), then retry within 10 minutes.',
+  );
+}
+
+/**
+ * TOTP enrolment and removal, backup codes, reverification, the admin reset, and the second-factor
+ * check every way in will call once the sign-in step exists (`verifySecondFactor`, `factorsOf`).
+ */
+export class MfaService {
+  private readonly sealer: Sealer;
+  private readonly codeKey: Buffer;
+
+  constructor(private readonly options: MfaServiceOptions) {
+    this.sealer = new Sealer(options.instanceSecret, 'mfa-secrets');
+    this.codeKey = deriveSubkey(options.instanceSecret, 'backup-codes');
+  }
+
+  private get db() {
+    return this.options.store.db;
+  }
+
+  private now(): number {
+    return this.options.now();
+  }
+
+  private binding(environment: Environment, userId: string): string {
+    return `${environment.id}/${userId}/totp`;
+  }
+
+  private hash(environment: Environment, userId: string, code: string): string {
+    return backupCodeHash(this.codeKey, environment.id, userId, code);
+  }
+
+  /** Counts the attempt against the user's second-factor allowance; a wrong code stays counted. */
+  private guarded<T>(environment: Environment, userId: string, work: () => Promise<T>): Promise<T> {
+    return this.options.throttle.guard(environment.id, [{ policy: SECOND_FACTOR_USER, subject: userId }], codesLocked, work);
+  }
+
+  private assertEnrolmentOpen(environment: Environment): void {
+    if (environment.settings.mfa === 'off') {
+      throw apiError('method_disabled', 'Second factors are turned off for this environment (mfa is "off"), so TOTP cannot be enabled.');
+    }
+  }
+
+  // ---- what the user has
+
+  /** The user's second factors, in the order `needs_second_factor` lists them. */
+  async factorsOf(environment: Environment, userId: string, db: Db = this.db): Promise<SecondFactor[]> {
+    const [totp, remaining] = await Promise.all([
+      q.findTotp(db, environment.id, userId),
+      q.countUnusedBackupCodes(db, environment.id, userId),
+    ]);
+    const factors: SecondFactor[] = [];
+    if (totp?.secret != null) factors.push('totp');
+    if (remaining > 0) factors.push('backup_code');
+    return factors;
+  }
+
+  async status(environment: Environment, userId: string): Promise<MfaStatus> {
+    const [totp, remaining] = await Promise.all([
+      q.findTotp(this.db, environment.id, userId),
+      q.countUnusedBackupCodes(this.db, environment.id, userId),
+    ]);
+    const enabled = totp?.secret != null;
+    return {
+      totp: enabled ? { enabled, createdAt: totp!.enabled_at ?? totp!.created_at } : { enabled },
+      backupCodes: { remaining },
+      passkeys: 0,
+    };
+  }
+
+  // ---- enrolment
+
+  /** POST /v1/me/mfa/totp: a new pending secret (replacing a pending one) until a code confirms it. */
+  async startTotp(environment: Environment, userId: string): Promise<TotpSetup> {
+    this.assertEnrolmentOpen(environment);
+    const user = await this.options.identity.findUser(this.db, environment, userId);
+    if (!user) throw notFound(`User ${userId}`);
+    const existing = await q.findTotp(this.db, environment.id, userId);
+    if (existing?.secret != null) {
+      throw apiError('conflict', 'TOTP is already enabled for this account. Remove it first (DELETE /v1/me/mfa/totp) to set up another authenticator.');
+    }
+    const secret = newTotpSecret();
+    await q.putPendingTotp(this.db, environment.id, userId, this.sealer.seal(this.binding(environment, userId), secret), this.now());
+    const { project } = await this.options.tenancy.getProject(environment.projectId);
+    const encoded = base32Encode(secret);
+    return { secret: encoded, otpauthUrl: otpauthUrl(project.name, user.email, encoded) };
+  }
+
+  /**
+   * POST /v1/me/mfa/totp/verify: the first code confirms the pending secret (spending its step),
+   * which enables TOTP with a new set of backup codes. The code also counts as this session's
+   * second factor: the user just proved they hold it.
+   */
+  async confirmTotp(environment: Environment, caller: Caller, code: string): Promise<TotpEnabled> {
+    this.assertEnrolmentOpen(environment);
+    const { userId } = caller;
+    return this.guarded(environment, userId, async () => {
+      const row = await q.findTotp(this.db, environment.id, userId);
+      if (row?.secret != null) throw apiError('conflict', 'TOTP is already enabled for this account.');
+      if (!row?.pending_secret) {
+        throw apiError('invalid_request', 'No TOTP setup is pending for this account: start with POST /v1/me/mfa/totp, then send its code here.');
+      }
+      const pending = row.pending_secret;
+      const step = acceptedStep(this.sealer.open(this.binding(environment, userId), pending), code, this.now(), row.last_step);
+      if (step === undefined) throw apiError('invalid_credentials', WRONG_CODE);
+      const backupCodes = newBackupCodes();
+      await inTransaction(this.db, async (tx) => {
+        if (!(await q.claimStep(tx, environment.id, userId, step))) throw apiError('invalid_credentials', WRONG_CODE);
+        if (!(await q.enableTotp(tx, environment.id, userId, pending, this.now()))) {
+          throw apiError('conflict', 'A newer TOTP setup replaced this secret. Scan the latest QR code and send its code.');
+        }
+        const hashes = backupCodes.map((c) => this.hash(environment, userId, c));
+        await q.replaceBackupCodes(tx, environment.id, userId, hashes, this.now());
+        await q.secondFactorsChanged(tx, environment.id, userId, this.now());
+      });
+      await this.options.sessions.recordFactor(environment, userId, caller.sessionId, 'totp');
+      return { totp: { enabled: true as const }, backupCodes };
+    });
+  }
+
+  /** DELETE /v1/me/mfa/totp (reverification). The last second factor takes the backup codes with it. */
+  async removeTotp(environment: Environment, caller: Caller): Promise<void> {
+    await this.requireRecentVerification(environment, caller);
+    await inTransaction(this.db, async (tx) => {
+      if (!(await q.deleteTotp(tx, environment.id, caller.userId))) throw notFound('TOTP of this account');
+      await q.deleteBackupCodes(tx, environment.id, caller.userId);
+      await q.secondFactorsChanged(tx, environment.id, caller.userId, this.now());
+    });
+  }
+
+  /** POST /v1/me/mfa/backup-codes (reverification): a new set of 10; the old ones stop working. */
+  async regenerateBackupCodes(environment: Environment, caller: Caller): Promise<{ backupCodes: string[] }> {
+    await this.requireRecentVerification(environment, caller);
+    const backupCodes = newBackupCodes();
+    await inTransaction(this.db, async (tx) => {
+      const totp = await q.findTotp(tx, environment.id, caller.userId);
+      if (totp?.secret == null) {
+        throw apiError('conflict', 'Backup codes back up a second factor, and this account has none: enable TOTP first (POST /v1/me/mfa/totp).');
+      }
+      const hashes = backupCodes.map((c) => this.hash(environment, caller.userId, c));
+      await q.replaceBackupCodes(tx, environment.id, caller.userId, hashes, this.now());
+      await q.secondFactorsChanged(tx, environment.id, caller.userId, this.now());
+    });
+    return { backupCodes };
+  }
+
+  // ---- checking a code
+
+  /** Whether `code` is right for the user's enabled TOTP at a step not used yet; spends that step. */
+  private async totpAccepted(environment: Environment, userId: string, code: string, db: Db): Promise<boolean> {
+    const row = await q.findTotp(db, environment.id, userId);
+    if (row?.secret == null) return false;
+    const step = acceptedStep(this.sealer.open(this.binding(environment, userId), row.secret), code, this.now(), row.last_step);
+    return step !== undefined && (await q.claimStep(db, environment.id, userId, step));
+  }
+
+  /**
+   * The second-factor check of the sign-in step (and of reverification): a TOTP code or a backup
+   * code, each accepted once, counted against the user's allowance (429 past it, before any
+   * comparison). A wrong code is `401 invalid_credentials`. `db` may be the caller's transaction.
+   */
+  async verifySecondFactor(
+    environment: Environment,
+    userId: string,
+    input: { factor: SecondFactor; code: string },
+    db: Db = this.db,
+  ): Promise<'totp' | 'backup_code'> {
+    if (input.factor === 'passkey') throw apiError('invalid_request', 'Passkeys are not available yet; use factor "totp" or "backup_code".');
+    return this.guarded(environment, userId, async () => {
+      if (input.factor === 'totp') {
+        if (!(await this.totpAccepted(environment, userId, input.code, db))) throw apiError('invalid_credentials', WRONG_CODE);
+        return 'totp';
+      }
+      const spent = await q.consumeBackupCode(db, environment.id, userId, this.hash(environment, userId, input.code), this.now());
+      if (!spent) throw apiError('invalid_credentials', WRONG_BACKUP_CODE);
+      return 'backup_code';
+    });
+  }
+
+  // ---- reverification
+
+  /**
+   * POST /v1/me/reverify: the session verifies a factor now (added to its amr) and gets a new access
+   * token whose `fva` says so; the refresh token is unchanged.
+   */
+  async reverify(environment: Environment, caller: Caller, body: ReverifyBody, context: RequestContext): Promise<Reverified> {
+    const given = (['password', 'code', 'backupCode'] as const).filter((field) => body[field] !== undefined);
+    if (given.length !== 1) {
+      throw apiError('invalid_request', 'Send exactly one of "password", "code" (an authenticator code) or "backupCode".', {
+        fields: given.length === 0 ? ['password', 'code', 'backupCode'] : given,
+      });
+    }
+    let factor: Amr;
+    if (body.password !== undefined) {
+      await this.checkPassword(environment, caller.userId, body.password);
+      factor = 'pwd';
+    } else if (body.code !== undefined) {
+      factor = await this.verifySecondFactor(environment, caller.userId, { factor: 'totp', code: body.code });
+    } else {
+      factor = await this.verifySecondFactor(environment, caller.userId, { factor: 'backup_code', code: body.backupCode! });
+    }
+    if (!(await this.options.sessions.recordFactor(environment, caller.userId, caller.sessionId, factor))) {
+      throw new ApiError('session_revoked', 'This session is no longer live, so it cannot be reverified. Sign in again.');
+    }
+    return { session: await this.options.sessions.reissue(environment, caller.userId, caller.sessionId, context) };
+  }
+
+  private async checkPassword(environment: Environment, userId: string, password: string): Promise<void> {
+    const user = await this.options.identity.findUser(this.db, environment, userId);
+    if (!user) throw notFound(`User ${userId}`);
+    // Counted with the password sign-ins of the account: a stolen session guesses no faster here.
+    await this.options.throttle.guard(environment.id, [{ policy: PASSWORD_ACCOUNT, subject: user.email_key }], passwordLocked, async () => {
+      if (!(await verifyPassword(user.password_hash, password, environment.id))) {
+        throw apiError(
+          'invalid_credentials',
+          user.password_hash === null ? 'This account has no password; reverify with an authenticator code or a backup code.' : WRONG_PASSWORD,
+          { fields: ['password'] },
+        );
+      }
+    });
+  }
+
+  /**
+   * The 10-minute rule, read from the session's live record (never from the token): the session's
+   * most recent verification of any factor must be within the window, else 403
+   * reverification_required. An actor session may not make these changes at all.
+   */
+  async requireRecentVerification(environment: Environment, caller: Caller, db: Db = this.db): Promise<void> {
+    const factors = await this.options.sessions.lastVerification(environment, caller.userId, caller.sessionId, db);
+    if (!factors) throw new ApiError('session_revoked', 'This session is no longer live. Sign in again.');
+    if (parseAmr(factors.amr).includes('actor')) {
+      throw apiError('forbidden', 'A session started with an actor token cannot make this change.');
+    }
+    const last = Math.max(factors.first_factor_at ?? -Infinity, factors.second_factor_at ?? -Infinity);
+    if (!(this.now() - last <= REVERIFICATION_WINDOW_MS)) throw reverificationRequired();
+  }
+
+  /** Whether the caller's session has verified a second factor (at sign-in or by reverification). */
+  async sessionHasSecondFactor(environment: Environment, caller: Caller): Promise<boolean> {
+    const factors = await this.options.sessions.lastVerification(environment, caller.userId, caller.sessionId);
+    return factors?.second_factor_at != null;
+  }
+
+  // ---- organizations
+
+  /**
+   * `/v1/me/organization` and everything under it: when the organization the session acts as
+   * requires MFA, the session must have verified a second factor.
+   */
+  async assertOrganizationAccess(environment: Environment, sessionId: string): Promise<void> {
+    const policy = await q.sessionOrganizationPolicy(this.db, environment.id, sessionId);
+    if (policy && policy.mfa_required === 1 && policy.second_factor_at === null) throw secondFactorRequired();
+  }
+
+  // ---- operators, import, takeover defence
+
+  /** DELETE /v1/users/{userId}/mfa: every second factor goes (a support reset) and every session. */
+  async resetUser(environment: Environment, userId: string): Promise<void> {
+    await inTransaction(this.db, async (tx) => {
+      if (!(await this.options.identity.lockUser(tx, environment, userId))) throw notFound(`User ${userId}`);
+      await this.removeAllIn(tx, environment, userId);
+      await this.options.sessions.revokeAllForUser(environment, userId, undefined, tx);
+    });
+  }
+
+  /** Removes every second factor of the user in the caller's transaction (reset; an address proven for the first time). */
+  async removeAllIn(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> {
+    const hadTotp = await q.deleteTotp(tx, environment.id, userId);
+    const hadCodes = (await q.countUnusedBackupCodes(tx, environment.id, userId)) > 0;
+    await q.deleteBackupCodes(tx, environment.id, userId);
+    if (hadTotp || hadCodes) await q.secondFactorsChanged(tx, environment.id, userId, this.now());
+  }
+
+  /** An imported TOTP secret (base32, checked by identity), enabled at once; no backup codes are made. */
+  async storeImportedTotp(tx: Transaction<Database>, environment: Environment, userId: string, totpSecret: string): Promise<void> {
+    const secret = base32Decode(totpSecret);
+    if (!secret) throw apiError('invalid_request', 'totpSecret is not base32.', { fields: ['totpSecret'] });
+    await q.putEnabledTotp(tx, environment.id, userId, this.sealer.seal(this.binding(environment, userId), secret), this.now());
+  }
+}

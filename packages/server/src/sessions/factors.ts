@@ -1,0 +1,41 @@
+/**
+ * What a session verified (docs/mfa.md): its `amr` (the factors, unique, in the order they were
+ * verified) and when it last verified a first and a second factor, which become the access
+ * token's `amr` and `fva` claims and which reverification reads.
+ */
+
+export const FIRST_FACTORS = ['pwd', 'email', 'sso', 'passkey', 'actor'] as const;
+export const SECOND_FACTORS = ['totp', 'backup_code'] as const;
+export type Amr = (typeof FIRST_FACTORS)[number] | (typeof SECOND_FACTORS)[number];
+
+/** The session columns these live in. */
+export interface SessionFactors {
+  amr: string;
+  first_factor_at: number | null;
+  second_factor_at: number | null;
+}
+
+/** The session's `amr` column read back; anything unexpected reads as none. */
+export function parseAmr(text: string): string[] {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The list with `factor` added at the end, unless it is there already. */
+export function withFactor(amr: readonly string[], factor: Amr): string[] {
+  return amr.includes(factor) ? [...amr] : [...amr, factor];
+}
+
+/** Whole minutes since `at`, or -1 when never (Clerk's `fva`). */
+function minutesSince(now: number, at: number | null): number {
+  return at === null ? -1 : Math.max(0, Math.floor((now - at) / 60_000));
+}
+
+/** The `amr` and `fva` claims of a token issued now for a session with these factors. */
+export function factorClaims(factors: SessionFactors, now: number): { amr: string[]; fva: [number, number] } {
+  return { amr: parseAmr(factors.amr), fva: [minutesSince(now, factors.first_factor_at), minutesSince(now, factors.second_factor_at)] };
+}

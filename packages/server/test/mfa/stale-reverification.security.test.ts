@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
+import { decodeJwt, GOOD_PASSWORD, json, refresh, signIn, signUp } from '../helpers/identity.js';
+import { enableTotp, mfaCall, reverify, totpCode } from '../helpers/mfa.js';
+
+const clock = testClock(1_860_000_000_000);
+const MINUTE = 60_000;
+
+describe('reverification skipped: a stale session making sensitive changes', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ now: clock.now });
+    // Access tokens outlive the 10-minute window, so a token minted right after a verification is still valid when it lapses.
+    await t.setSettings(t.project.development.id, { accessTokenTtlSeconds: 3600 });
+  });
+  afterAll(() => t.close());
+
+  it('a session last verified over 10 minutes ago cannot disable TOTP or replace backup codes', async () => {
+    const user = await signUp(t);
+    const { secret } = await enableTotp(t, user.accessToken, clock.now);
+    clock.advance(10 * MINUTE + 1);
+    for (const [method, url] of [
+      ['DELETE', '/v1/me/mfa/totp'],
+      ['POST', '/v1/me/mfa/backup-codes'],
+    ] as const) {
+      const refused = await mfaCall(t, user.accessToken, method, url);
+      expect(refused.statusCode).toBe(403);
+      expect(json(refused).error.code).toBe('reverification_required');
+    }
+    expect(json(await mfaCall(t, user.accessToken, 'GET', '/v1/me/mfa')).totp.enabled).toBe(true);
+    // The authenticator still works afterwards: nothing was removed.
+    expect((await reverify(t, user.accessToken, { code: totpCode(secret, clock.now()) })).statusCode).toBe(200);
+  });
+
+  it('the rule reads the session, not the token: a token that says fva [0, 0] does not help once the session is stale', async () => {
+    const user = await signUp(t);
+    const { secret } = await enableTotp(t, user.accessToken, clock.now);
+    clock.advance(MINUTE);
+    const fresh = json(await reverify(t, user.accessToken, { code: totpCode(secret, clock.now()) })).session.accessToken;
+    expect(decodeJwt(fresh).payload.fva).toEqual([1, 0]);
+    clock.advance(10 * MINUTE + 1);
+    const refused = await mfaCall(t, fresh, 'DELETE', '/v1/me/mfa/totp');
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error.code).toBe('reverification_required');
+  });
+
+  it('a stale session cannot delete the account; after reverification it can', async () => {
+    const user = await signUp(t);
+    clock.advance(10 * MINUTE + 1);
+    const refused = await mfaCall(t, user.accessToken, 'DELETE', '/v1/me');
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error.code).toBe('reverification_required');
+    expect((await mfaCall(t, user.accessToken, 'GET', '/v1/me')).statusCode).toBe(200);
+    expect((await reverify(t, user.accessToken, { password: GOOD_PASSWORD })).statusCode).toBe(200);
+    const deleted = await mfaCall(t, user.accessToken, 'DELETE', '/v1/me');
+    expect(deleted.statusCode).toBe(200);
+    expect(json(deleted)).toEqual({ id: user.userId, deleted: true });
+  });
+
+  it('a refresh is not a verification', async () => {
+    const user = await signUp(t);
+    await enableTotp(t, user.accessToken, clock.now);
+    clock.advance(10 * MINUTE + 1);
+    const refreshed = json(await refresh(t, user.refreshToken)).session.accessToken;
+    expect((await mfaCall(t, refreshed, 'DELETE', '/v1/me/mfa/totp')).statusCode).toBe(403);
+  });
+
+  it("another session's verification does not count for this one", async () => {
+    const user = await signUp(t);
+    await enableTotp(t, user.accessToken, clock.now);
+    clock.advance(10 * MINUTE + 1);
+    const other = json(await signIn(t, user.email, GOOD_PASSWORD)).session;
+    expect((await reverify(t, other.accessToken, { password: GOOD_PASSWORD })).statusCode).toBe(200);
+    expect((await mfaCall(t, user.accessToken, 'DELETE', '/v1/me/mfa/totp')).statusCode).toBe(403);
+    expect((await mfaCall(t, other.accessToken, 'DELETE', '/v1/me/mfa/totp')).statusCode).toBe(204);
+  });
+});
