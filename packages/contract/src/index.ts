@@ -13,3 +13,4 @@ export * from './invitations.js';
 export * from './webhooks.js';
 export * from './sso.js';
 export * from './operators.js';
+export * from './api-keys.js';
