@@ -243,7 +243,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // API keys and machines (issue 39).
   await app.register(apiKeyRoutes, { apiKeys, cursors });
   const machines = new MachineService(options.store, tenancy, new MachineTokens(keys, tokens, now, signatureThread), now);
-  await app.register(machineRoutes, { machines, tenancy });
+  await app.register(machineRoutes, { machines });
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);

@@ -1,6 +1,14 @@
 import { PageList } from './page-list.js';
 import { Transport, type RetryOptions } from './transport.js';
+import type { VerifiedApiKey } from '@gatehouse/contract';
 import type {
+  ApiKey,
+  ApiKeyListParams,
+  CreateApiKeyParams,
+  CreatedApiKey,
+  CreateMachineParams,
+  Machine,
+  MachineWithSecret,
   AddMemberParams,
   CreateDomainParams,
   CreateInvitationParams,
@@ -134,6 +142,24 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
         list<Invitation>(`/v1/organizations/${id(organizationId)}/invitations`, { ...params }),
       revoke: (organizationId: string, invitationId: string) =>
         http.request<Invitation>('POST', `/v1/organizations/${id(organizationId)}/invitations/${id(invitationId)}/revoke`),
+    },
+    apiKeys: {
+      /** A key for a user or an organization; `secret` (gh_ak_…) is in this answer only. */
+      create: (params: CreateApiKeyParams) => http.request<CreatedApiKey>('POST', '/v1/api-keys', { body: params }),
+      list: (params: ApiKeyListParams = {}) => list<ApiKey>('/v1/api-keys', { ...params }),
+      /** Revokes the key on every Gatehouse node at once (SDK caches of verifyApiKey: see its cacheTtlMs). */
+      revoke: (keyId: string) => http.request<Deleted>('DELETE', `/v1/api-keys/${id(keyId)}`),
+      /** Asks Gatehouse, uncached; a refused key is a GatehouseApiError 401. verifyApiKey caches. */
+      verify: (secret: string) => http.request<VerifiedApiKey>('POST', '/v1/api-keys/verify', { body: { secret } }),
+    },
+    machines: {
+      /** A machine (OAuth client): `clientSecret` (gh_mch_…) is in this answer only. */
+      create: (params: CreateMachineParams) => http.request<MachineWithSecret>('POST', '/v1/machines', { body: params }),
+      list: async () => (await http.request<{ data: Machine[] }>('GET', '/v1/machines')).data,
+      /** Its secret stops at once; tokens already issued live out their time. */
+      delete: (machineId: string) => http.request<Deleted>('DELETE', `/v1/machines/${id(machineId)}`),
+      /** A new secret, in this answer only; the old one stops at once. */
+      rotateSecret: (machineId: string) => http.request<MachineWithSecret>('POST', `/v1/machines/${id(machineId)}/secret`),
     },
     domains: {
       /** Verified at once: the secret key vouches that the organization uses the domain. */

@@ -4,11 +4,13 @@ import type { FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { IdParams } from '../http/schemas.js';
 import { apiError } from '../lib/errors.js';
-import type { TenancyService } from '../tenancy/service.js';
+import { environmentOf } from '../http/credentials.js';
 import type { ClientCredentials, MachineService } from './service.js';
 
-const BASE = '/v1/platform/environments/:environmentId/machines';
-const platform = { credentials: ['platform'] } as const;
+// With the secret key; the platform's copy (/v1/platform/environments/{id}/machines, the console's)
+// comes from operators/mirror.ts.
+const BASE = '/v1/machines';
+const secret = { credentials: ['secret'] } as const;
 const tags = ['machines'];
 
 // Unknown parameters are ignored, as RFC 6749 §3.2 asks.
@@ -56,44 +58,41 @@ function clientCredentials(request: FastifyRequest, body: { client_id?: string |
   return { clientId: body.client_id, clientSecret: body.client_secret };
 }
 
-/** Machines (platform surface) and the token endpoint of the client-credentials grant. */
-export const machineRoutes: FastifyPluginAsyncTypebox<{ machines: MachineService; tenancy: TenancyService }> = async (app, { machines, tenancy }) => {
-  const environmentOf = (id: string) => tenancy.getEnvironment(id);
-
+/** Machines (secret key, and the platform's copy) and the token endpoint of the client-credentials grant. */
+export const machineRoutes: FastifyPluginAsyncTypebox<{ machines: MachineService }> = async (app, { machines }) => {
   app.post(
     BASE,
     {
-      config: platform,
+      config: secret,
       schema: {
         summary: 'Create a machine (an OAuth 2.0 client); its clientSecret is shown in this answer only',
         tags,
-        params: IdParams('environmentId'),
         body: CreateMachineBody,
         response: { 201: MachineWithSecret },
       },
     },
-    async (request, reply) => reply.code(201).send(await machines.create(await environmentOf(request.params.environmentId), request.body)),
+    async (request, reply) => reply.code(201).send(await machines.create(environmentOf(request), request.body)),
   );
 
   app.get(
     BASE,
-    { config: platform, schema: { summary: 'List the machines of an environment', tags, params: IdParams('environmentId'), response: { 200: MachineList } } },
-    async (request) => ({ data: await machines.list(await environmentOf(request.params.environmentId)) }),
+    { config: secret, schema: { summary: 'List the machines of an environment', tags, response: { 200: MachineList } } },
+    async (request) => ({ data: await machines.list(environmentOf(request)) }),
   );
 
   app.delete(
     `${BASE}/:machineId`,
     {
-      config: platform,
+      config: secret,
       schema: {
         summary: 'Delete a machine: its secret stops at once; tokens already issued live out their time',
         tags,
-        params: IdParams('environmentId', 'machineId'),
+        params: IdParams('machineId'),
         response: { 200: Deleted },
       },
     },
     async (request) => {
-      await machines.delete(await environmentOf(request.params.environmentId), request.params.machineId);
+      await machines.delete(environmentOf(request), request.params.machineId);
       return { id: request.params.machineId, deleted: true as const };
     },
   );
@@ -101,15 +100,15 @@ export const machineRoutes: FastifyPluginAsyncTypebox<{ machines: MachineService
   app.post(
     `${BASE}/:machineId/secret`,
     {
-      config: platform,
+      config: secret,
       schema: {
         summary: "Replace a machine's secret; the new one is shown in this answer only and the old one stops at once",
         tags,
-        params: IdParams('environmentId', 'machineId'),
+        params: IdParams('machineId'),
         response: { 200: MachineWithSecret },
       },
     },
-    async (request) => machines.rotateSecret(await environmentOf(request.params.environmentId), request.params.machineId),
+    async (request) => machines.rotateSecret(environmentOf(request), request.params.machineId),
   );
 
   // The token endpoint takes a form (RFC 6749) or JSON; the form parser is this scope's only.
