@@ -1,4 +1,4 @@
-import { TokenVerificationError } from './errors.js';
+import { ApiKeyVerificationError } from './errors.js';
 
 export interface VerifyApiKeyOptions {
   /** `sk_test_…` or `sk_live_…` of the environment the key belongs to. Server side only. */
@@ -52,13 +52,13 @@ function checkOptions(options: VerifyApiKeyOptions): void {
   if (ttl !== undefined && !(Number.isFinite(ttl) && ttl >= 0)) throw new TypeError('options.cacheTtlMs must be a number of milliseconds, 0 or more.');
 }
 
-function invalid(): TokenVerificationError {
-  return new TokenVerificationError('api-key-invalid', 'Unknown, revoked or expired API key. Create a new key in Gatehouse, and send it exactly as it was shown.');
+function invalid(): ApiKeyVerificationError {
+  return new ApiKeyVerificationError('api-key-invalid', 'Unknown, revoked or expired API key. Create a new key in Gatehouse, and send it exactly as it was shown.');
 }
 
 /**
  * Asks Gatehouse whether an API key (`gh_ak_…`) is valid (`POST /v1/api-keys/verify`) and returns
- * its id, subject, scopes and expiry. Throws `TokenVerificationError` with reason `api-key-invalid`
+ * its id, subject, scopes and expiry. Throws `ApiKeyVerificationError` with reason `api-key-invalid`
  * (unknown, revoked or expired) or `api-key-unavailable` (Gatehouse could not be asked). A valid
  * answer is remembered for `cacheTtlMs` (see there for what that means for revocation).
  */
@@ -83,7 +83,7 @@ export async function verifyApiKey(secret: string, options: VerifyApiKeyOptions)
     key = await pending;
   } catch (error) {
     // A refused key is forgotten at once.
-    if (error instanceof TokenVerificationError && error.reason === 'api-key-invalid') caches.get(scope)?.delete(secret);
+    if (error instanceof ApiKeyVerificationError && error.reason === 'api-key-invalid') caches.get(scope)?.delete(secret);
     throw error;
   }
   let entries = caches.get(scope);
@@ -105,7 +105,7 @@ async function ask(root: string, options: VerifyApiKeyOptions, secret: string): 
       signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
     });
   } catch (error) {
-    throw new TokenVerificationError('api-key-unavailable', `Gatehouse could not be asked about the API key: ${(error as Error).message}.`);
+    throw new ApiKeyVerificationError('api-key-unavailable', `Gatehouse could not be asked about the API key: ${(error as Error).message}.`);
   }
   if (response.status === 401 || response.status === 400) {
     await response.body?.cancel().catch(() => undefined);
@@ -113,7 +113,7 @@ async function ask(root: string, options: VerifyApiKeyOptions, secret: string): 
   }
   if (!response.ok) {
     const text = await response.text().catch(() => '');
-    throw new TokenVerificationError(
+    throw new ApiKeyVerificationError(
       'api-key-unavailable',
       `Gatehouse answered ${response.status} when verifying the API key${response.status === 403 ? ' (check secretKey: it must be the environment\'s secret key)' : ''}: ${text.slice(0, 200)}`,
     );

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { verifyApiKey, type VerifiedApiKey } from './api-keys.js';
 import type { GatehouseClaims, MachineClaims } from './claims.js';
-import { TokenVerificationError, type TokenVerificationErrorReason } from './errors.js';
+import { ApiKeyVerificationError, TokenVerificationError, type ApiKeyVerificationErrorReason, type TokenVerificationErrorReason } from './errors.js';
 import { verifyTypedToken, type JwtTokenType, type VerifyTokenOptions } from './verify-token.js';
 
 /** The credentials a request may carry: a user's session token, an API key (`gh_ak_…`), a machine's token. */
@@ -22,7 +22,7 @@ export interface AuthenticateAnyRequestOptions extends AuthenticateRequestOption
 }
 
 /** A refusal's reason: a token's, or `token-missing` when the request carried no bearer token. */
-export type AuthReason = TokenVerificationErrorReason | 'token-missing';
+export type AuthReason = TokenVerificationErrorReason | ApiKeyVerificationErrorReason | 'token-missing';
 
 /** What `has()` may ask: a permission or a role of the organization the token acts as. */
 export type HasCheck = { permission: string; role?: never } | { role: string; permission?: never };
@@ -215,7 +215,7 @@ export async function authenticateRequest(
     const verified = await verifyTypedToken(token, { ...options, acceptsToken: jwtTypes });
     return verified.type === 'm2m_token' ? machineAuth(verified.claims) : signedInAuth(verified.claims);
   } catch (error) {
-    if (error instanceof TokenVerificationError) return signedOut(error.reason, error.message, typeOfRefused(token));
+    if (error instanceof TokenVerificationError || error instanceof ApiKeyVerificationError) return signedOut(error.reason, error.message, typeOfRefused(token));
     throw error;
   }
 }

@@ -9,16 +9,28 @@ export type TokenVerificationErrorReason =
   | 'jwk-kid-mismatch'
   | 'jwks-unavailable'
   /** A valid kind of token that this call does not accept (a machine token where a session's is expected). */
-  | 'token-type-not-accepted'
-  /** An API key that Gatehouse does not know, or that was revoked or has expired. */
-  | 'api-key-invalid'
-  /** Gatehouse could not be asked about an API key (network, timeout, 5xx). */
-  | 'api-key-unavailable';
+  | 'token-type-not-accepted';
 
 export class TokenVerificationError extends Error {
   override readonly name = 'TokenVerificationError';
   constructor(
     readonly reason: TokenVerificationErrorReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Why verifyApiKey refused: `api-key-invalid` (unknown, revoked or expired) or `api-key-unavailable`
+ * (Gatehouse could not be asked: network, timeout, an unexpected answer).
+ */
+export type ApiKeyVerificationErrorReason = 'api-key-invalid' | 'api-key-unavailable';
+
+export class ApiKeyVerificationError extends Error {
+  override readonly name = 'ApiKeyVerificationError';
+  constructor(
+    readonly reason: ApiKeyVerificationErrorReason,
     message: string,
   ) {
     super(message);

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticateRequest, createGatehouseClient, TokenVerificationError, verifyApiKey } from '../src/index.js';
+import { ApiKeyVerificationError, authenticateRequest, createGatehouseClient, verifyApiKey } from '../src/index.js';
 import { startGatehouse, type Gatehouse } from './helpers/gatehouse.js';
 
-async function refusal(promise: Promise<unknown>): Promise<TokenVerificationError> {
+async function refusal(promise: Promise<unknown>): Promise<ApiKeyVerificationError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(TokenVerificationError);
-  return error as TokenVerificationError;
+  expect(error).toBeInstanceOf(ApiKeyVerificationError);
+  return error as ApiKeyVerificationError;
 }
 
 const bearer = (token: string) => new Request('http://app.test/api', { headers: { authorization: `Bearer ${token}` } });
