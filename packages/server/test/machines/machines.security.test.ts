@@ -81,6 +81,17 @@ describe('machines security', { timeout: 30_000 }, () => {
     expect((await me(t, user.accessToken)).statusCode).toBe(200);
   });
 
+  it("a machine of another environment: that environment's keys cannot list, delete or rotate it", async () => {
+    const other = await t.createProject('Other machines');
+    const sk = other.development.secretKey;
+    expect(json(await t.call({ method: 'GET', url: '/v1/machines', credential: sk })).data).toEqual([]);
+    expect((await t.call({ method: 'DELETE', url: `/v1/machines/${machineId}`, credential: sk })).statusCode).toBe(404);
+    expect((await t.call({ method: 'POST', url: `/v1/machines/${machineId}/secret`, credential: sk })).statusCode).toBe(404);
+    const platformOther = await t.call({ method: 'DELETE', url: `/v1/platform/environments/${other.development.id}/machines/${machineId}`, credential: t.platformKey });
+    expect(platformOther.statusCode).toBe(404);
+    expect((await token(machineId, clientSecret)).statusCode).toBe(200);
+  });
+
   it('a session token is not a client secret, nor a machine id', async () => {
     for (const [id, secret] of [
       [machineId, user.accessToken],
