@@ -1,18 +1,36 @@
 import type { IncomingMessage } from 'node:http';
-import type { GatehouseClaims } from './claims.js';
-import { TokenVerificationError, type TokenVerificationErrorReason } from './errors.js';
-import { verifyToken, type VerifyTokenOptions } from './verify-token.js';
+import { verifyApiKey, type VerifiedApiKey } from './api-keys.js';
+import type { GatehouseClaims, MachineClaims } from './claims.js';
+import { ApiKeyVerificationError, TokenVerificationError, type ApiKeyVerificationErrorReason, type TokenVerificationErrorReason } from './errors.js';
+import { verifyTypedToken, type JwtTokenType, type VerifyTokenOptions } from './verify-token.js';
 
-export type AuthenticateRequestOptions = VerifyTokenOptions;
+/** The credentials a request may carry: a user's session token, an API key (`gh_ak_…`), a machine's token. */
+export type TokenType = JwtTokenType | 'api_key';
+
+/** Session tokens only (the default): what the framework adapters take. */
+export type AuthenticateRequestOptions = Omit<VerifyTokenOptions, 'acceptsToken'>;
+
+/** Several kinds of credential; `api_key` needs the environment's secret key (and the server's URL). */
+export interface AuthenticateAnyRequestOptions extends AuthenticateRequestOptions {
+  acceptsToken: readonly TokenType[];
+  /** For `api_key`: the environment's `sk_…`. */
+  secretKey?: string;
+  /** For `api_key`: the server root; by default taken from `issuer`. */
+  baseUrl?: string;
+  /** For `api_key`: see verifyApiKey's `cacheTtlMs`. */
+  apiKeyCacheTtlMs?: number;
+}
 
 /** A refusal's reason: a token's, or `token-missing` when the request carried no bearer token. */
-export type AuthReason = TokenVerificationErrorReason | 'token-missing';
+export type AuthReason = TokenVerificationErrorReason | ApiKeyVerificationErrorReason | 'token-missing';
 
 /** What `has()` may ask: a permission or a role of the organization the token acts as. */
 export type HasCheck = { permission: string; role?: never } | { role: string; permission?: never };
 
 export interface SignedInAuth {
   isSignedIn: true;
+  isAuthenticated: true;
+  tokenType: 'session_token';
   userId: string;
   sessionId: string;
   orgId: string | null;
@@ -29,11 +47,45 @@ export interface SignedInAuth {
 
 export interface SignedOutAuth {
   isSignedIn: false;
+  isAuthenticated: false;
+  /** The kind of the refused credential, when it could be told; null when there was none. */
+  tokenType: TokenType | null;
   reason: AuthReason;
   message: string;
 }
 
 export type RequestAuth = SignedInAuth | SignedOutAuth;
+
+/** A request made with an API key: no user is signed in, the key acts for its subject. */
+export interface ApiKeyAuth {
+  isSignedIn: false;
+  isAuthenticated: true;
+  tokenType: 'api_key';
+  /** `ak_…` */
+  keyId: string;
+  /** `user_…` or `org_…` */
+  subject: string;
+  userId: string | null;
+  orgId: string | null;
+  scopes: string[];
+  expiresAt: number | null;
+  hasScope(scope: string): boolean;
+}
+
+/** A request made with a machine's token (client credentials). */
+export interface MachineAuth {
+  isSignedIn: false;
+  isAuthenticated: true;
+  tokenType: 'm2m_token';
+  /** `mch_…` */
+  machineId: string;
+  scopes: string[];
+  claims: MachineClaims;
+  hasScope(scope: string): boolean;
+}
+
+/** What authenticateRequest answers with `acceptsToken`: branch on `isAuthenticated`, then `tokenType`. */
+export type AnyRequestAuth = SignedInAuth | ApiKeyAuth | MachineAuth | SignedOutAuth;
 
 /** A fetch `Request` (Next.js, Hono, Workers) or node's `IncomingMessage` (Express, Fastify's `raw`). */
 export type AuthenticatableRequest = Request | IncomingMessage | { headers: Headers | IncomingMessage['headers'] };
@@ -61,6 +113,8 @@ export function signedInAuth(claims: GatehouseClaims): SignedInAuth {
     orgId && Array.isArray(claims.org_permissions) ? claims.org_permissions.filter((p): p is string => typeof p === 'string') : [];
   return {
     isSignedIn: true,
+    isAuthenticated: true,
+    tokenType: 'session_token',
     userId: claims.sub,
     sessionId: claims.sid,
     orgId,
@@ -77,23 +131,104 @@ export function signedInAuth(claims: GatehouseClaims): SignedInAuth {
   };
 }
 
+function apiKeyAuth(key: VerifiedApiKey): ApiKeyAuth {
+  return {
+    isSignedIn: false,
+    isAuthenticated: true,
+    tokenType: 'api_key',
+    keyId: key.id,
+    subject: key.subject,
+    userId: key.subject.startsWith('user_') ? key.subject : null,
+    orgId: key.subject.startsWith('org_') ? key.subject : null,
+    scopes: key.scopes,
+    expiresAt: key.expiresAt,
+    hasScope: (scope) => key.scopes.includes(scope),
+  };
+}
+
+function machineAuth(claims: MachineClaims): MachineAuth {
+  const scopes = claims.scope.split(' ').filter((s) => s !== '');
+  return {
+    isSignedIn: false,
+    isAuthenticated: true,
+    tokenType: 'm2m_token',
+    machineId: claims.sub,
+    scopes,
+    claims,
+    hasScope: (scope) => scopes.includes(scope),
+  };
+}
+
+function signedOut(reason: AuthReason, message: string, tokenType: TokenType | null): SignedOutAuth {
+  return { isSignedIn: false, isAuthenticated: false, tokenType, reason, message };
+}
+
+const TOKEN_TYPES: ReadonlySet<string> = new Set<TokenType>(['session_token', 'api_key', 'm2m_token']);
+
+function checkAccepts(options: { acceptsToken?: readonly TokenType[] | undefined }): readonly TokenType[] {
+  const accepts = options.acceptsToken ?? ['session_token'];
+  if (!Array.isArray(accepts) || accepts.length === 0 || !accepts.every((t) => TOKEN_TYPES.has(t))) {
+    throw new TypeError('options.acceptsToken must list some of "session_token", "api_key" and "m2m_token".');
+  }
+  return accepts;
+}
+
 /**
- * Reads `Authorization: Bearer <token>` and verifies it with verifyToken's options. Never throws for
- * a bad or missing token: the answer says whether the request is signed in, and if not, why.
+ * Reads `Authorization: Bearer <credential>` and verifies it. Never throws for a bad or missing
+ * credential: the answer says whether the request is authenticated, as what (`tokenType`), and if
+ * not, why. By default only session tokens (`at+jwt`) are accepted; `acceptsToken` adds API keys
+ * (asked of Gatehouse, see verifyApiKey) and machine tokens (`m2m+jwt`, verified offline).
  */
-export async function authenticateRequest(request: AuthenticatableRequest, options: AuthenticateRequestOptions): Promise<RequestAuth> {
+export function authenticateRequest(request: AuthenticatableRequest, options: AuthenticateRequestOptions & { acceptsToken?: undefined }): Promise<RequestAuth>;
+export function authenticateRequest(request: AuthenticatableRequest, options: AuthenticateAnyRequestOptions): Promise<AnyRequestAuth>;
+export async function authenticateRequest(
+  request: AuthenticatableRequest,
+  options: AuthenticateRequestOptions & { [K in keyof Omit<AuthenticateAnyRequestOptions, 'issuer'>]?: AuthenticateAnyRequestOptions[K] | undefined },
+): Promise<AnyRequestAuth> {
+  const accepts = checkAccepts(options);
   const token = bearerToken(request);
   if (token === undefined) {
-    return {
-      isSignedIn: false,
-      reason: 'token-missing',
-      message: 'The request has no "Authorization: Bearer <access token>" header. Send the token from getToken() in that header.',
-    };
+    return signedOut(
+      'token-missing',
+      'The request has no "Authorization: Bearer <access token>" header. Send the token from getToken() in that header.',
+      null,
+    );
   }
   try {
-    return signedInAuth(await verifyToken(token, options));
+    if (token.startsWith('gh_ak_')) {
+      if (!accepts.includes('api_key')) {
+        return signedOut('token-type-not-accepted', 'API keys are not accepted here. Where they are, pass acceptsToken: ["api_key", …].', 'api_key');
+      }
+      if (options.secretKey === undefined) throw new TypeError('Accepting API keys needs options.secretKey: the environment\'s sk_… key.');
+      const baseUrl = options.baseUrl ?? options.issuer.replace(/\/v1\/environments\/[^/]+$/, '');
+      const key = await verifyApiKey(token, {
+        secretKey: options.secretKey,
+        baseUrl,
+        ...(options.apiKeyCacheTtlMs !== undefined ? { cacheTtlMs: options.apiKeyCacheTtlMs } : {}),
+      });
+      return apiKeyAuth(key);
+    }
+    const jwtTypes = accepts.filter((t): t is JwtTokenType => t !== 'api_key');
+    if (jwtTypes.length === 0) {
+      return signedOut('token-type-not-accepted', 'Only API keys are accepted here: send "Authorization: Bearer gh_ak_…".', typeOfRefused(token));
+    }
+    const verified = await verifyTypedToken(token, { ...options, acceptsToken: jwtTypes });
+    return verified.type === 'm2m_token' ? machineAuth(verified.claims) : signedInAuth(verified.claims);
   } catch (error) {
-    if (error instanceof TokenVerificationError) return { isSignedIn: false, reason: error.reason, message: error.message };
+    if (error instanceof TokenVerificationError || error instanceof ApiKeyVerificationError) return signedOut(error.reason, error.message, typeOfRefused(token));
     throw error;
   }
+}
+
+/** The kind of a refused credential, from its shape. */
+function typeOfRefused(token: string): TokenType | null {
+  if (token.startsWith('gh_ak_')) return 'api_key';
+  try {
+    const typ = JSON.parse(atob(token.split('.')[0]!.replace(/-/g, '+').replace(/_/g, '/'))).typ;
+    if (typeof typ === 'string' && /m2m\+jwt$/i.test(typ)) return 'm2m_token';
+    if (typeof typ === 'string' && /at\+jwt$/i.test(typ)) return 'session_token';
+  } catch {
+    // not a JWT
+  }
+  return null;
 }

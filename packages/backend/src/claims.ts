@@ -21,3 +21,19 @@ export interface GatehouseClaims {
   org_permissions?: string[];
   [claim: string]: unknown;
 }
+
+/** The claims of a machine's token (client credentials; header `typ: "m2m+jwt"`). There is no session. */
+export interface MachineClaims {
+  /** `{baseUrl}/v1/environments/{environmentId}` */
+  iss: string;
+  /** The machine id, `mch_…` */
+  sub: string;
+  client_id?: string;
+  /** The granted scopes, space-separated */
+  scope: string;
+  iat: number;
+  nbf: number;
+  exp: number;
+  jti: string;
+  [claim: string]: unknown;
+}

@@ -1,10 +1,17 @@
-export { verifyToken, type VerifyTokenOptions } from './verify-token.js';
-export { TokenVerificationError, type TokenVerificationErrorReason } from './errors.js';
-export type { GatehouseClaims } from './claims.js';
+export { verifyToken, type JwtTokenType, type VerifyTokenOptions } from './verify-token.js';
+export { verifyApiKey, type VerifiedApiKey, type VerifyApiKeyOptions } from './api-keys.js';
+export { getMachineToken, GatehouseMachineTokenError, type MachineTokenOptions } from './machine-token.js';
+export { ApiKeyVerificationError, TokenVerificationError, type ApiKeyVerificationErrorReason, type TokenVerificationErrorReason } from './errors.js';
+export type { GatehouseClaims, MachineClaims } from './claims.js';
 export type { TokenAlgorithm } from './keys.js';
 export {
   authenticateRequest,
   type AuthenticateRequestOptions,
+  type AuthenticateAnyRequestOptions,
+  type AnyRequestAuth,
+  type ApiKeyAuth,
+  type MachineAuth,
+  type TokenType,
   type AuthenticatableRequest,
   type AuthReason,
   type HasCheck,

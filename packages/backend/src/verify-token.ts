@@ -1,11 +1,19 @@
 import type { JsonWebKey } from 'node:crypto';
-import type { GatehouseClaims } from './claims.js';
+import type { GatehouseClaims, MachineClaims } from './claims.js';
 import { TokenVerificationError, type TokenVerificationErrorReason } from './errors.js';
 import { DEFAULT_JWKS_TIMEOUT_MS, jwksCacheFor } from './jwks.js';
 import { importJwtKey, verifySignature, type Jwk, type TokenAlgorithm, type VerificationKey } from './keys.js';
 import { base64urlText, fromBase64url, isCanonicalBase64url, utf8Bytes } from './runtime.js';
 
+/** The kinds of JWT Gatehouse issues: a user's session token (`typ: "at+jwt"`) and a machine's (`typ: "m2m+jwt"`). */
+export type JwtTokenType = 'session_token' | 'm2m_token';
+
 export interface VerifyTokenOptions {
+  /**
+   * The kinds of token that verify; default `["session_token"]`, so a machine's token never passes
+   * for a user's. Add `"m2m_token"` where machines may call.
+   */
+  acceptsToken?: readonly JwtTokenType[];
   /** `{baseUrl}/v1/environments/{environmentId}`: the token's `iss` must be exactly this. */
   issuer: string;
   /** Where the keys are published; default `{issuer}/.well-known/jwks.json`. */
@@ -48,6 +56,7 @@ function decodeJson(segment: string, part: string): Record<string, unknown> {
 interface Header {
   alg: TokenAlgorithm;
   kid: string | undefined;
+  type: JwtTokenType;
 }
 
 /**
@@ -72,17 +81,19 @@ function parseHeader(segment: string): Header {
   if (!ACCEPTED_ALGORITHMS.has(alg)) {
     throw refuse('token-invalid', `The token's algorithm "${alg}" is not one Gatehouse signs with (RS256, ES256, EdDSA).`);
   }
-  if (typeof typ !== 'string' || !/^(application\/)?at\+jwt$/i.test(typ)) {
+  const type: JwtTokenType | undefined =
+    typeof typ !== 'string' ? undefined : /^(application\/)?at\+jwt$/i.test(typ) ? 'session_token' : /^(application\/)?m2m\+jwt$/i.test(typ) ? 'm2m_token' : undefined;
+  if (type === undefined) {
     throw refuse(
       'token-invalid',
-      'The token header "typ" must be "at+jwt": only Gatehouse access tokens are accepted (not ID tokens or other JWTs).',
+      'The token header "typ" must be "at+jwt" (or "m2m+jwt" for a machine): only Gatehouse tokens are accepted (not ID tokens or other JWTs).',
     );
   }
   if (header.crit !== undefined) throw refuse('token-invalid', 'The token has "crit" header parameters, which Gatehouse never sets.');
   if (kid !== undefined && (typeof kid !== 'string' || kid.length === 0 || kid.length > 256)) {
     throw refuse('token-invalid', 'The token header "kid" is malformed. Pass the accessToken exactly as Gatehouse issued it.');
   }
-  const parsed: Header = { alg: alg as TokenAlgorithm, kid };
+  const parsed: Header = { alg: alg as TokenAlgorithm, kid, type };
   if (headers.size >= MAX_CACHED_HEADERS) headers.clear();
   headers.set(segment, parsed);
   return parsed;
@@ -145,6 +156,12 @@ function checkOptions(options: VerifyTokenOptions): void {
     throw new TypeError('options.clockSkewInMs must be a number of milliseconds, 0 or more.');
   }
   // A string here would make the azp check a substring match ("https://app.example" in "https://app.example.test").
+  const accepts = options.acceptsToken;
+  if (accepts !== undefined && !(Array.isArray(accepts) && accepts.length > 0 && accepts.every((t) => t === 'session_token' || t === 'm2m_token'))) {
+    throw new TypeError(
+      'options.acceptsToken must list "session_token" and/or "m2m_token" (API keys are verified with verifyApiKey, or by authenticateRequest).',
+    );
+  }
   const parties = options.authorizedParties;
   if (parties !== undefined && !(Array.isArray(parties) && parties.every((p) => typeof p === 'string'))) {
     throw new TypeError("options.authorizedParties must be an array of origins, e.g. ['https://app.example.com'], not a single string.");
@@ -160,7 +177,17 @@ function seconds(ms: number): string {
  * `TokenVerificationError {reason, message}` for every refusal; a JWKS that cannot be read is
  * `jwks-unavailable`, never a crash.
  */
-export async function verifyToken(token: string, options: VerifyTokenOptions): Promise<GatehouseClaims> {
+export function verifyToken(token: string, options: VerifyTokenOptions & { acceptsToken?: readonly ['session_token'] | undefined }): Promise<GatehouseClaims>;
+export function verifyToken(token: string, options: VerifyTokenOptions): Promise<GatehouseClaims | MachineClaims>;
+export async function verifyToken(token: string, options: VerifyTokenOptions): Promise<GatehouseClaims | MachineClaims> {
+  return (await verifyTypedToken(token, options)).claims;
+}
+
+/** verifyToken, saying which kind of token it verified. */
+export async function verifyTypedToken(
+  token: string,
+  options: VerifyTokenOptions,
+): Promise<{ type: 'session_token'; claims: GatehouseClaims } | { type: 'm2m_token'; claims: MachineClaims }> {
   checkOptions(options);
   // Three non-empty parts. Their characters need no pass of their own: the signing input is verified
   // as UTF-8 bytes of the exact text (any odd character changes them), and the signature must be
@@ -180,6 +207,14 @@ export async function verifyToken(token: string, options: VerifyTokenOptions): P
     );
   }
   const header = parseHeader(token.slice(0, firstDot));
+  if (!(options.acceptsToken ?? ['session_token']).includes(header.type)) {
+    throw refuse(
+      'token-type-not-accepted',
+      header.type === 'm2m_token'
+        ? 'This is a machine token (typ "m2m+jwt"), which acts for no user. Where machines may call, pass acceptsToken: ["m2m_token"].'
+        : 'This is a session token (typ "at+jwt"), and only machine tokens are accepted here.',
+    );
+  }
   const claims = decodeJson(token.slice(firstDot + 1, lastDot), 'payload');
 
   // The issuer is checked before any key is looked up, so a token of another environment never
@@ -218,8 +253,12 @@ export async function verifyToken(token: string, options: VerifyTokenOptions): P
     );
   }
 
-  const { sub, sid, jti, exp, nbf, iat, azp } = claims;
-  if (typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string') {
+  const { sub, sid, jti, exp, nbf, iat, azp, scope } = claims;
+  if (header.type === 'm2m_token') {
+    if (typeof sub !== 'string' || typeof jti !== 'string' || typeof scope !== 'string') {
+      throw refuse('token-invalid', 'The token lacks "sub", "jti" or "scope": it is not a Gatehouse machine token.');
+    }
+  } else if (typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string') {
     throw refuse('token-invalid', 'The token lacks "sub", "sid" or "jti": it is not a Gatehouse access token.');
   }
   if (typeof exp !== 'number' || typeof nbf !== 'number' || typeof iat !== 'number') {
@@ -246,5 +285,5 @@ export async function verifyToken(token: string, options: VerifyTokenOptions): P
       `The token was issued to a page on ${azp}, which is not in authorizedParties. Add that origin to authorizedParties if it is yours.`,
     );
   }
-  return claims as GatehouseClaims;
+  return header.type === 'm2m_token' ? { type: 'm2m_token', claims: claims as MachineClaims } : { type: 'session_token', claims: claims as GatehouseClaims };
 }

@@ -16,3 +16,4 @@ export * from './operators.js';
 export type * from './route-bodies.js';
 export type * from './routes.js';
 export * from './mfa.js';
+export * from './api-keys.js';

@@ -18,6 +18,9 @@ export interface UserListQuery extends PageQuery {
   query?: string | undefined;
   externalId?: string | undefined;
 }
+export interface ApiKeyListQuery extends PageQuery {
+  subject?: string | undefined;
+}
 export interface OrganizationListQuery extends PageQuery {
   query?: string | undefined;
 }

@@ -36,7 +36,18 @@ import type {
   UpdateWebhookEndpointBody,
   UploadTicketBody,
   UserListQuery,
+  ApiKeyListQuery,
 } from './route-bodies.js';
+import type {
+  ApiKeyPage,
+  CreateApiKeyBody,
+  CreatedApiKey,
+  CreateMachineBody,
+  MachineList,
+  MachineWithSecret,
+  VerifiedApiKey,
+  VerifyApiKeyBody,
+} from './api-keys.js';
 import type { AuditLogPage, ConsoleConfig, InstanceStatus, Operator, OperatorInvitation, OperatorPage, RequestRate } from './operators.js';
 import type { UploadTicket, ProjectLogo } from './assets.js';
 import type { CapturedEmailPage, EmailSent, OutboxEmailPage, PasswordReset } from './emails.js';
@@ -253,6 +264,14 @@ export interface SecretKeyRoutes {
   'PATCH /v1/organizations/{organizationId}/domains/{domainId}': { body: UpdateDomainBody; response: OrganizationDomain };
   'DELETE /v1/organizations/{organizationId}/domains/{domainId}': { response: Deleted };
   'GET /v1/dev/emails': { query: EmailListQuery; response: CapturedEmailPage };
+  'POST /v1/api-keys': { body: CreateApiKeyBody; response: CreatedApiKey };
+  'GET /v1/api-keys': { query: ApiKeyListQuery; response: ApiKeyPage };
+  'DELETE /v1/api-keys/{keyId}': { response: Deleted };
+  'POST /v1/api-keys/verify': { body: VerifyApiKeyBody; response: VerifiedApiKey };
+  'POST /v1/machines': { body: CreateMachineBody; response: MachineWithSecret };
+  'GET /v1/machines': { response: MachineList };
+  'DELETE /v1/machines/{machineId}': { response: Deleted };
+  'POST /v1/machines/{machineId}/secret': { response: MachineWithSecret };
 }
 
 /**

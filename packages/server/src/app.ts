@@ -1,4 +1,8 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { apiKeyRoutes } from './apikeys/routes.js';
+import { machineRoutes } from './machines/routes.js';
+import { MachineService } from './machines/service.js';
+import { MachineTokens } from './machines/tokens.js';
 import { assetRoutes, brandingRoutes, uploadAuthorizer } from './assets/routes.js';
 import { hostedRoutes } from './hosted/routes.js';
 import { HandoffService } from './hosted/service.js';
@@ -145,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     domains,
     membershipRequests,
     roles,
+    apiKeys,
     verifyAccessToken,
     setOutboxWake,
     signatureThread,
@@ -241,6 +246,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(roleRoutes, { roles, tenancy });
   await app.register(usageRoutes, { usage, now, rate, tenancy });
   await app.register(outboxRoutes, { mailbox: new Mailbox(options.store), tenancy, cursors });
+  // API keys and machines (issue 39).
+  await app.register(apiKeyRoutes, { apiKeys, cursors });
+  const machines = new MachineService(options.store, tenancy, new MachineTokens(keys, tokens, now, signatureThread), now);
+  await app.register(machineRoutes, { machines });
 
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);

@@ -1,7 +1,14 @@
 import { PageList } from './page-list.js';
 import { Transport, type RetryOptions } from './transport.js';
-import type { RouteParams, SecretKeyRoutes } from '@gatehouse/contract';
+import type { RouteParams, SecretKeyRoutes, VerifiedApiKey } from '@gatehouse/contract';
 import type {
+  ApiKey,
+  ApiKeyListParams,
+  CreateApiKeyParams,
+  CreatedApiKey,
+  CreateMachineParams,
+  Machine,
+  MachineWithSecret,
   AddMemberParams,
   CreateDomainParams,
   CreateInvitationParams,
@@ -159,6 +166,24 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
         http.request('POST /v1/organizations/{organizationId}/invitations/{invitationId}/revoke', {
           params: { organizationId, invitationId },
         }),
+    },
+    apiKeys: {
+      /** A key for a user or an organization; `secret` (gh_ak_…) is in this answer only. */
+      create: (params: CreateApiKeyParams): Promise<CreatedApiKey> => http.request('POST /v1/api-keys', { body: params }),
+      list: (params: ApiKeyListParams = {}): PageList<ApiKey> => list('GET /v1/api-keys', {}, params),
+      /** Revokes the key on every Gatehouse node at once (SDK caches of verifyApiKey: see its cacheTtlMs). */
+      revoke: (keyId: string): Promise<Deleted> => http.request('DELETE /v1/api-keys/{keyId}', { params: { keyId } }),
+      /** Asks Gatehouse, uncached; a refused key is a GatehouseApiError 401. verifyApiKey caches. */
+      verify: (secret: string): Promise<VerifiedApiKey> => http.request('POST /v1/api-keys/verify', { body: { secret } }),
+    },
+    machines: {
+      /** A machine (OAuth client): `clientSecret` (gh_mch_…) is in this answer only. */
+      create: (params: CreateMachineParams): Promise<MachineWithSecret> => http.request('POST /v1/machines', { body: params }),
+      list: async (): Promise<Machine[]> => (await http.request('GET /v1/machines')).data,
+      /** Its secret stops at once; tokens already issued live out their time. */
+      delete: (machineId: string): Promise<Deleted> => http.request('DELETE /v1/machines/{machineId}', { params: { machineId } }),
+      /** A new secret, in this answer only; the old one stops at once. */
+      rotateSecret: (machineId: string): Promise<MachineWithSecret> => http.request('POST /v1/machines/{machineId}/secret', { params: { machineId } }),
     },
     domains: {
       /** Verified at once: the secret key vouches that the organization uses the domain. */

@@ -4,6 +4,8 @@
  * hand, so a change of a server schema is a type error in this SDK until it follows.
  */
 import type {
+  CreateApiKeyBody,
+  CreateMachineBody,
   AddMemberBody,
   CreateDomainBody,
   CreateInvitationBody,
@@ -21,6 +23,11 @@ import type {
 } from '@gatehouse/contract';
 
 export type {
+  ApiKey,
+  CreatedApiKey,
+  Machine,
+  MachineToken,
+  MachineWithSecret,
   Deleted,
   EnrollmentMode,
   Invitation,
@@ -80,3 +87,11 @@ export interface OrganizationListParams extends PageParams {
 export interface InvitationListParams {
   status?: InvitationStatus;
 }
+
+/** POST /v1/api-keys: `subject` is a user (`user_…`) or an organization (`org_…`) of the environment. */
+export type CreateApiKeyParams = CreateApiKeyBody;
+export interface ApiKeyListParams extends PageParams {
+  /** Only this subject's keys. */
+  subject?: string;
+}
+export type CreateMachineParams = CreateMachineBody;

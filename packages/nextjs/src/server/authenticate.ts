@@ -16,7 +16,9 @@ export type SignedOutReason =
   | 'issuer-invalid'
   | 'authorized-party-invalid'
   | 'jwk-kid-mismatch'
-  | 'jwks-unavailable';
+  | 'jwks-unavailable'
+  /** A machine's token (m2m+jwt) where a user's session is expected. */
+  | 'token-type-not-accepted';
 
 export interface SignedInAuthObject {
   isSignedIn: true;

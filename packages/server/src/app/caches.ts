@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppOptions } from '../app.js';
+import { KeyCache } from '../apikeys/cache.js';
 import { changeFeed, parseChange, withAnnouncementScope, type AnnouncementScope } from '../db/changes.js';
 import { RedisLink } from '../lib/redis.js';
 import { newMeOrganizationsCache } from '../organizations/service.js';
@@ -38,12 +39,15 @@ export function installCaches(app: FastifyInstance, options: AppOptions, redis: 
   const cache = options.cache === false ? undefined : new TenancyCache(options.cache);
   const sessionCache = options.cache === false ? undefined : newSessionCache(options.cache?.rows);
   const meOrganizationsCache = options.cache === false ? undefined : newMeOrganizationsCache(options.cache?.rows);
-  if (cache && sessionCache && meOrganizationsCache) {
+  // API keys (issue 39): verified keys, trusted and dropped like sessions.
+  const apiKeyCache = options.cache === false ? undefined : new KeyCache(options.cache?.rows);
+  if (cache && sessionCache && meOrganizationsCache && apiKeyCache) {
     const feed = changeFeed(options.store.db);
     const unsubscribe = feed.subscribe((change) => {
       if (change.kind === 'environment') cache.invalidateEnvironment(change.environmentId);
       sessionCache.apply(change);
       meOrganizationsCache.apply(change);
+      apiKeyCache.apply(change);
     });
     app.addHook('onClose', async () => void unsubscribe());
     // Untrusted (changes may be missed), the session caches serve nothing, since a revoked session
@@ -52,6 +56,7 @@ export function installCaches(app: FastifyInstance, options: AppOptions, redis: 
       cache.setTrusted(trusted);
       sessionCache.setTrusted(trusted);
       meOrganizationsCache.setTrusted(trusted);
+      apiKeyCache.setTrusted(trusted);
     };
     if (redis) {
       const link = redis;
@@ -95,5 +100,5 @@ export function installCaches(app: FastifyInstance, options: AppOptions, redis: 
     }
   }
 
-  return { cache, sessionCache, meOrganizationsCache };
+  return { cache, sessionCache, meOrganizationsCache, apiKeyCache };
 }

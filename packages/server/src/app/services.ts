@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { AppOptions } from '../app.js';
+import { ApiKeyService } from '../apikeys/service.js';
 import { AssetService } from '../assets/service.js';
 import type { AccessTokenVerifier } from '../http/credentials.js';
 import { warmUpPasswordHashing } from '../identity/passwords.js';
@@ -34,7 +35,7 @@ export type Services = Awaited<ReturnType<typeof buildServices>>;
 export function buildServices(
   options: AppOptions,
   redis: RedisLink | undefined,
-  { cache, sessionCache, meOrganizationsCache }: Caches,
+  { cache, sessionCache, meOrganizationsCache, apiKeyCache }: Caches,
   log?: Pick<FastifyBaseLogger, 'warn'>,
 ) {
   const tenancy = new TenancyService(options.store, { cache });
@@ -135,6 +136,8 @@ export function buildServices(
   });
   const membershipRequests = new RequestService({ store: options.store, access: organizationAccess, now });
   const roles = new RoleService({ store: options.store, now });
+  // API keys (issue 39). The reverification check comes with the MFA feature (issue 34).
+  const apiKeys = new ApiKeyService({ store: options.store, access: organizationAccess, identity, now, cache: apiKeyCache, freshness });
   const verifyAccessToken: AccessTokenVerifier = (token, request) => sessions.verifyAccessToken(token, request);
   warmUpPasswordHashing().catch(() => undefined);
 
@@ -160,6 +163,7 @@ export function buildServices(
     domains,
     membershipRequests,
     roles,
+    apiKeys,
     verifyAccessToken,
     setOutboxWake,
   };

@@ -10,7 +10,9 @@ export type Change =
   | { kind: 'environment'; environmentId: string }
   | { kind: 'session'; environmentId: string; sessionId: string }
   | { kind: 'user'; environmentId: string; userId: string }
-  | { kind: 'organizations'; environmentId: string; userId?: string };
+  | { kind: 'organizations'; environmentId: string; userId?: string }
+  /** An API key revoked: nodes that cached its verification drop it (apikeys/cache.ts). */
+  | { kind: 'apiKey'; environmentId: string; keyId: string };
 
 type Listener = (change: Change) => void;
 
@@ -185,7 +187,7 @@ export async function inTransaction<T>(db: Kysely<Database>, work: (tx: Transact
   return result;
 }
 
-const KINDS = new Set(['environment', 'session', 'user', 'organizations']);
+const KINDS = new Set(['environment', 'session', 'user', 'organizations', 'apiKey']);
 
 /** Parses a change relayed by another node; undefined when it is not one. */
 export function parseChange(message: string): Change | undefined {
@@ -196,7 +198,7 @@ export function parseChange(message: string): Change | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const { kind, environmentId, sessionId, userId } = value as Record<string, unknown>;
+  const { kind, environmentId, sessionId, userId, keyId } = value as Record<string, unknown>;
   if (typeof kind !== 'string' || !KINDS.has(kind) || typeof environmentId !== 'string') return undefined;
   switch (kind) {
     case 'environment':
@@ -205,6 +207,8 @@ export function parseChange(message: string): Change | undefined {
       return typeof sessionId === 'string' ? { kind, environmentId, sessionId } : undefined;
     case 'user':
       return typeof userId === 'string' ? { kind, environmentId, userId } : undefined;
+    case 'apiKey':
+      return typeof keyId === 'string' ? { kind, environmentId, keyId } : undefined;
     default:
       if (userId === undefined) return { kind: 'organizations', environmentId };
       return typeof userId === 'string' ? { kind: 'organizations', environmentId, userId } : undefined;

@@ -83,7 +83,7 @@ export class RowCache<V> {
   }
 
   apply(change: Change): void {
-    if (!this.listensTo.has(change.kind)) return;
+    if (!this.listensTo.has(change.kind) || change.kind === 'apiKey') return;
     const id = change.kind === 'session' ? change.sessionId : change.kind === 'environment' ? undefined : change.userId;
     const keyed = (change.kind === 'session' && this.keyedBy === 'sessionId') || (change.kind !== 'session' && this.keyedBy === 'userId');
     if (id !== undefined && keyed) {
@@ -117,5 +117,7 @@ function affects(change: Change, tags: RowTags): boolean {
       return change.userId === tags.userId;
     case 'organizations':
       return change.userId === undefined || change.userId === tags.userId;
+    case 'apiKey':
+      return false;
   }
 }

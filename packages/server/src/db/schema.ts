@@ -440,9 +440,40 @@ export interface UserBackupCodesTable {
   used_at: number | null;
 }
 
+/** API keys (0026): exactly one of user_id and organization_id is set. */
+export interface ApiKeysTable {
+  environment_id: EnvironmentId;
+  id: string;
+  user_id: string | null;
+  organization_id: string | null;
+  name: string;
+  /** Characters of the secret after its prefix, to find the row; the secret itself is only hashed. */
+  lookup: string;
+  secret_hash: string;
+  /** JSON array of scope names. */
+  scopes: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+}
+
+/** Machines (0027): OAuth 2.0 clients of the client-credentials grant. */
+export interface MachinesTable {
+  environment_id: EnvironmentId;
+  id: string;
+  name: string;
+  /** JSON array of scope names. */
+  scopes: string;
+  secret_hash: string;
+  created_at: number;
+  secret_rotated_at: number;
+}
+
 export interface Database {
   user_totp: UserTotpTable;
   user_backup_codes: UserBackupCodesTable;
+  api_keys: ApiKeysTable;
+  machines: MachinesTable;
   sso_connections: SsoConnectionsTable;
   sso_identities: SsoIdentitiesTable;
   sso_attempts: SsoAttemptsTable;

@@ -12,6 +12,8 @@ import type { SignatureThread } from './signature-thread.js';
  */
 
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
+/** A machine's token (client credentials): refused wherever a session's token is expected. */
+export const MACHINE_TOKEN_TYPE = 'm2m+jwt';
 const MAX_TOKEN_LENGTH = 8192;
 const ENVIRONMENT_ID = /^env_[0-9a-z]{26}$/;
 const SEGMENT = /^[A-Za-z0-9_-]*$/;
@@ -202,6 +204,10 @@ export class AccessTokens {
     const alg = header.alg;
     if (typeof alg !== 'string' || alg.toLowerCase() === 'none') {
       throw refuse('Unsigned access tokens (alg "none") are refused. Use the accessToken that sign-in or refresh returned.');
+    }
+    // A machine's token (machines/tokens.ts) is signed by the same keys: only `typ` tells it apart.
+    if (header.typ === MACHINE_TOKEN_TYPE || header.typ === `application/${MACHINE_TOKEN_TYPE}`) {
+      throw refuse('This is a machine token (typ "m2m+jwt"), which acts for no user: send a session access token (typ "at+jwt").');
     }
     if (header.typ !== ACCESS_TOKEN_TYPE && header.typ !== `application/${ACCESS_TOKEN_TYPE}`) {
       throw refuse(`The token's header "typ" must be "${ACCESS_TOKEN_TYPE}"; only Gatehouse access tokens are accepted here.`);

@@ -149,6 +149,8 @@ export function selectEnvironmentsOfProjectForChange(db: Db, projectId: string) 
  * tenant table must be added here, or deleting a project would fail or leave its rows behind.
  */
 export const ENVIRONMENT_DATA_TABLES = [
+  'api_keys',
+  'machines',
   'sso_seen_assertions',
   'sso_attempts',
   'sso_identities',

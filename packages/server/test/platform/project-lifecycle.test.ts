@@ -37,6 +37,11 @@ async function fill(t: TestApp, project: TestProject) {
   });
   expect(organization.statusCode, organization.body).toBe(201);
   const orgId = organization.json().id;
+  // An API key (api_keys) and a machine (machines).
+  const apiKey = await t.call({ method: 'POST', url: '/v1/api-keys', credential: env.secretKey, payload: { subject: orgId, name: 'doomed' } });
+  expect(apiKey.statusCode, apiKey.body).toBe(201);
+  const machine = await t.call({ method: 'POST', url: `/v1/platform/environments/${env.id}/machines`, credential: t.platformKey, payload: { name: 'doomed' } });
+  expect(machine.statusCode, machine.body).toBe(201);
   const domain = `doomed-${Date.now().toString(36)}.example`;
   for (const [url, payload] of [
     [`/v1/organizations/${orgId}/invitations`, { email: 'invitee@example.test', role: 'member' }],

@@ -24,6 +24,8 @@ import { userEmailOrder } from './0022_user_email_order.js';
 import { handoffSession } from './0023_handoff_session.js';
 import { signingKeyRevocation } from './0024_signing_key_revocation.js';
 import { mfa } from './0025_mfa.js';
+import { apiKeys } from './0026_api_keys.js';
+import { machines } from './0027_machines.js';
 import { socialIdentities } from './0028_social_identities.js';
 import { identityLinkCompletion } from './0029_identity_link_completion.js';
 
@@ -57,6 +59,8 @@ export const migrations: Record<string, Migration> = {
   '0023_handoff_session': handoffSession,
   '0024_signing_key_revocation': signingKeyRevocation,
   '0025_mfa': mfa,
+  '0026_api_keys': apiKeys,
+  '0027_machines': machines,
   '0028_social_identities': socialIdentities,
   '0029_identity_link_completion': identityLinkCompletion,
 };
