@@ -76,3 +76,11 @@ export async function touchKey(db: Db, environmentId: EnvironmentId, keyId: stri
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - everyMs)]))
     .execute();
 }
+
+/** Deletes every key of a user or an organization that is being deleted, in its transaction. */
+export async function deleteKeysOf(db: Db, environmentId: EnvironmentId, owner: Exclude<KeyOwner, 'any'>): Promise<void> {
+  let query = db.deleteFrom('api_keys').where('environment_id', '=', environmentId);
+  query = 'userId' in owner ? query.where('user_id', '=', owner.userId) : query.where('organization_id', '=', owner.organizationId);
+  const deleted = await query.returning('id').execute();
+  for (const { id } of deleted) announce(db, { kind: 'apiKey', environmentId, keyId: id });
+}

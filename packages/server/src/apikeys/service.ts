@@ -1,6 +1,6 @@
 import type { ApiKey, CreateOwnApiKeyBody, CreatedApiKey, VerifiedApiKey } from '@gatehouse/contract';
 import { inTransaction } from '../db/changes.js';
-import { isForeignKeyViolation, type Store } from '../db/index.js';
+import type { Store } from '../db/index.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import type { IdentityService } from '../identity/service.js';
 import { newId } from '../lib/crypto.js';
@@ -30,7 +30,7 @@ export type RecentVerificationCheck = (environment: Environment, session: Sessio
 export interface ApiKeyServiceOptions {
   store: Store;
   access: OrganizationAccess;
-  identity: Pick<IdentityService, 'findUser'>;
+  identity: Pick<IdentityService, 'lockUser'>;
   now: () => number;
   cache?: KeyCache | undefined;
   freshness?: CacheFreshness | undefined;
@@ -90,7 +90,8 @@ export class ApiKeyService {
   async createOwn(environment: Environment, session: SessionIdentity, input: NewKey): Promise<CreatedApiKey> {
     await this.recentVerification(environment, session);
     return inTransaction(this.db, async (tx) => {
-      if (!(await this.identity.findUser(tx, environment, session.userId))) throw notFound(`User ${session.userId}`);
+      // Locked, as its deletion locks it first: a key cannot be added to a user being deleted.
+      if (!(await this.identity.lockUser(tx, environment, session.userId))) throw notFound(`User ${session.userId}`);
       return this.insert(tx, environment.id, { userId: session.userId }, input);
     });
   }
@@ -108,7 +109,7 @@ export class ApiKeyService {
   async createForSubject(environment: Environment, subject: string, input: NewKey): Promise<CreatedApiKey> {
     if (subject.startsWith('user_')) {
       return inTransaction(this.db, async (tx) => {
-        if (!(await this.identity.findUser(tx, environment, subject))) throw notFound(`User ${subject}`);
+        if (!(await this.identity.lockUser(tx, environment, subject))) throw notFound(`User ${subject}`);
         return this.insert(tx, environment.id, { userId: subject }, input);
       });
     }
@@ -143,13 +144,7 @@ export class ApiKeyService {
       expires_at: input.expiresInSeconds === undefined ? null : now + input.expiresInSeconds * 1000,
       last_used_at: null,
     };
-    try {
-      await q.insertKey(tx, environmentId, row);
-    } catch (error) {
-      // The subject was deleted while this ran.
-      if (isForeignKeyViolation(error)) throw notFound(`Subject ${row.user_id ?? row.organization_id}`);
-      throw error;
-    }
+    await q.insertKey(tx, environmentId, row);
     return { apiKey: keyView(row), secret };
   }
 
@@ -201,6 +196,14 @@ export class ApiKeyService {
       requirePermission(membership!, PERMISSIONS.manage, action);
       return work(tx);
     });
+  }
+
+  /**
+   * In the transaction that deletes a user (its row locked) or an organization (its row locked):
+   * their keys go with them, and every node drops them.
+   */
+  async deleteAllOf(tx: Tx, environment: Environment, owner: { userId: string } | { organizationId: string }): Promise<void> {
+    await q.deleteKeysOf(tx, environment.id, owner);
   }
 
   // ---- verification
