@@ -127,8 +127,8 @@ async function deployment(label: string, options: Partial<GatehouseOptions>) {
     const sdk = { secretKey: environment.secretKey, baseUrl: url };
     await verifyApiKey(secret, sdk);
     await paired(
-      'verifyApiKey, cached (c=16)',
-      'verifyApiKey, cacheTtlMs 0 (c=16)',
+      `verifyApiKey, cached (c=${CONNECTIONS})`,
+      `verifyApiKey, cacheTtlMs 0 (c=${CONNECTIONS})`,
       () => rateAsync(() => verifyApiKey(secret, { ...sdk, cacheTtlMs: 0 }), CONNECTIONS),
       async () => ({ rps: await rateAsync(() => verifyApiKey(secret, sdk), CONNECTIONS), non2xx: 0, errors: 0 }),
     );
