@@ -99,10 +99,15 @@ export class ApiKeyService {
   /** A key for the session's current organization, with org:manage in the live membership. */
   async createForOrganization(environment: Environment, session: SessionIdentity, input: NewKey): Promise<CreatedApiKey> {
     const organizationId = this.access.currentOrganizationId(session);
-    return this.access.withOrganization(environment, { kind: 'member', userId: session.userId }, organizationId, async (tx, _org, membership) => {
-      requirePermission(membership!, PERMISSIONS.manage, "Creating the organization's API keys");
-      return this.insert(tx, environment.id, { organizationId }, input);
-    });
+    return this.access.withOrganization(
+      environment,
+      { kind: 'member', userId: session.userId },
+      organizationId,
+      async (tx, _org, membership) => {
+        requirePermission(membership!, PERMISSIONS.manage, "Creating the organization's API keys");
+        return this.insert(tx, environment.id, { organizationId }, input);
+      },
+    );
   }
 
   /** The secret key's: any user or organization of the environment, named by `subject`. */
@@ -128,7 +133,10 @@ export class ApiKeyService {
     if (name === '') throw apiError('invalid_request', 'Field "name" must not be blank.', { fields: ['name'] });
     const scopes = validScopes(input.scopes);
     if ((await q.countKeysOf(tx, environmentId, owner)) >= MAX_KEYS_PER_SUBJECT) {
-      throw apiError('conflict', `This subject already has ${MAX_KEYS_PER_SUBJECT} API keys, the most it may hold. Revoke keys it no longer uses first.`);
+      throw apiError(
+        'conflict',
+        `This subject already has ${MAX_KEYS_PER_SUBJECT} API keys, the most it may hold. Revoke keys it no longer uses first.`,
+      );
     }
     const now = this.now();
     const { secret, lookup, hash } = newApiKeySecret();
@@ -191,11 +199,22 @@ export class ApiKeyService {
     if (!(await q.deleteKey(this.db, environment.id, keyId, 'any'))) throw notFound(`API key ${keyId}`);
   }
 
-  private asManager<T>(environment: Environment, session: SessionIdentity, organizationId: string, action: string, work: (tx: Tx) => Promise<T>) {
-    return this.access.withOrganization(environment, { kind: 'member', userId: session.userId }, organizationId, async (tx, _org, membership) => {
-      requirePermission(membership!, PERMISSIONS.manage, action);
-      return work(tx);
-    });
+  private asManager<T>(
+    environment: Environment,
+    session: SessionIdentity,
+    organizationId: string,
+    action: string,
+    work: (tx: Tx) => Promise<T>,
+  ) {
+    return this.access.withOrganization(
+      environment,
+      { kind: 'member', userId: session.userId },
+      organizationId,
+      async (tx, _org, membership) => {
+        requirePermission(membership!, PERMISSIONS.manage, action);
+        return work(tx);
+      },
+    );
   }
 
   /**

@@ -138,7 +138,14 @@ export function buildServices(
   const membershipRequests = new RequestService({ store: options.store, access: organizationAccess, now });
   const roles = new RoleService({ store: options.store, now });
   // API keys (issue 39). The reverification check comes with the MFA feature (issue 34).
-  const apiKeys: ApiKeyService = new ApiKeyService({ store: options.store, access: organizationAccess, identity, now, cache: apiKeyCache, freshness });
+  const apiKeys: ApiKeyService = new ApiKeyService({
+    store: options.store,
+    access: organizationAccess,
+    identity,
+    now,
+    cache: apiKeyCache,
+    freshness,
+  });
   const verifyAccessToken: AccessTokenVerifier = (token, request) => sessions.verifyAccessToken(token, request);
   warmUpPasswordHashing().catch(() => undefined);
 
