@@ -117,32 +117,48 @@ async function deployment(label: string, options: Partial<GatehouseOptions>) {
       url: `${url}/v1/oauth/token`,
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: machine.machine.id, client_secret: machine.clientSecret }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: machine.machine.id,
+        client_secret: machine.clientSecret,
+      }).toString(),
     };
     for (const options of [me, verify, token]) await cannon({ ...options, duration: WARM_UP_SECONDS });
 
     console.log(`  -- ${label}`);
-    await paired('POST /v1/api-keys/verify', 'GET /v1/me', async () => (await cannon(me)).rps, () => cannon(verify));
+    await paired(
+      'POST /v1/api-keys/verify',
+      'GET /v1/me',
+      async () => (await cannon(me)).rps,
+      () => cannon(verify),
+    );
 
     const sdk = { secretKey: environment.secretKey, baseUrl: url };
     await verifyApiKey(secret, sdk);
     await paired(
-      'verifyApiKey, cached (c=16)',
-      'verifyApiKey, cacheTtlMs 0 (c=16)',
+      `verifyApiKey, cached (c=${CONNECTIONS})`,
+      `verifyApiKey, cacheTtlMs 0 (c=${CONNECTIONS})`,
       () => rateAsync(() => verifyApiKey(secret, { ...sdk, cacheTtlMs: 0 }), CONNECTIONS),
       async () => ({ rps: await rateAsync(() => verifyApiKey(secret, sdk), CONNECTIONS), non2xx: 0, errors: 0 }),
     );
 
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const data = Buffer.from('header.payload');
-    await paired('POST /v1/oauth/token (RS256)', 'raw RS256 sign (1 core)', () => rateSync(() => sign('sha256', data, privateKey)), () => cannon(token));
+    await paired(
+      'POST /v1/oauth/token (RS256)',
+      'raw RS256 sign (1 core)',
+      () => rateSync(() => sign('sha256', data, privateKey)),
+      () => cannon(token),
+    );
   } finally {
     await bench.stop();
   }
 }
 
 export async function run(): Promise<void> {
-  console.log(`  ${ROUNDS} alternating rounds per pair, ${SECONDS} s each, after ${WARM_UP_SECONDS} s of warm-up (medians); ${CONNECTIONS} connections`);
+  console.log(
+    `  ${ROUNDS} alternating rounds per pair, ${SECONDS} s each, after ${WARM_UP_SECONDS} s of warm-up (medians); ${CONNECTIONS} connections`,
+  );
   await deployment('SQLite', {});
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) return;

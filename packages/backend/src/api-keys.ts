@@ -49,11 +49,15 @@ function checkOptions(options: VerifyApiKeyOptions): void {
     throw new TypeError('verifyApiKey needs baseUrl: the Gatehouse server root, such as https://auth.example.com.');
   }
   const ttl = options.cacheTtlMs;
-  if (ttl !== undefined && !(Number.isFinite(ttl) && ttl >= 0)) throw new TypeError('options.cacheTtlMs must be a number of milliseconds, 0 or more.');
+  if (ttl !== undefined && !(Number.isFinite(ttl) && ttl >= 0))
+    throw new TypeError('options.cacheTtlMs must be a number of milliseconds, 0 or more.');
 }
 
 function invalid(): ApiKeyVerificationError {
-  return new ApiKeyVerificationError('api-key-invalid', 'Unknown, revoked or expired API key. Create a new key in Gatehouse, and send it exactly as it was shown.');
+  return new ApiKeyVerificationError(
+    'api-key-invalid',
+    'Unknown, revoked or expired API key. Create a new key in Gatehouse, and send it exactly as it was shown.',
+  );
 }
 
 /**
@@ -105,7 +109,10 @@ async function ask(root: string, options: VerifyApiKeyOptions, secret: string): 
       signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
     });
   } catch (error) {
-    throw new ApiKeyVerificationError('api-key-unavailable', `Gatehouse could not be asked about the API key: ${(error as Error).message}.`);
+    throw new ApiKeyVerificationError(
+      'api-key-unavailable',
+      `Gatehouse could not be asked about the API key: ${(error as Error).message}.`,
+    );
   }
   if (response.status === 401 || response.status === 400) {
     await response.body?.cancel().catch(() => undefined);
@@ -115,7 +122,7 @@ async function ask(root: string, options: VerifyApiKeyOptions, secret: string): 
     const text = await response.text().catch(() => '');
     throw new ApiKeyVerificationError(
       'api-key-unavailable',
-      `Gatehouse answered ${response.status} when verifying the API key${response.status === 403 ? ' (check secretKey: it must be the environment\'s secret key)' : ''}: ${text.slice(0, 200)}`,
+      `Gatehouse answered ${response.status} when verifying the API key${response.status === 403 ? " (check secretKey: it must be the environment's secret key)" : ''}: ${text.slice(0, 200)}`,
     );
   }
   const body = (await response.json()) as VerifiedApiKey;

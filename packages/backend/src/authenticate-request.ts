@@ -1,7 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { verifyApiKey, type VerifiedApiKey } from './api-keys.js';
 import type { GatehouseClaims, MachineClaims } from './claims.js';
-import { ApiKeyVerificationError, TokenVerificationError, type ApiKeyVerificationErrorReason, type TokenVerificationErrorReason } from './errors.js';
+import {
+  ApiKeyVerificationError,
+  TokenVerificationError,
+  type ApiKeyVerificationErrorReason,
+  type TokenVerificationErrorReason,
+} from './errors.js';
 import { verifyTypedToken, type JwtTokenType, type VerifyTokenOptions } from './verify-token.js';
 
 /** The credentials a request may carry: a user's session token, an API key (`gh_ak_…`), a machine's token. */
@@ -179,11 +184,16 @@ function checkAccepts(options: { acceptsToken?: readonly TokenType[] | undefined
  * not, why. By default only session tokens (`at+jwt`) are accepted; `acceptsToken` adds API keys
  * (asked of Gatehouse, see verifyApiKey) and machine tokens (`m2m+jwt`, verified offline).
  */
-export function authenticateRequest(request: AuthenticatableRequest, options: AuthenticateRequestOptions & { acceptsToken?: undefined }): Promise<RequestAuth>;
+export function authenticateRequest(
+  request: AuthenticatableRequest,
+  options: AuthenticateRequestOptions & { acceptsToken?: undefined },
+): Promise<RequestAuth>;
 export function authenticateRequest(request: AuthenticatableRequest, options: AuthenticateAnyRequestOptions): Promise<AnyRequestAuth>;
 export async function authenticateRequest(
   request: AuthenticatableRequest,
-  options: AuthenticateRequestOptions & { [K in keyof Omit<AuthenticateAnyRequestOptions, 'issuer'>]?: AuthenticateAnyRequestOptions[K] | undefined },
+  options: AuthenticateRequestOptions & {
+    [K in keyof Omit<AuthenticateAnyRequestOptions, 'issuer'>]?: AuthenticateAnyRequestOptions[K] | undefined;
+  },
 ): Promise<AnyRequestAuth> {
   const accepts = checkAccepts(options);
   const token = bearerToken(request);
@@ -197,9 +207,13 @@ export async function authenticateRequest(
   try {
     if (token.startsWith('gh_ak_')) {
       if (!accepts.includes('api_key')) {
-        return signedOut('token-type-not-accepted', 'API keys are not accepted here. Where they are, pass acceptsToken: ["api_key", …].', 'api_key');
+        return signedOut(
+          'token-type-not-accepted',
+          'API keys are not accepted here. Where they are, pass acceptsToken: ["api_key", …].',
+          'api_key',
+        );
       }
-      if (options.secretKey === undefined) throw new TypeError('Accepting API keys needs options.secretKey: the environment\'s sk_… key.');
+      if (options.secretKey === undefined) throw new TypeError("Accepting API keys needs options.secretKey: the environment's sk_… key.");
       const baseUrl = options.baseUrl ?? options.issuer.replace(/\/v1\/environments\/[^/]+$/, '');
       const key = await verifyApiKey(token, {
         secretKey: options.secretKey,
@@ -210,12 +224,17 @@ export async function authenticateRequest(
     }
     const jwtTypes = accepts.filter((t): t is JwtTokenType => t !== 'api_key');
     if (jwtTypes.length === 0) {
-      return signedOut('token-type-not-accepted', 'Only API keys are accepted here: send "Authorization: Bearer gh_ak_…".', typeOfRefused(token));
+      return signedOut(
+        'token-type-not-accepted',
+        'Only API keys are accepted here: send "Authorization: Bearer gh_ak_…".',
+        typeOfRefused(token),
+      );
     }
     const verified = await verifyTypedToken(token, { ...options, acceptsToken: jwtTypes });
     return verified.type === 'm2m_token' ? machineAuth(verified.claims) : signedInAuth(verified.claims);
   } catch (error) {
-    if (error instanceof TokenVerificationError || error instanceof ApiKeyVerificationError) return signedOut(error.reason, error.message, typeOfRefused(token));
+    if (error instanceof TokenVerificationError || error instanceof ApiKeyVerificationError)
+      return signedOut(error.reason, error.message, typeOfRefused(token));
     throw error;
   }
 }

@@ -1,7 +1,12 @@
 export { verifyToken, type JwtTokenType, type VerifyTokenOptions } from './verify-token.js';
 export { verifyApiKey, type VerifiedApiKey, type VerifyApiKeyOptions } from './api-keys.js';
 export { getMachineToken, GatehouseMachineTokenError, type MachineTokenOptions } from './machine-token.js';
-export { ApiKeyVerificationError, TokenVerificationError, type ApiKeyVerificationErrorReason, type TokenVerificationErrorReason } from './errors.js';
+export {
+  ApiKeyVerificationError,
+  TokenVerificationError,
+  type ApiKeyVerificationErrorReason,
+  type TokenVerificationErrorReason,
+} from './errors.js';
 export type { GatehouseClaims, MachineClaims } from './claims.js';
 export type { TokenAlgorithm } from './keys.js';
 export {

@@ -31,7 +31,11 @@ export async function getMachineToken(options: MachineTokenOptions): Promise<Mac
   });
   const answer = (await response.json().catch(() => ({}))) as MachineToken & { error?: { code: string; message: string } };
   if (!response.ok) {
-    throw new GatehouseMachineTokenError(response.status, answer.error?.code ?? 'internal', answer.error?.message ?? `Gatehouse answered ${response.status}.`);
+    throw new GatehouseMachineTokenError(
+      response.status,
+      answer.error?.code ?? 'internal',
+      answer.error?.message ?? `Gatehouse answered ${response.status}.`,
+    );
   }
   return { access_token: answer.access_token, token_type: answer.token_type, expires_in: answer.expires_in, scope: answer.scope };
 }

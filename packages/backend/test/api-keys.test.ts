@@ -64,7 +64,9 @@ describe('API keys with @gatehouse/backend, against a running Gatehouse', () => 
   });
 
   it('a Gatehouse that cannot be reached is api-key-unavailable, not a refusal of the key', async () => {
-    const error = await refusal(verifyApiKey('gh_ak_' + 'A'.repeat(43), { secretKey: gh.development.secretKey, baseUrl: 'http://127.0.0.1:9' }));
+    const error = await refusal(
+      verifyApiKey('gh_ak_' + 'A'.repeat(43), { secretKey: gh.development.secretKey, baseUrl: 'http://127.0.0.1:9' }),
+    );
     expect(error.reason).toBe('api-key-unavailable');
   });
 
@@ -78,7 +80,15 @@ describe('API keys with @gatehouse/backend, against a running Gatehouse', () => 
       acceptsToken: ['session_token', 'api_key', 'm2m_token'],
       secretKey: gh.development.secretKey,
     });
-    expect(auth).toMatchObject({ isAuthenticated: true, isSignedIn: false, tokenType: 'api_key', subject: userId, userId, orgId: null, scopes: ['reports:read'] });
+    expect(auth).toMatchObject({
+      isAuthenticated: true,
+      isSignedIn: false,
+      tokenType: 'api_key',
+      subject: userId,
+      userId,
+      orgId: null,
+      scopes: ['reports:read'],
+    });
     if (auth.tokenType !== 'api_key' || !auth.isAuthenticated) throw new Error('unreachable');
     expect(auth.hasScope('reports:read')).toBe(true);
     expect(auth.hasScope('reports:write')).toBe(false);
@@ -90,7 +100,11 @@ describe('API keys with @gatehouse/backend, against a running Gatehouse', () => 
       secretKey: gh.development.secretKey,
     });
     expect(signedIn).toMatchObject({ isSignedIn: true, isAuthenticated: true, tokenType: 'session_token' });
-    const onlyKeys = await authenticateRequest(bearer(session), { issuer: gh.development.issuer, acceptsToken: ['api_key'], secretKey: gh.development.secretKey });
+    const onlyKeys = await authenticateRequest(bearer(session), {
+      issuer: gh.development.issuer,
+      acceptsToken: ['api_key'],
+      secretKey: gh.development.secretKey,
+    });
     expect(onlyKeys).toMatchObject({ isAuthenticated: false, reason: 'token-type-not-accepted', tokenType: 'session_token' });
   });
 });

@@ -40,14 +40,19 @@ describe('machine tokens with @gatehouse/backend, against a running Gatehouse', 
     const claims = await verifyToken(machineToken, { issuer: gh.development.issuer, acceptsToken: ['m2m_token'] });
     expect(claims).toMatchObject({ sub: machineId, scope: 'invoices:read', iss: gh.development.issuer });
     const session = (await gh.signUp()).accessToken;
-    expect((await refusal(verifyToken(session, { issuer: gh.development.issuer, acceptsToken: ['m2m_token'] }))).reason).toBe('token-type-not-accepted');
+    expect((await refusal(verifyToken(session, { issuer: gh.development.issuer, acceptsToken: ['m2m_token'] }))).reason).toBe(
+      'token-type-not-accepted',
+    );
     // Both kinds, when both are asked for.
     const either = await verifyToken(session, { issuer: gh.development.issuer, acceptsToken: ['session_token', 'm2m_token'] });
     expect(either.sid).toEqual(expect.any(String));
   });
 
   it('authenticateRequest says tokenType m2m_token, with the machine and its scopes', async () => {
-    const auth = await authenticateRequest(bearer(machineToken), { issuer: gh.development.issuer, acceptsToken: ['session_token', 'm2m_token'] });
+    const auth = await authenticateRequest(bearer(machineToken), {
+      issuer: gh.development.issuer,
+      acceptsToken: ['session_token', 'm2m_token'],
+    });
     expect(auth).toMatchObject({ isAuthenticated: true, isSignedIn: false, tokenType: 'm2m_token', machineId, scopes: ['invoices:read'] });
   });
 
@@ -68,7 +73,9 @@ describe('machine tokens with @gatehouse/backend, against a running Gatehouse', 
   });
 
   it('a guessed client secret is refused in the error shape', async () => {
-    await expect(getMachineToken({ baseUrl: gh.baseUrl, clientId: machineId, clientSecret: clientSecret.slice(0, -1) + 'x' })).rejects.toMatchObject({
+    await expect(
+      getMachineToken({ baseUrl: gh.baseUrl, clientId: machineId, clientSecret: clientSecret.slice(0, -1) + 'x' }),
+    ).rejects.toMatchObject({
       status: 401,
       code: 'unauthenticated',
     });

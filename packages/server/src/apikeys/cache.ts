@@ -70,7 +70,11 @@ export class KeyCache {
     const key = `${environmentId}\u0000${lookup}`;
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { environmentId, records: Object.freeze(records.map((r) => Object.freeze({ ...r }))), expiresAt: this.clock() + this.ttlMs });
+    this.entries.set(key, {
+      environmentId,
+      records: Object.freeze(records.map((r) => Object.freeze({ ...r }))),
+      expiresAt: this.clock() + this.ttlMs,
+    });
   }
 
   apply(change: Change): void {

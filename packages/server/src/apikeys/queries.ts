@@ -18,7 +18,10 @@ export async function insertKey(db: Db, environmentId: EnvironmentId, row: ApiKe
 }
 
 export async function countKeysOf(db: Db, environmentId: EnvironmentId, owner: Exclude<KeyOwner, 'any'>): Promise<number> {
-  let query = db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number | string>().as('n')).where('environment_id', '=', environmentId);
+  let query = db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('environment_id', '=', environmentId);
   query = 'userId' in owner ? query.where('user_id', '=', owner.userId) : query.where('organization_id', '=', owner.organizationId);
   return Number((await query.executeTakeFirstOrThrow()).n);
 }
@@ -27,7 +30,9 @@ export async function countKeysOf(db: Db, environmentId: EnvironmentId, owner: E
 export async function findByLookup(db: Db, environmentId: EnvironmentId, lookup: string) {
   return db
     .selectFrom('api_keys')
-    .leftJoin('users', (join) => join.onRef('users.environment_id', '=', 'api_keys.environment_id').onRef('users.id', '=', 'api_keys.user_id'))
+    .leftJoin('users', (join) =>
+      join.onRef('users.environment_id', '=', 'api_keys.environment_id').onRef('users.id', '=', 'api_keys.user_id'),
+    )
     .select([
       'api_keys.id',
       'api_keys.user_id',
@@ -45,7 +50,12 @@ export async function findByLookup(db: Db, environmentId: EnvironmentId, lookup:
 }
 
 /** Newest first; `beforeId` continues a listing (ids sort by creation time). */
-export async function listKeys(db: Db, environmentId: EnvironmentId, owner: KeyOwner, options: { limit: number; beforeId?: string | undefined }) {
+export async function listKeys(
+  db: Db,
+  environmentId: EnvironmentId,
+  owner: KeyOwner,
+  options: { limit: number; beforeId?: string | undefined },
+) {
   let query = db.selectFrom('api_keys').selectAll().where('environment_id', '=', environmentId);
   if (owner !== 'any') {
     query = 'userId' in owner ? query.where('user_id', '=', owner.userId) : query.where('organization_id', '=', owner.organizationId);
@@ -75,4 +85,12 @@ export async function touchKey(db: Db, environmentId: EnvironmentId, keyId: stri
     .where('id', '=', keyId)
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - everyMs)]))
     .execute();
+}
+
+/** Deletes every key of a user or an organization that is being deleted, in its transaction. */
+export async function deleteKeysOf(db: Db, environmentId: EnvironmentId, owner: Exclude<KeyOwner, 'any'>): Promise<void> {
+  let query = db.deleteFrom('api_keys').where('environment_id', '=', environmentId);
+  query = 'userId' in owner ? query.where('user_id', '=', owner.userId) : query.where('organization_id', '=', owner.organizationId);
+  const deleted = await query.returning('id').execute();
+  for (const { id } of deleted) announce(db, { kind: 'apiKey', environmentId, keyId: id });
 }

@@ -26,7 +26,10 @@ const ListQuery = Type.Object(
 );
 
 /** API keys: the caller's and their organization's with a session, any subject's with the secret key. */
-export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService; cursors: CursorCodec }> = async (app, { apiKeys, cursors }) => {
+export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService; cursors: CursorCodec }> = async (
+  app,
+  { apiKeys, cursors },
+) => {
   const deleted = (id: string) => ({ id, deleted: true as const });
 
   app.post(
@@ -58,7 +61,15 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService; c
 
   app.delete(
     '/v1/me/api-keys/:keyId',
-    { config: session, schema: { summary: 'Revoke one of your API keys, on every node at once', tags, params: IdParams('keyId'), response: { 200: Deleted } } },
+    {
+      config: session,
+      schema: {
+        summary: 'Revoke one of your API keys, on every node at once',
+        tags,
+        params: IdParams('keyId'),
+        response: { 200: Deleted },
+      },
+    },
     async (request) => {
       const { environment, session: own } = sessionOf(request);
       await apiKeys.revokeOwn(environment, own, request.params.keyId);
@@ -71,7 +82,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService; c
     {
       config: session,
       schema: {
-        summary: "Create an API key for your current organization (org:manage); its secret is shown in this answer only",
+        summary: 'Create an API key for your current organization (org:manage); its secret is shown in this answer only',
         tags,
         body: CreateOwnApiKeyBody,
         response: { 201: CreatedApiKey },
@@ -96,7 +107,12 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService; c
     '/v1/me/organization/api-keys/:keyId',
     {
       config: session,
-      schema: { summary: "Revoke one of your current organization's API keys (org:manage)", tags, params: IdParams('keyId'), response: { 200: Deleted } },
+      schema: {
+        summary: "Revoke one of your current organization's API keys (org:manage)",
+        tags,
+        params: IdParams('keyId'),
+        response: { 200: Deleted },
+      },
     },
     async (request) => {
       const { environment, session: own } = sessionOf(request);
@@ -126,7 +142,12 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService; c
     '/v1/api-keys',
     {
       config: secret,
-      schema: { summary: "The environment's API keys, or one subject's, newest first", tags, querystring: ListQuery, response: { 200: ApiKeyPage } },
+      schema: {
+        summary: "The environment's API keys, or one subject's, newest first",
+        tags,
+        querystring: ListQuery,
+        response: { 200: ApiKeyPage },
+      },
     },
     async (request) => {
       const environment = environmentOf(request);
@@ -145,7 +166,10 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService; c
 
   app.delete(
     '/v1/api-keys/:keyId',
-    { config: secret, schema: { summary: 'Revoke an API key, on every node at once', tags, params: IdParams('keyId'), response: { 200: Deleted } } },
+    {
+      config: secret,
+      schema: { summary: 'Revoke an API key, on every node at once', tags, params: IdParams('keyId'), response: { 200: Deleted } },
+    },
     async (request) => {
       await apiKeys.revoke(environmentOf(request), request.params.keyId);
       return deleted(request.params.keyId);

@@ -1,6 +1,6 @@
 import type { ApiKey, CreateOwnApiKeyBody, CreatedApiKey, VerifiedApiKey } from '@gatehouse/contract';
 import { inTransaction } from '../db/changes.js';
-import { isForeignKeyViolation, type Store } from '../db/index.js';
+import type { Store } from '../db/index.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import type { IdentityService } from '../identity/service.js';
 import { newId } from '../lib/crypto.js';
@@ -30,12 +30,12 @@ export type RecentVerificationCheck = (environment: Environment, session: Sessio
 export interface ApiKeyServiceOptions {
   store: Store;
   access: OrganizationAccess;
-  identity: Pick<IdentityService, 'findUser'>;
+  identity: Pick<IdentityService, 'lockUser'>;
   now: () => number;
   cache?: KeyCache | undefined;
   freshness?: CacheFreshness | undefined;
-  /** TODO(issue 34, MFA): wire `403 reverification_required` (10 minutes) here; see createOwn. */
-  assertRecentVerification?: RecentVerificationCheck | undefined;
+  /** `403 reverification_required` unless the session verified a factor in the last 10 minutes (mfa/). */
+  assertRecentVerification: RecentVerificationCheck;
 }
 
 function refused(): ApiError {
@@ -77,7 +77,7 @@ export class ApiKeyService {
     this.now = options.now;
     this.cache = options.cache;
     this.freshness = options.freshness;
-    this.recentVerification = options.assertRecentVerification ?? (async () => undefined);
+    this.recentVerification = options.assertRecentVerification;
   }
 
   private get db() {
@@ -90,7 +90,8 @@ export class ApiKeyService {
   async createOwn(environment: Environment, session: SessionIdentity, input: NewKey): Promise<CreatedApiKey> {
     await this.recentVerification(environment, session);
     return inTransaction(this.db, async (tx) => {
-      if (!(await this.identity.findUser(tx, environment, session.userId))) throw notFound(`User ${session.userId}`);
+      // Locked, as its deletion locks it first: a key cannot be added to a user being deleted.
+      if (!(await this.identity.lockUser(tx, environment, session.userId))) throw notFound(`User ${session.userId}`);
       return this.insert(tx, environment.id, { userId: session.userId }, input);
     });
   }
@@ -98,17 +99,22 @@ export class ApiKeyService {
   /** A key for the session's current organization, with org:manage in the live membership. */
   async createForOrganization(environment: Environment, session: SessionIdentity, input: NewKey): Promise<CreatedApiKey> {
     const organizationId = this.access.currentOrganizationId(session);
-    return this.access.withOrganization(environment, { kind: 'member', userId: session.userId }, organizationId, async (tx, _org, membership) => {
-      requirePermission(membership!, PERMISSIONS.manage, "Creating the organization's API keys");
-      return this.insert(tx, environment.id, { organizationId }, input);
-    });
+    return this.access.withOrganization(
+      environment,
+      { kind: 'member', userId: session.userId },
+      organizationId,
+      async (tx, _org, membership) => {
+        requirePermission(membership!, PERMISSIONS.manage, "Creating the organization's API keys");
+        return this.insert(tx, environment.id, { organizationId }, input);
+      },
+    );
   }
 
   /** The secret key's: any user or organization of the environment, named by `subject`. */
   async createForSubject(environment: Environment, subject: string, input: NewKey): Promise<CreatedApiKey> {
     if (subject.startsWith('user_')) {
       return inTransaction(this.db, async (tx) => {
-        if (!(await this.identity.findUser(tx, environment, subject))) throw notFound(`User ${subject}`);
+        if (!(await this.identity.lockUser(tx, environment, subject))) throw notFound(`User ${subject}`);
         return this.insert(tx, environment.id, { userId: subject }, input);
       });
     }
@@ -127,7 +133,10 @@ export class ApiKeyService {
     if (name === '') throw apiError('invalid_request', 'Field "name" must not be blank.', { fields: ['name'] });
     const scopes = validScopes(input.scopes);
     if ((await q.countKeysOf(tx, environmentId, owner)) >= MAX_KEYS_PER_SUBJECT) {
-      throw apiError('conflict', `This subject already has ${MAX_KEYS_PER_SUBJECT} API keys, the most it may hold. Revoke keys it no longer uses first.`);
+      throw apiError(
+        'conflict',
+        `This subject already has ${MAX_KEYS_PER_SUBJECT} API keys, the most it may hold. Revoke keys it no longer uses first.`,
+      );
     }
     const now = this.now();
     const { secret, lookup, hash } = newApiKeySecret();
@@ -143,13 +152,7 @@ export class ApiKeyService {
       expires_at: input.expiresInSeconds === undefined ? null : now + input.expiresInSeconds * 1000,
       last_used_at: null,
     };
-    try {
-      await q.insertKey(tx, environmentId, row);
-    } catch (error) {
-      // The subject was deleted while this ran.
-      if (isForeignKeyViolation(error)) throw notFound(`Subject ${row.user_id ?? row.organization_id}`);
-      throw error;
-    }
+    await q.insertKey(tx, environmentId, row);
     return { apiKey: keyView(row), secret };
   }
 
@@ -196,11 +199,30 @@ export class ApiKeyService {
     if (!(await q.deleteKey(this.db, environment.id, keyId, 'any'))) throw notFound(`API key ${keyId}`);
   }
 
-  private asManager<T>(environment: Environment, session: SessionIdentity, organizationId: string, action: string, work: (tx: Tx) => Promise<T>) {
-    return this.access.withOrganization(environment, { kind: 'member', userId: session.userId }, organizationId, async (tx, _org, membership) => {
-      requirePermission(membership!, PERMISSIONS.manage, action);
-      return work(tx);
-    });
+  private asManager<T>(
+    environment: Environment,
+    session: SessionIdentity,
+    organizationId: string,
+    action: string,
+    work: (tx: Tx) => Promise<T>,
+  ) {
+    return this.access.withOrganization(
+      environment,
+      { kind: 'member', userId: session.userId },
+      organizationId,
+      async (tx, _org, membership) => {
+        requirePermission(membership!, PERMISSIONS.manage, action);
+        return work(tx);
+      },
+    );
+  }
+
+  /**
+   * In the transaction that deletes a user (its row locked) or an organization (its row locked):
+   * their keys go with them, and every node drops them.
+   */
+  async deleteAllOf(tx: Tx, environment: Environment, owner: { userId: string } | { organizationId: string }): Promise<void> {
+    await q.deleteKeysOf(tx, environment.id, owner);
   }
 
   // ---- verification

@@ -96,7 +96,11 @@ export function buildServices(
     sessions,
     acceptImageUrl,
     now,
-    deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
+    deletionGuard: async (tx, environment, userId) => {
+      await organizations.assertUserDeletable(tx, environment, userId);
+      // API keys (issue 39): a deleted user's keys go in the same transaction.
+      await apiKeys.deleteAllOf(tx, environment, { userId });
+    },
     importedTotp: (tx, environment, userId, secret) => mfa.storeImportedTotp(tx, environment, userId, secret),
   });
   // Second factors (mfa/); an address proven for the first time removes those set before it.
@@ -122,6 +126,8 @@ export function buildServices(
     sessions,
     meCache: meOrganizationsCache,
     meCacheServes: (session): boolean => sessions.cachesMayServe(session),
+    // API keys (issue 39): a deleted organization's keys go in the same transaction.
+    deleting: (tx, environment, organizationId) => apiKeys.deleteAllOf(tx, environment, { organizationId }),
   });
   const members = new MemberService({ store: options.store, access: organizationAccess, now, identity });
   const domains: DomainService = new DomainService({
@@ -136,8 +142,15 @@ export function buildServices(
   });
   const membershipRequests = new RequestService({ store: options.store, access: organizationAccess, now });
   const roles = new RoleService({ store: options.store, now });
-  // API keys (issue 39). The reverification check comes with the MFA feature (issue 34).
-  const apiKeys = new ApiKeyService({ store: options.store, access: organizationAccess, identity, now, cache: apiKeyCache, freshness });
+  const apiKeys: ApiKeyService = new ApiKeyService({
+    store: options.store,
+    assertRecentVerification: (environment, session) => mfa.requireRecentVerification(environment, session),
+    access: organizationAccess,
+    identity,
+    now,
+    cache: apiKeyCache,
+    freshness,
+  });
   const verifyAccessToken: AccessTokenVerifier = (token, request) => sessions.verifyAccessToken(token, request);
   warmUpPasswordHashing().catch(() => undefined);
 

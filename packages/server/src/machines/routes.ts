@@ -34,18 +34,25 @@ function malformed(message: string): never {
 }
 
 /** The client's id and secret, from HTTP Basic or from the body, never both (RFC 6749 §2.3). */
-function clientCredentials(request: FastifyRequest, body: { client_id?: string | undefined; client_secret?: string | undefined }): ClientCredentials {
+function clientCredentials(
+  request: FastifyRequest,
+  body: { client_id?: string | undefined; client_secret?: string | undefined },
+): ClientCredentials {
   const header = request.headers.authorization;
   if (header !== undefined) {
     const match = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(header);
-    if (!match) malformed('The token endpoint authenticates the client with HTTP Basic (client_id:client_secret) or with client_id and client_secret in the body.');
+    if (!match)
+      malformed(
+        'The token endpoint authenticates the client with HTTP Basic (client_id:client_secret) or with client_id and client_secret in the body.',
+      );
     if (body.client_secret !== undefined) malformed('Send the client secret once: with HTTP Basic or in the body, not both.');
     const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) malformed('The HTTP Basic credential must be client_id:client_secret, base64-encoded.');
     try {
       const clientId = formDecoded(decoded.slice(0, colon));
-      if (body.client_id !== undefined && body.client_id !== clientId) malformed('client_id in the body differs from the one in HTTP Basic.');
+      if (body.client_id !== undefined && body.client_id !== clientId)
+        malformed('client_id in the body differs from the one in HTTP Basic.');
       return { clientId, clientSecret: formDecoded(decoded.slice(colon + 1)) };
     } catch (error) {
       if (error instanceof URIError) malformed('The HTTP Basic credential is not form-urlencoded text.');
@@ -53,7 +60,10 @@ function clientCredentials(request: FastifyRequest, body: { client_id?: string |
     }
   }
   if (body.client_id === undefined || body.client_secret === undefined) {
-    throw apiError('unauthenticated', 'Authenticate the client: HTTP Basic with client_id:client_secret, or client_id and client_secret in the body.');
+    throw apiError(
+      'unauthenticated',
+      'Authenticate the client: HTTP Basic with client_id:client_secret, or client_id and client_secret in the body.',
+    );
   }
   return { clientId: body.client_id, clientSecret: body.client_secret };
 }
@@ -132,7 +142,9 @@ export const machineRoutes: FastifyPluginAsyncTypebox<{ machines: MachineService
       async (request, reply) => {
         const body = request.body as Static<typeof TokenBody>;
         if (body.grant_type !== 'client_credentials') {
-          malformed(`Unsupported grant_type ${JSON.stringify(body.grant_type)}: this endpoint issues tokens for grant_type=client_credentials only.`);
+          malformed(
+            `Unsupported grant_type ${JSON.stringify(body.grant_type)}: this endpoint issues tokens for grant_type=client_credentials only.`,
+          );
         }
         const token = await machines.token(clientCredentials(request, body), body.scope);
         reply.header('cache-control', 'no-store').header('pragma', 'no-cache');

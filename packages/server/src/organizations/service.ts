@@ -38,6 +38,8 @@ export interface OrganizationServiceOptions {
   meCache?: MeOrganizationsCache | undefined;
   /** Whether the cache may serve this request (with several nodes: this node is caught up; sessions/service.ts). */
   meCacheServes?: ((session: SessionIdentity) => boolean) | undefined;
+  /** Runs in the deletion's transaction, the organization locked: what belongs to it goes too (its API keys). */
+  deleting?: ((tx: Tx, environment: Environment, organizationId: string) => Promise<void>) | undefined;
 }
 
 export type MeOrganizationsCache = RowCache<readonly UserOrganizationView[]>;
@@ -74,6 +76,7 @@ export class OrganizationService {
   private readonly identity: OrganizationServiceOptions['identity'];
   private readonly sessions: OrganizationServiceOptions['sessions'];
   private readonly meCacheServes: (session: SessionIdentity) => boolean;
+  private readonly deleting: OrganizationServiceOptions['deleting'];
 
   constructor(options: OrganizationServiceOptions) {
     this.access = options.access;
@@ -84,6 +87,7 @@ export class OrganizationService {
     this.now = options.now;
     this.meCache = options.meCache;
     this.meCacheServes = options.meCacheServes ?? (() => true);
+    this.deleting = options.deleting;
   }
 
   private get db() {
@@ -223,6 +227,7 @@ export class OrganizationService {
   async deleteOrganization(environment: Environment, actor: Actor, organizationId: string): Promise<void> {
     await this.access.withOrganization(environment, actor, organizationId, async (tx, _org, membership) => {
       if (membership) requirePermission(membership, PERMISSIONS.delete, 'Deleting the organization');
+      if (this.deleting) await this.deleting(tx, environment, organizationId);
       await q.deleteOrganization(tx, environment.id, organizationId);
     });
   }

@@ -27,7 +27,9 @@ describe.skipIf(!REDIS_URL)(`a revoked API key on another node ${REDIS_SUITE}`, 
     const user = await plainUser(a, undefined, 'nodes');
     let stale = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      const created = json(await a.call({ method: 'POST', url: '/v1/api-keys', credential: sk, payload: { subject: user.id, name: `r${round}` } }));
+      const created = json(
+        await a.call({ method: 'POST', url: '/v1/api-keys', credential: sk, payload: { subject: user.id, name: `r${round}` } }),
+      );
       // B verifies it twice: the second answer comes from its cache.
       expect((await verify(b, created.secret)).statusCode).toBe(200);
       expect((await verify(b, created.secret)).statusCode).toBe(200);
@@ -42,7 +44,9 @@ describe.skipIf(!REDIS_URL)(`a revoked API key on another node ${REDIS_SUITE}`, 
     const { a, deaf } = nodes;
     const sk = a.project.development.secretKey;
     const user = await plainUser(a, undefined, 'deaf');
-    const created = json(await a.call({ method: 'POST', url: '/v1/api-keys', credential: sk, payload: { subject: user.id, name: 'deaf' } }));
+    const created = json(
+      await a.call({ method: 'POST', url: '/v1/api-keys', credential: sk, payload: { subject: user.id, name: 'deaf' } }),
+    );
     expect((await verify(deaf, created.secret)).statusCode).toBe(200);
     expect((await a.call({ method: 'DELETE', url: `/v1/api-keys/${created.apiKey.id}`, credential: sk })).statusCode).toBe(200);
     expect((await verify(deaf, created.secret)).statusCode).toBe(200);

@@ -28,7 +28,12 @@ describe('API keys security', { timeout: 30_000 }, () => {
   it("a session's body cannot choose the subject (CVE-2025-61928): a key for another user is refused, not minted", async () => {
     for (const url of ['/v1/me/api-keys', '/v1/me/organization/api-keys']) {
       for (const field of ['subject', 'userId', 'organizationId']) {
-        const response = await t.call({ method: 'POST', url, credential: mallory.accessToken, payload: { name: 'stolen', [field]: alice.userId } });
+        const response = await t.call({
+          method: 'POST',
+          url,
+          credential: mallory.accessToken,
+          payload: { name: 'stolen', [field]: alice.userId },
+        });
         expect(response.statusCode, `${url} ${field}: ${response.body}`).toBe(400);
       }
     }
@@ -52,7 +57,12 @@ describe('API keys security', { timeout: 30_000 }, () => {
     await addMember(t, org.id, mallory.userId, 'admin');
     await actAs(t, mallory, org.id);
     await actAs(t, alice, org.id);
-    const made = await t.call({ method: 'POST', url: '/v1/me/organization/api-keys', credential: mallory.accessToken, payload: { name: 'as admin' } });
+    const made = await t.call({
+      method: 'POST',
+      url: '/v1/me/organization/api-keys',
+      credential: mallory.accessToken,
+      payload: { name: 'as admin' },
+    });
     expect(made.statusCode, made.body).toBe(201);
     const { apiKey } = json(made);
 
@@ -69,13 +79,25 @@ describe('API keys security', { timeout: 30_000 }, () => {
       ['GET', '/v1/me/organization/api-keys'],
       ['DELETE', `/v1/me/organization/api-keys/${apiKey.id}`],
     ] as const) {
-      const response = await t.call({ method, url, credential: mallory.accessToken, ...(method === 'POST' ? { payload: { name: 'as member' } } : {}) });
+      const response = await t.call({
+        method,
+        url,
+        credential: mallory.accessToken,
+        ...(method === 'POST' ? { payload: { name: 'as member' } } : {}),
+      });
       expect(response.statusCode, `${method} ${url}: ${response.body}`).toBe(403);
       expect(json(response).error.code).toBe('forbidden');
     }
     // Removed: no membership at all.
-    expect((await t.call({ method: 'DELETE', url: `/v1/organizations/${org.id}/members/${mallory.userId}`, credential: sk() })).statusCode).toBe(200);
-    const removed = await t.call({ method: 'POST', url: '/v1/me/organization/api-keys', credential: mallory.accessToken, payload: { name: 'gone' } });
+    expect(
+      (await t.call({ method: 'DELETE', url: `/v1/organizations/${org.id}/members/${mallory.userId}`, credential: sk() })).statusCode,
+    ).toBe(200);
+    const removed = await t.call({
+      method: 'POST',
+      url: '/v1/me/organization/api-keys',
+      credential: mallory.accessToken,
+      payload: { name: 'gone' },
+    });
     expect(removed.statusCode).toBe(403);
     // A user's own key never names an organization, whatever the session acts as.
     expect((await ownKey(alice)).apiKey.subject).toBe(alice.userId);
@@ -89,13 +111,17 @@ describe('API keys security', { timeout: 30_000 }, () => {
     expect((await verify(expiring.secret)).statusCode).toBe(200);
     expect((await verify(revoked.secret)).statusCode).toBe(200);
     clock.advance(61_000);
-    expect((await t.call({ method: 'DELETE', url: `/v1/me/api-keys/${revoked.apiKey.id}`, credential: alice.accessToken })).statusCode).toBe(200);
+    expect(
+      (await t.call({ method: 'DELETE', url: `/v1/me/api-keys/${revoked.apiKey.id}`, credential: alice.accessToken })).statusCode,
+    ).toBe(200);
     const unknown = `gh_ak_${'A'.repeat(43)}`;
     // The same lookup part as a real key, with another ending: found, compared, refused.
     const forged = revoked.secret.slice(0, -4) + (revoked.secret.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     const live = await ownKey(alice, { name: 'live' });
     const forgedLive = live.secret.slice(0, -4) + (live.secret.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    const answers = await Promise.all([expiring.secret, revoked.secret, unknown, forged, forgedLive, 'gh_ak_short', 'sk_test_nope'].map((s) => verify(s)));
+    const answers = await Promise.all(
+      [expiring.secret, revoked.secret, unknown, forged, forgedLive, 'gh_ak_short', 'sk_test_nope'].map((s) => verify(s)),
+    );
     for (const answer of answers) {
       expect(answer.statusCode, answer.body).toBe(401);
       expect(answer.body).toBe(answers[0]!.body);
@@ -116,7 +142,9 @@ describe('API keys security', { timeout: 30_000 }, () => {
     // Nor can another environment's secret key revoke or list it.
     const id = json(await t.call({ method: 'GET', url: '/v1/me/api-keys', credential: alice.accessToken })).data[0].id;
     expect((await t.call({ method: 'DELETE', url: `/v1/api-keys/${id}`, credential: other.development.secretKey })).statusCode).toBe(404);
-    expect(json(await t.call({ method: 'GET', url: `/v1/api-keys?subject=${alice.userId}`, credential: other.development.secretKey })).data).toEqual([]);
+    expect(
+      json(await t.call({ method: 'GET', url: `/v1/api-keys?subject=${alice.userId}`, credential: other.development.secretKey })).data,
+    ).toEqual([]);
     expect((await verify(secret)).statusCode).toBe(200);
   });
 

@@ -46,11 +46,16 @@ describe('API keys', { timeout: 30_000 }, () => {
   });
 
   it('lastUsedAt is written at the first use and then at most once a minute', async () => {
-    const { apiKey, secret } = json(await t.call({ method: 'POST', url: '/v1/me/api-keys', credential: owner.accessToken, payload: { name: 'used' } }));
+    const { apiKey, secret } = json(
+      await t.call({ method: 'POST', url: '/v1/me/api-keys', credential: owner.accessToken, payload: { name: 'used' } }),
+    );
     const lastUsed = async () =>
-      (json(await t.call({ method: 'GET', url: '/v1/me/api-keys', credential: owner.accessToken })).data as Array<{ id: string; lastUsedAt: number | null }>).find(
-        (k) => k.id === apiKey.id,
-      )!.lastUsedAt;
+      (
+        json(await t.call({ method: 'GET', url: '/v1/me/api-keys', credential: owner.accessToken })).data as Array<{
+          id: string;
+          lastUsedAt: number | null;
+        }>
+      ).find((k) => k.id === apiKey.id)!.lastUsedAt;
     const first = clock.now();
     expect((await verify(secret)).statusCode).toBe(200);
     expect(await lastUsed()).toBe(first);
@@ -64,7 +69,12 @@ describe('API keys', { timeout: 30_000 }, () => {
 
   it('a key expires at expiresAt', async () => {
     const { apiKey, secret } = json(
-      await t.call({ method: 'POST', url: '/v1/me/api-keys', credential: owner.accessToken, payload: { name: 'short', expiresInSeconds: 60 } }),
+      await t.call({
+        method: 'POST',
+        url: '/v1/me/api-keys',
+        credential: owner.accessToken,
+        payload: { name: 'short', expiresInSeconds: 60 },
+      }),
     );
     expect(apiKey.expiresAt).toBe(clock.now() + 60_000);
     expect((await verify(secret)).statusCode).toBe(200);
@@ -73,7 +83,9 @@ describe('API keys', { timeout: 30_000 }, () => {
   });
 
   it('revoking a key stops it at once', async () => {
-    const { apiKey, secret } = json(await t.call({ method: 'POST', url: '/v1/me/api-keys', credential: owner.accessToken, payload: { name: 'gone' } }));
+    const { apiKey, secret } = json(
+      await t.call({ method: 'POST', url: '/v1/me/api-keys', credential: owner.accessToken, payload: { name: 'gone' } }),
+    );
     expect((await verify(secret)).statusCode).toBe(200);
     const revoked = await t.call({ method: 'DELETE', url: `/v1/me/api-keys/${apiKey.id}`, credential: owner.accessToken });
     expect(revoked.statusCode, revoked.body).toBe(200);
@@ -84,7 +96,12 @@ describe('API keys', { timeout: 30_000 }, () => {
 
   it('refuses malformed scopes and blank names', async () => {
     for (const scopes of [['Invoices:read'], ['a b'], ['a:b:c:d:e'], [':read'], ['']]) {
-      const response = await t.call({ method: 'POST', url: '/v1/me/api-keys', credential: owner.accessToken, payload: { name: 'x', scopes } });
+      const response = await t.call({
+        method: 'POST',
+        url: '/v1/me/api-keys',
+        credential: owner.accessToken,
+        payload: { name: 'x', scopes },
+      });
       expect(response.statusCode, `${JSON.stringify(scopes)}: ${response.body}`).toBe(400);
     }
     const blank = await t.call({ method: 'POST', url: '/v1/me/api-keys', credential: owner.accessToken, payload: { name: '   ' } });
@@ -94,7 +111,12 @@ describe('API keys', { timeout: 30_000 }, () => {
   it('an organization key, by a manager on the session surface', async () => {
     const org = await createOrg(t, owner.userId, { name: 'Keyed' });
     await actAs(t, owner, org.id);
-    const created = await t.call({ method: 'POST', url: '/v1/me/organization/api-keys', credential: owner.accessToken, payload: { name: 'deploys' } });
+    const created = await t.call({
+      method: 'POST',
+      url: '/v1/me/organization/api-keys',
+      credential: owner.accessToken,
+      payload: { name: 'deploys' },
+    });
     expect(created.statusCode, created.body).toBe(201);
     const { apiKey, secret } = json(created);
     expect(apiKey.subject).toBe(org.id);
@@ -112,7 +134,12 @@ describe('API keys', { timeout: 30_000 }, () => {
     const org = await createOrg(t, user.id, { name: 'Backend keyed' });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const response = await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject: user.id, name: `k${i}`, scopes: ['read'] } });
+      const response = await t.call({
+        method: 'POST',
+        url: '/v1/api-keys',
+        credential: sk(),
+        payload: { subject: user.id, name: `k${i}`, scopes: ['read'] },
+      });
       expect(response.statusCode, response.body).toBe(201);
       ids.push(json(response).apiKey.id);
     }
@@ -122,7 +149,9 @@ describe('API keys', { timeout: 30_000 }, () => {
 
     const first = json(await t.call({ method: 'GET', url: `/v1/api-keys?subject=${user.id}&limit=2`, credential: sk() }));
     expect(first.data.map((k: { id: string }) => k.id)).toEqual([ids[2], ids[1]]);
-    const second = json(await t.call({ method: 'GET', url: `/v1/api-keys?subject=${user.id}&limit=2&cursor=${first.nextCursor}`, credential: sk() }));
+    const second = json(
+      await t.call({ method: 'GET', url: `/v1/api-keys?subject=${user.id}&limit=2&cursor=${first.nextCursor}`, credential: sk() }),
+    );
     expect(second.data.map((k: { id: string }) => k.id)).toEqual([ids[0]]);
     expect(second.nextCursor).toBeNull();
     // A cursor of one subject's listing does not continue another's.
@@ -130,9 +159,13 @@ describe('API keys', { timeout: 30_000 }, () => {
     expect(foreign.statusCode).toBe(400);
 
     for (const subject of ['user_doesnotexist', 'org_doesnotexist']) {
-      expect((await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject, name: 'x' } })).statusCode).toBe(404);
+      expect((await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject, name: 'x' } })).statusCode).toBe(
+        404,
+      );
     }
-    expect((await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject: 'sess_1', name: 'x' } })).statusCode).toBe(400);
+    expect(
+      (await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject: 'sess_1', name: 'x' } })).statusCode,
+    ).toBe(400);
 
     expect((await t.call({ method: 'DELETE', url: `/v1/api-keys/${ids[0]}`, credential: sk() })).statusCode).toBe(200);
     expect((await t.call({ method: 'DELETE', url: `/v1/api-keys/${ids[0]}`, credential: sk() })).statusCode).toBe(404);
@@ -141,8 +174,12 @@ describe('API keys', { timeout: 30_000 }, () => {
   it("a user's keys go with the user, an organization's with the organization", async () => {
     const user = await plainUser(t, undefined, 'leaving');
     const org = await createOrg(t, user.id, { name: 'Leaving' });
-    const userKey = json(await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject: user.id, name: 'u' } })).secret;
-    const orgKey = json(await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject: org.id, name: 'o' } })).secret;
+    const userKey = json(
+      await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject: user.id, name: 'u' } }),
+    ).secret;
+    const orgKey = json(
+      await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject: org.id, name: 'o' } }),
+    ).secret;
     expect((await verify(userKey)).statusCode).toBe(200);
     expect((await verify(orgKey)).statusCode).toBe(200);
 
@@ -157,7 +194,9 @@ describe('API keys', { timeout: 30_000 }, () => {
 
   it("a banned user's keys answer like unknown ones until the ban is lifted", async () => {
     const user = await plainUser(t, undefined, 'banned');
-    const { secret } = json(await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject: user.id, name: 'b' } }));
+    const { secret } = json(
+      await t.call({ method: 'POST', url: '/v1/api-keys', credential: sk(), payload: { subject: user.id, name: 'b' } }),
+    );
     expect((await verify(secret)).statusCode).toBe(200);
     expect((await t.call({ method: 'POST', url: `/v1/users/${user.id}/ban`, credential: sk() })).statusCode).toBe(200);
     expect((await verify(secret)).statusCode).toBe(401);

@@ -87,7 +87,11 @@ describe('machines security', { timeout: 30_000 }, () => {
     expect(json(await t.call({ method: 'GET', url: '/v1/machines', credential: sk })).data).toEqual([]);
     expect((await t.call({ method: 'DELETE', url: `/v1/machines/${machineId}`, credential: sk })).statusCode).toBe(404);
     expect((await t.call({ method: 'POST', url: `/v1/machines/${machineId}/secret`, credential: sk })).statusCode).toBe(404);
-    const platformOther = await t.call({ method: 'DELETE', url: `/v1/platform/environments/${other.development.id}/machines/${machineId}`, credential: t.platformKey });
+    const platformOther = await t.call({
+      method: 'DELETE',
+      url: `/v1/platform/environments/${other.development.id}/machines/${machineId}`,
+      credential: t.platformKey,
+    });
     expect(platformOther.statusCode).toBe(404);
     expect((await token(machineId, clientSecret)).statusCode).toBe(200);
   });

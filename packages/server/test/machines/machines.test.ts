@@ -28,7 +28,12 @@ describe('machines and client credentials', { timeout: 30_000 }, () => {
 
   it('creates, lists and deletes machines; the secret is shown once', async () => {
     const { machine, clientSecret } = await newMachine();
-    expect(machine).toEqual({ id: expect.stringMatching(/^mch_/), name: 'worker', scopes: ['reports:read', 'reports:write'], createdAt: expect.any(Number) });
+    expect(machine).toEqual({
+      id: expect.stringMatching(/^mch_/),
+      name: 'worker',
+      scopes: ['reports:read', 'reports:write'],
+      createdAt: expect.any(Number),
+    });
     expect(clientSecret).toMatch(/^gh_mch_[A-Za-z0-9_-]{43}$/);
     const listed = json(await t.call({ method: 'GET', url: machines(), credential: t.platformKey })).data;
     expect(listed).toContainEqual(machine);
@@ -59,7 +64,10 @@ describe('machines and client credentials', { timeout: 30_000 }, () => {
     const key = createPublicKey({ key: jwk, format: 'jwk' });
     const data = Buffer.from(`${h}.${p}`);
     const signature = Buffer.from(s, 'base64url');
-    const ok = header.alg === 'ES256' ? verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature) : verify(header.alg === 'EdDSA' ? null : 'sha256', data, key, signature);
+    const ok =
+      header.alg === 'ES256'
+        ? verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature)
+        : verify(header.alg === 'EdDSA' ? null : 'sha256', data, key, signature);
     expect(ok).toBe(true);
   });
 
@@ -77,13 +85,21 @@ describe('machines and client credentials', { timeout: 30_000 }, () => {
 
   it('refuses a scope the machine does not hold, another grant type, and two ways of authenticating', async () => {
     const { machine, clientSecret } = await newMachine();
-    const wider = await form({ grant_type: 'client_credentials', client_id: machine.id, client_secret: clientSecret, scope: 'reports:read admin' });
+    const wider = await form({
+      grant_type: 'client_credentials',
+      client_id: machine.id,
+      client_secret: clientSecret,
+      scope: 'reports:read admin',
+    });
     expect(wider.statusCode, wider.body).toBe(400);
     expect(json(wider).error.code).toBe('invalid_request');
     const password = await form({ grant_type: 'password', client_id: machine.id, client_secret: clientSecret });
     expect(password.statusCode).toBe(400);
     expect(json(password).error.code).toBe('invalid_request');
-    const both = await form({ grant_type: 'client_credentials', client_secret: clientSecret }, { authorization: basic(machine.id, clientSecret) });
+    const both = await form(
+      { grant_type: 'client_credentials', client_secret: clientSecret },
+      { authorization: basic(machine.id, clientSecret) },
+    );
     expect(both.statusCode).toBe(400);
     const none = await form({ grant_type: 'client_credentials' });
     expect(none.statusCode).toBe(401);

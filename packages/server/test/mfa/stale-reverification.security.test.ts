@@ -57,6 +57,18 @@ describe('reverification skipped: a stale session making sensitive changes', () 
     expect(json(deleted)).toEqual({ id: user.userId, deleted: true });
   });
 
+  it('a stale session cannot create an API key; after reverification it can', async () => {
+    const user = await signUp(t);
+    clock.advance(10 * MINUTE + 1);
+    const create = () => mfaCall(t, user.accessToken, 'POST', '/v1/me/api-keys', { name: 'ci' });
+    const refused = await create();
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error.code).toBe('reverification_required');
+    expect(json(await mfaCall(t, user.accessToken, 'GET', '/v1/me/api-keys')).data).toEqual([]);
+    expect((await reverify(t, user.accessToken, { password: GOOD_PASSWORD })).statusCode).toBe(200);
+    expect((await create()).statusCode).toBe(201);
+  });
+
   it('a refresh is not a verification', async () => {
     const user = await signUp(t);
     await enableTotp(t, user.accessToken, clock.now);

@@ -3,7 +3,10 @@ import type { Kysely, Migration } from 'kysely';
 /**
  * API keys of users and organizations. The secret is kept as its SHA-256 with a short lookup part
  * (characters of the secret itself), so a verification finds the row by the lookup part and compares
- * the hash in constant time. A key belongs to one user or one organization and goes with it.
+ * the hash in constant time. A key belongs to one user or one organization and goes with it: the
+ * deletion of either deletes its keys in the same transaction (apikeys/service.ts). No foreign key:
+ * creating one would lock `users` and `organizations` against writes while the migration waits for
+ * the transactions in flight on them (docs/operations.md, "Upgrades").
  */
 export const apiKeys: Migration = {
   async up(db: Kysely<any>) {
@@ -23,16 +26,6 @@ export const apiKeys: Migration = {
       .addColumn('expires_at', 'bigint')
       .addColumn('last_used_at', 'bigint')
       .addPrimaryKeyConstraint('api_keys_pk', ['environment_id', 'id'])
-      .addForeignKeyConstraint('api_keys_user_fk', ['environment_id', 'user_id'], 'users', ['environment_id', 'id'], (fk) =>
-        fk.onDelete('cascade'),
-      )
-      .addForeignKeyConstraint(
-        'api_keys_organization_fk',
-        ['environment_id', 'organization_id'],
-        'organizations',
-        ['environment_id', 'id'],
-        (fk) => fk.onDelete('cascade'),
-      )
       .execute();
     await db.schema.createIndex('api_keys_lookup').on('api_keys').columns(['environment_id', 'lookup']).execute();
     await db.schema.createIndex('api_keys_user').on('api_keys').columns(['environment_id', 'user_id']).execute();
