@@ -1,7 +1,14 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { assetRoutes, brandingRoutes, uploadAuthorizer } from './assets/routes.js';
+import { HandoffWay } from './auth/handoff.js';
+import { handoffRoutes } from './auth/handoff-routes.js';
+import { InvitationWay } from './auth/invitation.js';
+import { invitationAuthRoutes } from './auth/invitation-routes.js';
+import { passwordRoutes } from './auth/password-routes.js';
+import { sessionAuthRoutes, switchOrganizationRoutes } from './auth/session-routes.js';
+import { SsoWay } from './auth/sso.js';
+import { ssoAuthRoutes } from './auth/sso-routes.js';
 import { hostedRoutes } from './hosted/routes.js';
-import { HandoffService } from './hosted/service.js';
 import type { ObjectStore } from './assets/object-store.js';
 import { connectRedis, installCaches } from './app/caches.js';
 import { createFramework } from './app/framework.js';
@@ -18,10 +25,10 @@ import { healthRoutes } from './http/health.js';
 import { identityRoutes } from './identity/routes.js';
 import { sha256Hex } from './lib/crypto.js';
 import { deriveSubkey } from './lib/cursor.js';
-import { authFlowRoutes } from './flows/auth-routes.js';
+import { authFlowRoutes } from './auth/passwordless-routes.js';
 import { Mailbox } from './flows/mailbox.js';
 import { outboxRoutes } from './flows/routes.js';
-import { FlowService } from './flows/service.js';
+import { FlowService } from './auth/passwordless.js';
 import type { MailTransport } from './flows/transport.js';
 import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
 import { memberRoutes } from './organizations/member-routes.js';
@@ -43,7 +50,7 @@ import { sessionRoutes } from './sessions/routes.js';
 import { tenancyRoutes } from './tenancy/routes.js';
 import { ProxyWarning, proxyWarningPlugin } from './http/proxy-warning.js';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from './config.js';
-import { ssoRoutes } from './sso/routes.js';
+import { ssoCallbackRoutes, ssoConnectionRoutes } from './sso/routes.js';
 import { SsoConnectionService, type SsoTestHooks } from './sso/service.js';
 import { SsoFlowService } from './sso/flow.js';
 import { SsoIdentityService } from './sso/identity-service.js';
@@ -136,6 +143,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessions,
     throttle,
     identity,
+    door,
+    password,
     signUpVerification,
     organizations,
     organizationAccess,
@@ -206,14 +215,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store: options.store,
     connections: ssoConnections,
     identity,
-    sessions,
     tenancy,
     baseUrl: options.config.baseUrl,
     now,
     identities: ssoIdentities,
   });
   await app.register(tenancyRoutes, { ssoConnections: (environment) => ssoFlows.publicList(environment) });
-  await app.register(ssoRoutes, { connections: ssoConnections, flows: ssoFlows, tenancy, baseUrl: options.config.baseUrl });
+  await app.register(ssoConnectionRoutes, { connections: ssoConnections, tenancy });
+  await app.register(ssoAuthRoutes, { flows: ssoFlows, sso: new SsoWay({ flows: ssoFlows, door }) });
+  await app.register(ssoCallbackRoutes, { flows: ssoFlows, baseUrl: options.config.baseUrl });
   await app.register(userIdentityRoutes, { identities: ssoIdentities, flows: ssoFlows });
   await app.register(platformRoutes, { tenancy, cursors });
   await app.register(assetRoutes, {
@@ -223,14 +233,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ),
   });
   await app.register(brandingRoutes, { assets });
+  await app.register(sessionAuthRoutes, { sessions });
   await app.register(sessionRoutes, { sessions, keys, tokens, tenancy });
+  await app.register(passwordRoutes, { identity, password, signUpVerification });
   await app.register(identityRoutes, {
     identity,
-    signUpVerification,
     cursors,
     meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
   });
-  await app.register(organizationRoutes, { organizations, sessions, cursors });
+  await app.register(switchOrganizationRoutes, { sessions, organizations });
+  await app.register(organizationRoutes, { organizations, cursors });
   await app.register(memberRoutes, { members, cursors });
   await app.register(roleRoutes, { roles, tenancy });
   await app.register(usageRoutes, { usage, now, rate, tenancy });
@@ -244,6 +256,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store: options.store,
     identity,
     sessions,
+    door,
     tenancy,
     now,
     codeKey: deriveSubkey(options.instanceSecret, 'email-codes'),
@@ -254,19 +267,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     store: options.store,
     access: organizationAccess,
     identity,
-    sessions,
     tenancy,
     now,
     baseUrl: options.config.baseUrl,
     wake: () => outbox.wake(),
   });
   await app.register(invitationRoutes, { invitations, members });
+  await app.register(invitationAuthRoutes, { invitation: new InvitationWay({ invitations, door }) });
   await app.register(domainRoutes, { domains, requests: membershipRequests, members });
-  await app.register(hostedRoutes, {
-    handoff: new HandoffService({ store: options.store, sessions, identity, now }),
-    tenancy,
-    baseUrl: options.config.baseUrl,
-  });
+  await app.register(handoffRoutes, { handoff: new HandoffWay({ store: options.store, door, sessions, identity, now }) });
+  await app.register(hostedRoutes, { tenancy, baseUrl: options.config.baseUrl });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
   // The workers stop when the close begins, alongside the requests' drain, not after it: their
   // grace and the drain then share the shutdown's time.

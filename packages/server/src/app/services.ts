@@ -1,11 +1,13 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { AppOptions } from '../app.js';
 import { AssetService } from '../assets/service.js';
+import { SignInDoor } from '../auth/door.js';
+import { PasswordWay } from '../auth/password.js';
+import { SignUpVerification } from '../auth/sign-up-verification.js';
 import type { AccessTokenVerifier } from '../http/credentials.js';
 import { warmUpPasswordHashing } from '../identity/passwords.js';
 import { IdentityService } from '../identity/service.js';
 import { DomainService } from '../invitations/domain-service.js';
-import { SignUpVerification } from '../flows/sign-up-verification.js';
 import { RequestService } from '../invitations/request-service.js';
 import { CursorCodec, deriveSubkey } from '../lib/cursor.js';
 import type { RedisLink } from '../lib/redis.js';
@@ -18,7 +20,9 @@ import { routeIsCounted } from '../ratelimit/plugin.js';
 import { SignInThrottle } from '../ratelimit/throttle.js';
 import { RefreshTokens } from '../sessions/refresh-token.js';
 import type { CacheFreshness } from '../sessions/session-record.js';
+import { AccessTokenIssuer } from '../sessions/access-token-issuer.js';
 import { SessionService } from '../sessions/service.js';
+import { SessionStarter } from '../sessions/start.js';
 import { SigningKeys } from '../sessions/signing-keys.js';
 import { AccessTokens } from '../sessions/tokens.js';
 import { SignatureThread } from '../sessions/signature-thread.js';
@@ -72,16 +76,17 @@ export function buildServices(
         return link.caughtUp(environment.id, seq);
       }
     : undefined;
+  const refreshTokens = new RefreshTokens(options.instanceSecret);
+  const issuer = new AccessTokenIssuer(options.store, tokens, (context) => organizations.claimsFor(context));
   const sessions: SessionService = new SessionService({
     store: options.store,
     tokens,
-    refreshTokens: new RefreshTokens(options.instanceSecret),
+    issuer,
+    refreshTokens,
     usage,
     now,
-    extraClaims: (context) => organizations.claimsFor(context),
     cache: sessionCache,
     freshness,
-    signedIn: (environment, user) => domains.enrol(environment, user),
   });
   const throttle = new SignInThrottle({
     clock: options.throttle?.clock ?? Date.now,
@@ -89,22 +94,11 @@ export function buildServices(
     ...(options.throttle?.redisUsesClock ? { redisUsesClock: true } : {}),
   });
   const identity: IdentityService = new IdentityService({
-    throttle,
     store: options.store,
     sessions,
     acceptImageUrl,
     now,
     deletionGuard: (tx, environment, userId) => organizations.assertUserDeletable(tx, environment, userId),
-  });
-  const signUpVerification = new SignUpVerification({
-    store: options.store,
-    identity,
-    sessions,
-    tenancy,
-    now,
-    throttle,
-    codeKey: deriveSubkey(options.instanceSecret, 'email-codes'),
-    wake: () => wakeOutbox(),
   });
   const organizationAccess = new OrganizationAccess(options.store);
   const organizations: OrganizationService = new OrganizationService({
@@ -128,6 +122,24 @@ export function buildServices(
     wake: () => wakeOutbox(),
     log,
   });
+  // The one door to a session: the only holder of the session starter.
+  const door = new SignInDoor({
+    store: options.store,
+    starter: new SessionStarter({ store: options.store, issuer, refreshTokens, usage, now }),
+    now,
+    signedIn: (environment, user) => domains.enrol(environment, user),
+  });
+  const signUpVerification = new SignUpVerification({
+    store: options.store,
+    identity,
+    door,
+    tenancy,
+    now,
+    throttle,
+    codeKey: deriveSubkey(options.instanceSecret, 'email-codes'),
+    wake: () => wakeOutbox(),
+  });
+  const password = new PasswordWay({ identity, throttle, door });
   const membershipRequests = new RequestService({ store: options.store, access: organizationAccess, now });
   const roles = new RoleService({ store: options.store, now });
   const verifyAccessToken: AccessTokenVerifier = (token, request) => sessions.verifyAccessToken(token, request);
@@ -147,6 +159,8 @@ export function buildServices(
     sessions,
     throttle,
     identity,
+    door,
+    password,
     signUpVerification,
     organizations,
     organizationAccess,

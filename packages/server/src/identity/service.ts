@@ -6,9 +6,7 @@ import type { Database } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound, userBanned } from '../lib/errors.js';
-import { PASSWORD_ACCOUNT, PASSWORD_CLIENT } from '../ratelimit/throttle-policies.js';
-import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
-import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
+import type { SessionService } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
 import { assertAcceptablePassword } from './password-policy.js';
@@ -48,14 +46,6 @@ export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environ
 
 const INVALID_CREDENTIALS = 'The email or password is incorrect.';
 
-// One message whichever counter is locked and whether or not the account exists.
-function passwordLocked(seconds: number): string {
-  return (
-    `Too many failed password sign-ins for this account or from this network; wait ${seconds} seconds before trying again. ` +
-    'A magic link, an email code or a password reset works meanwhile.'
-  );
-}
-
 function methodDisabled(what: string): ApiError {
   return apiError(
     'method_disabled',
@@ -70,8 +60,6 @@ export interface IdentityServiceOptions {
   acceptImageUrl: ImageUrlCheck;
   now: () => number;
   deletionGuard?: UserDeletionGuard | undefined;
-  /** Sign-in throttling; by default a per-node one on the real clock. */
-  throttle?: SignInThrottle | undefined;
 }
 
 export class IdentityService {
@@ -80,10 +68,8 @@ export class IdentityService {
   private readonly acceptImageUrl: ImageUrlCheck;
   private readonly now: () => number;
   private readonly deletionGuard: UserDeletionGuard | undefined;
-  private readonly throttle: SignInThrottle;
 
   constructor(options: IdentityServiceOptions) {
-    this.throttle = options.throttle ?? new SignInThrottle({ clock: Date.now });
     this.store = options.store;
     this.sessions = options.sessions;
     this.acceptImageUrl = options.acceptImageUrl;
@@ -147,44 +133,18 @@ export class IdentityService {
     if (!environment.settings.signUp) throw methodDisabled('Sign-up');
   }
 
-  /** POST /v1/auth/signup: creates a user with a password and signs them in. */
-  async signUp(
-    environment: Environment,
-    input: AdminUserInput & { email: string; password: string },
-    context: RequestContext,
-  ): Promise<{ user: UserView; session: SessionTokens }> {
-    this.assertSignUpOpen(environment);
-    const row = await this.insert(environment, input);
-    const session = await this.sessions.create(environment, row.id, context);
-    return { user: userView(row), session };
-  }
-
   /**
-   * POST /v1/auth/signin. An unknown email, a user without a password and a wrong password all do
-   * the same argon2 work and give the same 401 invalid_credentials. Each attempt counts against the
-   * address (known or not) and the client address; while either is locked the attempt is refused
-   * with 429 before any password is looked at.
+   * The user whose password this is (auth/password.ts, under its throttle). An unknown email, a
+   * user without a password and a wrong password all do the same argon2 work and give the same
+   * 401 invalid_credentials. An imported digest that proved right becomes argon2id now.
    */
-  async signIn(
-    environment: Environment,
-    input: { email: string; password: string },
-    context: RequestContext,
-    clientAddress: string,
-  ): Promise<{ user: UserView; session: SessionTokens }> {
-    if (!environment.settings.authMethods.password) throw methodDisabled('Password sign-in');
+  async authenticate(environment: Environment, input: { email: string; password: string }): Promise<q.UserRow> {
     const parsed = parseEmail(input.email);
-    const subjects = [
-      { policy: PASSWORD_ACCOUNT, subject: emailKeyOf(input.email) },
-      { policy: PASSWORD_CLIENT, subject: clientSubject(clientAddress) },
-    ];
-    return this.throttle.guard(environment.id, subjects, passwordLocked, async () => {
-      const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
-      const ok = await verifyPassword(row?.password_hash, input.password, environment.id);
-      if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
-      if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
-      const session = await this.sessions.create(environment, row.id, context);
-      return { user: userView(row), session };
-    });
+    const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
+    const ok = await verifyPassword(row?.password_hash, input.password, environment.id);
+    if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
+    if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
+    return row;
   }
 
   async createUser(environment: Environment, input: CreateUserInput): Promise<UserView> {
@@ -323,7 +283,7 @@ export class IdentityService {
   /**
    * Bans the user: every sign-in is refused from now on, and every session is revoked at once (on
    * every node, like a sign-out). The flag commits before the revocation, so a sign-in racing the
-   * ban either sees the flag or has its session revoked (SessionService.create checks it again).
+   * ban either sees the flag or has its session revoked (the session's start checks it again).
    */
   async ban(environment: Environment, userId: string): Promise<UserView> {
     if (!(await q.updateUser(this.db, environment.id, userId, { banned: 1, updated_at: this.now() }))) throw notFound(`User ${userId}`);

@@ -1,4 +1,4 @@
-import type { Invitation, InvitationAccepted, InvitationPreview, Member, UserInvitation } from '@gatehouse/contract';
+import type { Invitation, InvitationPreview, Member, UserInvitation } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import { isUniqueViolation } from '../db/index.js';
@@ -15,7 +15,6 @@ import { type Actor, type OrganizationAccess, type Tx, requirePermission } from 
 import { findMembership, findOrganization, insertMembership, type OrganizationRow } from '../organizations/queries.js';
 import { PERMISSIONS } from '../organizations/roles.js';
 import { memberView } from '../organizations/views.js';
-import type { RequestContext, SessionService } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as q from './queries.js';
@@ -32,7 +31,6 @@ export interface InvitationServiceOptions {
   store: Store;
   access: OrganizationAccess;
   identity: Pick<IdentityService, 'findUser' | 'findUserByEmail' | 'createVerifiedUserIn' | 'markEmailVerified'>;
-  sessions: Pick<SessionService, 'create'>;
   tenancy: Pick<TenancyService, 'getProject'>;
   now: () => number;
   baseUrl: string;
@@ -270,15 +268,15 @@ export class InvitationService {
   }
 
   /**
-   * POST /v1/auth/invitations/accept: the emailed token proves the address, so it signs in the
-   * account of that address or creates it (even when sign-up is closed), then joins. The account
-   * is created in the transaction that accepts, so it exists only if the acceptance commits.
+   * POST /v1/auth/invitations/accept: the emailed token proves the address, so it finds the account
+   * of that address or creates it (even when sign-up is closed), then joins; auth/invitation.ts signs
+   * it in. The account is created in the transaction that accepts, so it exists only if the
+   * acceptance commits.
    */
   async acceptWithToken(
     environment: Environment,
     input: { token: string; password?: string | undefined; firstName?: string | undefined; lastName?: string | undefined },
-    context: RequestContext,
-  ): Promise<InvitationAccepted> {
+  ): Promise<{ user: { id: string; email: string }; organizationId: string }> {
     const invitation = await q.findInvitationByTokenHash(this.db, environment.id, sha256Hex(input.token));
     if (!invitation) throw apiError('invalid_credentials', INVALID_TOKEN);
     const status = invitationStatus(invitation, this.options.now());
@@ -307,8 +305,7 @@ export class InvitationService {
       await this.join(tx, environment, invitation.id, user, invitation.token_hash);
       return user;
     });
-    const session = await this.options.sessions.create(environment, user.id, context);
-    return { user: { id: user.id, email: user.email }, session, organizationId: invitation.organization_id };
+    return { user: { id: user.id, email: user.email }, organizationId: invitation.organization_id };
   }
 
   /** Inside the organization lock: settles the invitation as accepted and adds the member. */

@@ -4,7 +4,6 @@
  * or created by the linking rule; the browser goes back to redirectUrl with a one-time token that
  * sso/verify exchanges for a session, as a magic link's is.
  */
-import type { SignedIn } from '@gatehouse/contract';
 import type { Configuration } from 'openid-client';
 import type { Store } from '../db/index.js';
 import { emailKey, normalizeEmail } from '../identity/email.js';
@@ -12,7 +11,6 @@ import type { IdentityService } from '../identity/service.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
 import { linkWithToken, validateRedirectUrl } from '../flows/redirect.js';
-import type { RequestContext, SessionService } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { endpoints, providerOf, type Connection, type OAuthConnection } from './connections.js';
@@ -75,7 +73,6 @@ export class SsoFlowService {
       store: Store;
       connections: SsoConnectionService;
       identity: IdentityService;
-      sessions: SessionService;
       tenancy: TenancyService;
       baseUrl: string;
       now: () => number;
@@ -368,7 +365,11 @@ export class SsoFlowService {
     if (trusted && user.email_verified !== 1 && user.email_key === emailKey(email)) await this.options.identity.markEmailVerified(this.db, environment, user.id);
   }
 
-  async verify(environment: Environment, token: string, context: RequestContext): Promise<SignedIn> {
+  /**
+   * The user that the token SSO returned to redirectUrl was issued for, consuming it (auth/sso.ts
+   * then opens the door).
+   */
+  async redeem(environment: Environment, token: string): Promise<{ id: string; email: string }> {
     requireSso(environment);
     const row = await q.consumeHandoff(this.db, environment.id, sha256Hex(token), this.options.now());
     // The owner's first proof of the address may have dropped the identity this token was issued
@@ -376,8 +377,7 @@ export class SsoFlowService {
     const linked = row?.user_id ? await q.hasIdentityAt(this.db, environment.id, row.connection_id, row.user_id) : false;
     const user = linked ? await this.options.identity.findUser(this.db, environment, row!.user_id!) : undefined;
     if (!user) throw apiError('invalid_credentials', 'This sign-in token is invalid, expired or already used. Start the sign-in again.');
-    const session = await this.options.sessions.create(environment, user.id, context);
-    return { user: { id: user.id, email: user.email }, session };
+    return { id: user.id, email: user.email };
   }
 
   /** For GET /v1/environment: names, ids and domains, nothing secret. */

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { environmentOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
 import { Password } from '../identity/fields.js';
-import type { FlowService } from './service.js';
+import type { FlowService } from './passwordless.js';
 
 const publishable = { credentials: ['publishable'] } as const;
 const tags = ['auth'];

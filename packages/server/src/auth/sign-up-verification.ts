@@ -10,18 +10,19 @@ import { constantTimeEqual, newId } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
 import { EMAIL_CODE_CLIENT } from '../ratelimit/throttle-policies.js';
 import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
-import type { RequestContext, SessionService } from '../sessions/service.js';
+import type { RequestContext } from '../http/request-context.js';
+import type { SignInDoor } from './door.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
-import { enqueueEmail, isThrottled } from './outbox.js';
-import * as q from './queries.js';
-import { FLOW_TTL_MS, MAX_CODE_ATTEMPTS } from './service.js';
-import { renderEmail } from './templates.js';
+import { enqueueEmail, isThrottled } from '../flows/outbox.js';
+import * as q from '../flows/queries.js';
+import { FLOW_TTL_MS, MAX_CODE_ATTEMPTS } from './passwordless.js';
+import { renderEmail } from '../flows/templates.js';
 
 export interface SignUpVerificationOptions {
   store: Store;
   identity: Pick<IdentityService, 'createVerifiedUserIn' | 'assertProfile'>;
-  sessions: Pick<SessionService, 'create'>;
+  door: Pick<SignInDoor, 'completeSignIn'>;
   tenancy: Pick<TenancyService, 'getProject'>;
   now: () => number;
   /** HMAC key for stored codes (the email codes' key: the code is bound to its attempt's id). */
@@ -138,7 +139,7 @@ export class SignUpVerification {
       }
       throw error;
     }
-    const session = await this.options.sessions.create(environment, user.id, context);
+    const session = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'email' }, context);
     return { user: { id: user.id, email: user.email }, session };
   }
 }

@@ -12,13 +12,15 @@ import type { IdentityService } from '../identity/service.js';
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { EMAIL_CODE_ACCOUNT, EMAIL_CODE_CLIENT, overAllowance, PASSWORD_ACCOUNT, RESET_CLIENT } from '../ratelimit/throttle-policies.js';
 import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
-import type { RequestContext, SessionService } from '../sessions/service.js';
+import type { RequestContext } from '../http/request-context.js';
+import type { SessionService } from '../sessions/service.js';
+import type { SignInDoor } from './door.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment, EnvironmentSettings } from '../tenancy/settings.js';
-import { enqueueEmail, isThrottled } from './outbox.js';
-import * as q from './queries.js';
-import { linkWithToken, validateRedirectUrl } from './redirect.js';
-import { renderEmail, type EmailKind } from './templates.js';
+import { enqueueEmail, isThrottled } from '../flows/outbox.js';
+import * as q from '../flows/queries.js';
+import { linkWithToken, validateRedirectUrl } from '../flows/redirect.js';
+import { renderEmail, type EmailKind } from '../flows/templates.js';
 
 export const FLOW_TTL_MS = 10 * 60_000;
 export const MAX_CODE_ATTEMPTS = 5;
@@ -30,7 +32,9 @@ export type { SignedIn };
 export interface FlowServiceOptions {
   store: Store;
   identity: IdentityService;
-  sessions: SessionService;
+  /** Password resets revoke every session of the user. */
+  sessions: Pick<SessionService, 'revokeAllForUser'>;
+  door: Pick<SignInDoor, 'completeSignIn'>;
   tenancy: TenancyService;
   now: () => number;
   /** HMAC key for stored email codes. */
@@ -332,7 +336,7 @@ export class FlowService {
       this.requireSignUp(environment);
       user = await this.createOrFind(environment, row.email);
     }
-    const session = await this.options.sessions.create(environment, user.id, context);
+    const session = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'email' }, context);
     return { user, session };
   }
 }
