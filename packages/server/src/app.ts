@@ -24,13 +24,14 @@ import { credentialsPlugin } from './http/credentials.js';
 import { healthRoutes } from './http/health.js';
 import { identityRoutes } from './identity/routes.js';
 import { sha256Hex } from './lib/crypto.js';
-import { deriveSubkey } from './lib/cursor.js';
 import { authFlowRoutes } from './auth/passwordless-routes.js';
-import { Mailbox } from './flows/mailbox.js';
-import { outboxRoutes } from './flows/routes.js';
-import { FlowService } from './auth/passwordless.js';
-import type { MailTransport } from './flows/transport.js';
-import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
+import { Mailbox } from './mail/mailbox.js';
+import { outboxRoutes } from './mail/routes.js';
+import { EmailedSecrets } from './auth/emailed-secrets.js';
+import { PasswordResetFlow } from './auth/password-reset.js';
+import { PasswordlessWay } from './auth/passwordless.js';
+import type { MailTransport } from './mail/transport.js';
+import { OutboxWorker, type WorkerOptions } from './mail/worker.js';
 import { memberRoutes } from './organizations/member-routes.js';
 import { invitationRoutes } from './invitations/routes.js';
 import { InvitationService } from './invitations/service.js';
@@ -146,6 +147,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     door,
     password,
     signUpVerification,
+    mail,
+    emailCodes,
     organizations,
     organizationAccess,
     members,
@@ -171,7 +174,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     identity,
     baseUrl: options.config.baseUrl,
     now,
-    wake: () => app.outbox.wake(),
+    mail,
   });
   app.decorate('operators', operators);
   // Entries past the retention are deleted at start and then hourly, on every node (the delete is idempotent).
@@ -251,26 +254,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);
   setOutboxWake(() => outbox.wake());
-  const flows = new FlowService({
-    throttle,
-    store: options.store,
-    identity,
-    sessions,
-    door,
-    tenancy,
-    now,
-    codeKey: deriveSubkey(options.instanceSecret, 'email-codes'),
-    wake: () => outbox.wake(),
-  });
-  await app.register(authFlowRoutes, { flows });
+  const secrets = new EmailedSecrets({ store: options.store, identity, mail, now });
+  const passwordless = new PasswordlessWay({ store: options.store, identity, secrets, codes: emailCodes, door, now, throttle });
+  const reset = new PasswordResetFlow({ store: options.store, identity, sessions, secrets, now, throttle });
+  await app.register(authFlowRoutes, { passwordless, reset });
   const invitations = new InvitationService({
     store: options.store,
     access: organizationAccess,
     identity,
-    tenancy,
     now,
     baseUrl: options.config.baseUrl,
-    wake: () => outbox.wake(),
+    mail,
   });
   await app.register(invitationRoutes, { invitations, members });
   await app.register(invitationAuthRoutes, { invitation: new InvitationWay({ invitations, door }) });

@@ -9,7 +9,9 @@ import { warmUpPasswordHashing } from '../identity/passwords.js';
 import { IdentityService } from '../identity/service.js';
 import { DomainService } from '../invitations/domain-service.js';
 import { RequestService } from '../invitations/request-service.js';
+import { VerificationCodes } from '../lib/codes.js';
 import { CursorCodec, deriveSubkey } from '../lib/cursor.js';
+import { Mail } from '../mail/mail.js';
 import type { RedisLink } from '../lib/redis.js';
 import { OrganizationAccess } from '../organizations/access.js';
 import { MemberService } from '../organizations/member-service.js';
@@ -46,6 +48,9 @@ export function buildServices(
   const setOutboxWake = (wake: () => void) => {
     wakeOutbox = wake;
   };
+  const mail = new Mail({ branding: (tx, environment) => tenancy.branding(tx, environment), wake: () => wakeOutbox() });
+  // Email codes and sign-up codes share a key: each code is bound to its own row's id.
+  const emailCodes = new VerificationCodes(deriveSubkey(options.instanceSecret, 'email-codes'));
   const cursors = new CursorCodec(deriveSubkey(options.instanceSecret, 'cursor'));
   const now = options.now ?? Date.now;
   const usage = new UsageService(options.store, tenancy, now);
@@ -116,6 +121,7 @@ export function buildServices(
     store: options.store,
     access: organizationAccess,
     tenancy,
+    mail,
     now,
     codeKey: deriveSubkey(options.instanceSecret, 'domain-codes'),
     throttle,
@@ -129,16 +135,7 @@ export function buildServices(
     now,
     signedIn: (environment, user) => domains.enrol(environment, user),
   });
-  const signUpVerification = new SignUpVerification({
-    store: options.store,
-    identity,
-    door,
-    tenancy,
-    now,
-    throttle,
-    codeKey: deriveSubkey(options.instanceSecret, 'email-codes'),
-    wake: () => wakeOutbox(),
-  });
+  const signUpVerification = new SignUpVerification({ store: options.store, identity, door, mail, now, throttle, codes: emailCodes });
   const password = new PasswordWay({ identity, throttle, door });
   const membershipRequests = new RequestService({ store: options.store, access: organizationAccess, now });
   const roles = new RoleService({ store: options.store, now });
@@ -162,6 +159,8 @@ export function buildServices(
     door,
     password,
     signUpVerification,
+    mail,
+    emailCodes,
     organizations,
     organizationAccess,
     members,

@@ -5,7 +5,7 @@ import type { RequestContext } from '../sessions/access-token-issuer.js';
 import type { SessionStarter, SignInUser } from '../sessions/start.js';
 import type { Environment } from '../tenancy/settings.js';
 import { insertHandoff } from './handoff-queries.js';
-import { validateRedirectUrl } from '../flows/redirect.js';
+import { validateRedirectUrl } from '../tenancy/redirect.js';
 
 export const HANDOFF_TTL_MS = 60_000;
 export const HANDOFF_FRAGMENT = '__gh_handoff';

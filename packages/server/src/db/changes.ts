@@ -47,7 +47,7 @@ export class ChangeFeed {
   }
 
   /**
-   * Hears that this process committed webhook events (the outbox, webhooks/events.ts), so that its
+   * Hears that this process committed webhook events (the outbox, db/events.ts), so that its
    * worker sends them now rather than at its next poll. Not relayed: each node sends its own.
    */
   onEventsCommitted(listener: (environmentIds: readonly string[]) => void): () => void {
@@ -134,7 +134,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 const feeds = new WeakMap<Kysely<Database>, ChangeFeed>();
 /** What a transaction opened with inTransaction has to announce once it commits. */
-const pending = new WeakMap<Transaction<Database>, { changes: Change[]; events: string[] }>();
+const pending = new WeakMap<Transaction<Database>, { changes: Change[]; events: string[]; committed: (() => void)[] }>();
 
 /** The change feed of a database handle (the store's `db`). */
 export function changeFeed(db: Kysely<Database>): ChangeFeed {
@@ -168,9 +168,17 @@ export function eventRecorded(db: Db, environmentId: string): void {
   announced.events.push(environmentId);
 }
 
+/** Runs `then` once `db`'s transaction has committed (at once outside one): a wake for a worker, say. */
+export function afterCommit(db: Db, then: () => void): void {
+  if (!db.isTransaction) return then();
+  const announced = pending.get(db as Transaction<Database>);
+  if (!announced) throw new Error('afterCommit() needs a transaction opened with inTransaction().');
+  announced.committed.push(then);
+}
+
 /** Runs `work` in a transaction and, once it has committed, announces the changes made in it. */
 export async function inTransaction<T>(db: Kysely<Database>, work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
-  const announced = { changes: [] as Change[], events: [] as string[] };
+  const announced = { changes: [] as Change[], events: [] as string[], committed: [] as (() => void)[] };
   const result = await db.transaction().execute((tx) => {
     pending.set(tx, announced);
     return work(tx);
@@ -181,6 +189,7 @@ export async function inTransaction<T>(db: Kysely<Database>, work: (tx: Transact
   } finally {
     // After the caches' announcements, which matter more; a wake is only a hurry (polls find the events).
     if (announced.events.length > 0) feed.eventsCommitted(announced.events);
+    for (const then of announced.committed) then();
   }
   return result;
 }

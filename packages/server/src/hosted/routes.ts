@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { validateRedirectUrl } from '../flows/redirect.js';
+import { validateRedirectUrl } from '../tenancy/redirect.js';
 import { apiError } from '../lib/errors.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';

@@ -353,6 +353,47 @@ export class IdentityService {
     return this.insertHashed(db, environment, { ...input, emailVerified: true }, passwordHash);
   }
 
+  /**
+   * The one password rule for a new password (sign-up, reset, invitation): the policy (400 naming
+   * `field`), checked before anything is spent or stored.
+   */
+  checkPassword(password: string, field?: string): void {
+    assertAcceptablePassword(password, field);
+  }
+
+  /** argon2id, as every stored password is. Hash before taking a lock: it takes tens of milliseconds. */
+  hashPassword(password: string): Promise<string> {
+    return hashPassword(password);
+  }
+
+  /** checkPassword, then hashPassword. */
+  async acceptPassword(password: string, field?: string): Promise<string> {
+    this.checkPassword(password, field);
+    return this.hashPassword(password);
+  }
+
+  /**
+   * The account of an address an emailed secret has just proven (a magic link, an email code, a
+   * reset link): created now, verified, if it is new; else the one a racing flow or the admin API
+   * created first, whose address this proves.
+   */
+  async createOrFindVerified(
+    environment: Environment,
+    email: string,
+    password?: string,
+  ): Promise<{ id: string; email: string; created: boolean }> {
+    try {
+      const user = await this.createUser(environment, { email, emailVerified: true, ...(password === undefined ? {} : { password }) });
+      return { id: user.id, email: user.email, created: true };
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== 'conflict') throw error;
+      const existing = await q.findUserByEmail(this.db, environment.id, email);
+      if (!existing) throw error;
+      await this.markEmailVerified(this.db, environment, existing.id);
+      return { id: existing.id, email: existing.email, created: false };
+    }
+  }
+
   /** Checks the profile fields of a sign-up before anything is stored (400 naming the field). */
   async assertProfile(environment: Environment, input: ProfileInput): Promise<void> {
     await profileColumns(environment, input, this.acceptImageUrl);

@@ -2,8 +2,7 @@ import type { AuditLogEntry, Operator, OperatorInvitation } from '@gatehouse/con
 import { inTransaction } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
 import type { OperatorAuditLogTable } from '../db/schema.js';
-import { enqueueEmail } from '../flows/outbox.js';
-import { renderEmail } from '../flows/templates.js';
+import type { Mail } from '../mail/mail.js';
 import { emailKeyOf, parseEmail } from '../identity/email.js';
 import { assertAcceptablePassword } from '../identity/password-policy.js';
 import { hashPassword } from '../identity/passwords.js';
@@ -41,8 +40,8 @@ export interface OperatorServiceOptions {
   identity: IdentityService;
   baseUrl: string;
   now: () => number;
-  /** Wakes the email outbox after an invitation is committed. */
-  wake: () => void;
+  /** Sends the operator invitations (the outbox is woken at their commit). */
+  mail: Mail;
 }
 
 /**
@@ -237,17 +236,13 @@ export class OperatorService {
         expires_at: expiresAt,
         used_at: null,
       });
-      const rendered = renderEmail({
-        kind: 'organization_invitation',
-        projectName: OPERATORS_PROJECT_NAME,
-        logoUrl: null,
-        organizationName: 'the operators of this Gatehouse',
-        link: url,
-        expiresInMinutes: INVITATION_TTL_MS / 60_000,
+      const content = { organizationName: 'the operators of this Gatehouse', link: url, expiresInMinutes: INVITATION_TTL_MS / 60_000 };
+      await this.options.mail.send(tx, environment, 'organization_invitation', parsed.email, content, {
+        now,
+        throttled: false,
+        branding: { projectName: OPERATORS_PROJECT_NAME, logoUrl: null },
       });
-      await enqueueEmail(tx, { environment, kind: 'organization_invitation', to: parsed.email, rendered, deliver: true, throttled: false }, now);
     });
-    this.options.wake();
     return { id, email: parsed.email, url, expiresAt };
   }
 

@@ -10,7 +10,7 @@ import { emailKey, normalizeEmail } from '../identity/email.js';
 import type { IdentityService } from '../identity/service.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
-import { linkWithToken, validateRedirectUrl } from '../flows/redirect.js';
+import { linkWithToken, validateRedirectUrl } from '../tenancy/redirect.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { endpoints, providerOf, type Connection, type OAuthConnection } from './connections.js';

@@ -13,7 +13,7 @@ import type { IdentityService } from '../identity/service.js';
 import { newId, sha256Hex } from '../lib/crypto.js';
 import { apiError, notFound } from '../lib/errors.js';
 import type { Environment } from '../tenancy/settings.js';
-import { atomically, recordEvent } from '../webhooks/events.js';
+import { atomically, recordEvent } from '../db/events.js';
 import { providerOf, readConnection, type Connection, type OidcConfig } from './connections.js';
 import { SignInRefused } from './flow.js';
 import * as iq from './identity-queries.js';

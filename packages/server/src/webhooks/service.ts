@@ -10,7 +10,7 @@ import type { Store } from '../db/index.js';
 import { newId } from '../lib/crypto.js';
 import { apiError, notFound } from '../lib/errors.js';
 import type { Environment } from '../tenancy/settings.js';
-import { endpointUrlProblem } from './addresses.js';
+import { endpointUrlProblem } from '../lib/addresses.js';
 import * as q from './queries.js';
 import { newWebhookSecret, SecretBox } from './secrets.js';
 
