@@ -60,6 +60,8 @@ export interface IdentityServiceOptions {
   acceptImageUrl: ImageUrlCheck;
   now: () => number;
   deletionGuard?: UserDeletionGuard | undefined;
+  /** Runs in the transaction that first proves a user's address (other domains' takeover defences). */
+  addressProven?: AddressProvenHook | undefined;
 }
 
 export class IdentityService {
@@ -68,6 +70,7 @@ export class IdentityService {
   private readonly acceptImageUrl: ImageUrlCheck;
   private readonly now: () => number;
   private readonly deletionGuard: UserDeletionGuard | undefined;
+  private readonly addressProven: AddressProvenHook | undefined;
 
   constructor(options: IdentityServiceOptions) {
     this.store = options.store;
@@ -75,6 +78,7 @@ export class IdentityService {
     this.acceptImageUrl = options.acceptImageUrl;
     this.now = options.now;
     this.deletionGuard = options.deletionGuard;
+    this.addressProven = options.addressProven;
   }
 
   private get db() {
@@ -399,13 +403,6 @@ export class IdentityService {
     await profileColumns(environment, input, this.acceptImageUrl);
   }
 
-  private readonly provenHooks: AddressProvenHook[] = [];
-
-  /** Runs in the transaction that first proves a user's address (other domains' takeover defences). */
-  onAddressProven(hook: AddressProvenHook): void {
-    this.provenHooks.push(hook);
-  }
-
   /** Records that the user proved they receive mail at their address (an emailed link, code or invitation). */
   async markEmailVerified(db: Kysely<Database> | Transaction<Database>, environment: Environment, userId: string): Promise<void> {
     // Pre-registration takeover: someone signs up with another person's address and a password of
@@ -420,7 +417,7 @@ export class IdentityService {
       // Every session goes, not only those a password made: a squatter may have come in through a
       // provider that vouches for nothing, and the hooks below remove that way in too.
       await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
-      for (const hook of this.provenHooks) await hook(tx, environment, userId);
+      if (this.addressProven) await this.addressProven(tx, environment, userId);
     };
     if (db.isTransaction) await claim(db as Transaction<Database>);
     else await inTransaction(this.db, claim);

@@ -2,6 +2,7 @@ import type { Store } from '../db/index.js';
 import type { RequestContext } from '../http/request-context.js';
 import type { Environment } from '../tenancy/settings.js';
 import { CustomClaims } from './claims-template.js';
+import { clearActiveOrganization } from './queries.js';
 import type { AccessTokens } from './tokens.js';
 
 export interface ClaimsContext {
@@ -13,9 +14,10 @@ export interface ClaimsContext {
 
 /**
  * Extra access-token claims for a session. The Organizations feature plugs in here to add
- * org_id, org_slug, org_role and org_permissions for the session's active organization.
+ * org_id, org_slug, org_role and org_permissions for the session's active organization; it answers
+ * undefined when that organization is no longer the user's, and the session's is then cleared.
  */
-export type ExtraClaimsProvider = (context: ClaimsContext) => Promise<Record<string, unknown>>;
+export type ExtraClaimsProvider = (context: ClaimsContext) => Promise<Record<string, unknown> | undefined>;
 
 export type { RequestContext };
 
@@ -47,6 +49,10 @@ export class AccessTokenIssuer {
           })
         : undefined,
     ]);
+    if (this.extraClaims && extra === undefined && session.activeOrganizationId !== null) {
+      // A concurrent switch wins: only this organization is cleared.
+      await clearActiveOrganization(this.store.db, environment.id, session.id, session.activeOrganizationId);
+    }
     // Custom claims first: org_* and the registered claims (added by issue) always win.
     const extraClaims = custom ? { ...custom, ...extra } : extra;
     return this.tokens.issue(environment, {

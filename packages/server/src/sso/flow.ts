@@ -17,6 +17,7 @@ import { endpoints, providerOf, type Connection, type OAuthConnection } from './
 import { OidcError, type OidcProfile } from './oidc/presets.js';
 import { holdLink } from './identity-queries.js';
 import type { HeldLink, IdentityRecorder } from './identity-service.js';
+import { SignInRefused } from './refusal.js';
 import { appleUserName } from './social/apple.js';
 import { isSocial, vouchesForEmail } from './social/trust.js';
 import * as q from './queries.js';
@@ -38,15 +39,7 @@ export interface Redirect {
   location: string;
 }
 
-/** A failure that is reported to the application through redirectUrl (DESIGN "SSO"). */
-export class SignInRefused extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { SignInRefused };
 
 const INVALID_STATE =
   'This sign-in link is unknown, expired, already used or altered, so Gatehouse cannot tell where to return; start the sign-in again from the application.';

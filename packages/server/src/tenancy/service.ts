@@ -1,4 +1,4 @@
-import { compileSessionClaims } from '../sessions/claims-template.js';
+import { compileSessionClaims } from './claims-template.js';
 import { newEnvironmentId } from '../lib/ids.js';
 import type { CreatedSecretKey } from '@gatehouse/contract';
 import type { Kysely, Transaction } from 'kysely';

@@ -6,9 +6,8 @@ import { graceTimer, STOP_GRACE_MS } from '../mail/worker.js';
 import { QuietEnvironments } from './quiet-environments.js';
 import { systemResolver, type Resolver } from '../lib/addresses.js';
 import * as q from './queries.js';
-import { signature } from './secrets.js';
+import { signature, type SecretBox } from './secrets.js';
 import { sendWebhook } from './sender.js';
-import type { WebhookService } from './service.js';
 
 /** Delays before each retry, after the 1st, 2nd … 9th failed attempt; after the 10th the message has failed. */
 export const RETRY_SCHEDULE_MS = [
@@ -90,7 +89,7 @@ export class WebhookWorker {
 
   constructor(
     private readonly store: Store,
-    private readonly webhooks: WebhookService,
+    private readonly secrets: Pick<SecretBox, 'signingSecrets'>,
     private readonly environmentType: (environmentId: EnvironmentId) => Promise<'development' | 'production'>,
     private readonly options: WebhookWorkerOptions = {},
   ) {
@@ -342,7 +341,7 @@ export class WebhookWorker {
     }
 
     const timestamp = Math.floor(Date.now() / 1000);
-    const signatures = this.webhooks
+    const signatures = this.secrets
       .signingSecrets(endpoint, this.clock())
       .map((secret) => signature(secret, event.id, timestamp, event.body));
     const outcome = await sendWebhook({

@@ -20,7 +20,7 @@ interface Rule {
 }
 
 /** The composition root: it builds the session starter, to hand it to the door and nowhere else. */
-const ROOT = 'app/services.ts';
+const ROOT = 'app/compose.ts';
 
 const RULES: readonly Rule[] = [
   {
