@@ -135,6 +135,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(passwordRoutes, { identity: s.identity, password: ways.password, signUpVerification: ways.signUpVerification });
   await app.register(identityRoutes, {
     identity: s.identity,
+    passwords: s.passwords,
     cursors,
     meOrganizations: (environment, session) => s.organizations.meOrganizations(environment, session),
   });

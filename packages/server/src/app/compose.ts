@@ -10,6 +10,7 @@ import { PasswordlessWay } from '../auth/passwordless.js';
 import { SignUpVerification } from '../auth/sign-up-verification.js';
 import { SsoWay } from '../auth/sso.js';
 import { warmUpPasswordHashing } from '../identity/passwords.js';
+import { PasswordService } from '../identity/password-service.js';
 import { IdentityService } from '../identity/service.js';
 import { DomainService } from '../invitations/domain-service.js';
 import { RequestService } from '../invitations/request-service.js';
@@ -121,6 +122,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     // Takeover defence: a proven address drops the identities linked with an address nobody vouched for.
     addressProven: dropUntrustedIdentities,
   });
+  const passwords = new PasswordService({ store, sessions, now });
   const organizationAccess = new OrganizationAccess(store);
   const organizations = new OrganizationService({
     store,
@@ -145,8 +147,8 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     log,
   });
   const membershipRequests = new RequestService({ store, access: organizationAccess, now });
-  const invitations = new InvitationService({ store, access: organizationAccess, identity, now, baseUrl, mail });
-  const operators = new OperatorService({ store, tenancy, identity, baseUrl, now, mail });
+  const invitations = new InvitationService({ store, access: organizationAccess, identity, passwords, now, baseUrl, mail });
+  const operators = new OperatorService({ store, tenancy, identity, passwords, baseUrl, now, mail });
 
   // ---- SSO: connections, the IdP round trip, linked identities
   const ssoConnections = new SsoConnectionService(store, instanceSecret, baseUrl, now, options.sso);
@@ -163,10 +165,10 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
   });
   const secrets = new EmailedSecrets({ store, identity, mail, now });
   const ways = {
-    password: new PasswordWay({ identity, throttle, door }),
-    signUpVerification: new SignUpVerification({ store, identity, door, mail, now, throttle, codes: emailCodes }),
+    password: new PasswordWay({ identity, passwords, throttle, door }),
+    signUpVerification: new SignUpVerification({ store, identity, passwords, door, mail, now, throttle, codes: emailCodes }),
     passwordless: new PasswordlessWay({ store, identity, secrets, codes: emailCodes, door, now, throttle }),
-    reset: new PasswordResetFlow({ store, identity, sessions, secrets, now, throttle }),
+    reset: new PasswordResetFlow({ store, identity, passwords, sessions, secrets, now, throttle }),
     sso: new SsoWay({ flows: ssoFlows, door }),
     invitation: new InvitationWay({ invitations, door }),
     handoff: new HandoffWay({ store, door, sessions, identity, now }),
@@ -200,6 +202,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     mailbox,
     sessions,
     identity,
+    passwords,
     organizations,
     members,
     roles,

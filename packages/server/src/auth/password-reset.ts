@@ -2,6 +2,7 @@ import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import { emailKey } from '../identity/email.js';
 import type { IdentityService } from '../identity/service.js';
+import type { PasswordService } from '../identity/password-service.js';
 import { constantTimeEqual, sha256Hex } from '../lib/crypto.js';
 import { apiError, userBanned } from '../lib/errors.js';
 import { PASSWORD_ACCOUNT, RESET_CLIENT } from '../ratelimit/throttle-policies.js';
@@ -17,7 +18,8 @@ function resetsLocked(seconds: number): string {
 
 export interface PasswordResetOptions {
   store: Store;
-  identity: Pick<IdentityService, 'checkPassword' | 'hashPassword' | 'findUser' | 'findUserByEmail' | 'createOrFindVerified' | 'markEmailVerified' | 'setPasswordHash'>;
+  identity: Pick<IdentityService, 'findUser' | 'findUserByEmail' | 'createOrFindVerified' | 'markEmailVerified'>;
+  passwords: Pick<PasswordService, 'checkPassword' | 'hashPassword' | 'setPasswordHash'>;
   /** A reset revokes every session of the user. */
   sessions: Pick<SessionService, 'revokeAllForUser'>;
   secrets: EmailedSecrets;
@@ -41,7 +43,7 @@ export class PasswordResetFlow {
     clientAddress: string,
   ): Promise<{ reset: true; sessionsRevoked: number }> {
     requireMethod(environment, 'password');
-    this.options.identity.checkPassword(input.newPassword, 'newPassword');
+    this.options.passwords.checkPassword(input.newPassword, 'newPassword');
     const subjects = [{ policy: RESET_CLIENT, subject: clientSubject(clientAddress) }];
     const result = await this.options.throttle.guard(environment.id, subjects, resetsLocked, () => this.reset(environment, input));
     // The mailbox is proven and the password new: failures against the old one no longer matter.
@@ -66,7 +68,7 @@ export class PasswordResetFlow {
       if (created.created) return { email: row.email, sessionsRevoked: 0 };
       userId = created.id;
     }
-    const passwordHash = await this.options.identity.hashPassword(input.newPassword);
+    const passwordHash = await this.options.passwords.hashPassword(input.newPassword);
     const resetUserId = userId;
     const sessionsRevoked = await inTransaction(db, async (tx) => {
       const user = await this.options.identity.findUser(tx, environment, resetUserId);
@@ -80,7 +82,7 @@ export class PasswordResetFlow {
       // password set before it; then the new password, which that removal must not take.
       const revoked = await this.options.sessions.revokeAllForUser(environment, resetUserId, undefined, tx);
       if (user.email_key === row.email_key) await this.options.identity.markEmailVerified(tx, environment, resetUserId);
-      await this.options.identity.setPasswordHash(tx, environment, resetUserId, passwordHash, this.options.now());
+      await this.options.passwords.setPasswordHash(tx, environment, resetUserId, passwordHash, this.options.now());
       return revoked;
     });
     return { email: row.email, sessionsRevoked };

@@ -1,6 +1,7 @@
 import type { SignedIn, SignUpBody } from '@gatehouse/contract';
 import type { RequestContext } from '../http/request-context.js';
 import type { IdentityService } from '../identity/service.js';
+import type { PasswordService } from '../identity/password-service.js';
 import { apiError } from '../lib/errors.js';
 import { PASSWORD_ACCOUNT, PASSWORD_CLIENT } from '../ratelimit/throttle-policies.js';
 import { clientSubject, type SignInThrottle } from '../ratelimit/throttle.js';
@@ -17,7 +18,8 @@ function passwordLocked(seconds: number): string {
 }
 
 export interface PasswordWayOptions {
-  identity: Pick<IdentityService, 'assertSignUpOpen' | 'createUser' | 'authenticate'>;
+  identity: Pick<IdentityService, 'assertSignUpOpen' | 'createUser'>;
+  passwords: Pick<PasswordService, 'authenticate'>;
   throttle: SignInThrottle;
   door: SignInDoor;
 }
@@ -47,7 +49,7 @@ export class PasswordWay {
       { policy: PASSWORD_CLIENT, subject: clientSubject(clientAddress) },
     ];
     return this.options.throttle.guard(environment.id, subjects, passwordLocked, async () => {
-      const row = await this.options.identity.authenticate(environment, input);
+      const row = await this.options.passwords.authenticate(environment, input);
       const session = await this.options.door.completeSignIn(environment, { userId: row.id, firstFactor: 'pwd' }, context);
       return { user: { id: row.id, email: row.email }, session };
     });

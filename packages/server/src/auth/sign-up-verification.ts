@@ -4,6 +4,7 @@ import { inTransaction } from '../db/changes.js';
 import type { RequestContext } from '../http/request-context.js';
 import { normalizeEmail } from '../identity/email.js';
 import type { IdentityService } from '../identity/service.js';
+import type { PasswordService } from '../identity/password-service.js';
 import { wrongCode, type VerificationCodes } from '../lib/codes.js';
 import { newId } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
@@ -17,7 +18,8 @@ import * as q from './queries.js';
 
 export interface SignUpVerificationOptions {
   store: Store;
-  identity: Pick<IdentityService, 'createVerifiedUserIn' | 'assertProfile' | 'checkPassword' | 'hashPassword'>;
+  identity: Pick<IdentityService, 'createVerifiedUserIn' | 'assertProfile'>;
+  passwords: Pick<PasswordService, 'checkPassword' | 'hashPassword'>;
   door: Pick<SignInDoor, 'completeSignIn'>;
   mail: Mail;
   now: () => number;
@@ -45,9 +47,9 @@ export class SignUpVerification {
 
   async start(environment: Environment, input: SignUpBody): Promise<{ status: 'verification_required'; signUpId: string }> {
     const email = normalizeEmail(input.email);
-    this.options.identity.checkPassword(input.password);
+    this.options.passwords.checkPassword(input.password);
     await this.options.identity.assertProfile(environment, input);
-    const passwordHash = await this.options.identity.hashPassword(input.password);
+    const passwordHash = await this.options.passwords.hashPassword(input.password);
     const now = this.options.now();
     const id = newId('su', environment.id);
     const { code, hash } = this.options.codes.create(binding(id));

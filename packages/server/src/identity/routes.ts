@@ -22,6 +22,7 @@ import { IdParams, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
 import type { Environment } from '../tenancy/settings.js';
 import { Password } from './fields.js';
+import type { PasswordService } from './password-service.js';
 import type { IdentityService } from './service.js';
 import { importUsers } from './import.js';
 
@@ -41,6 +42,7 @@ const noOrganizations: MeOrganizationsProvider = async () => ({ organizations: [
 
 export interface IdentityRouteOptions {
   identity: IdentityService;
+  passwords: Pick<PasswordService, 'changePassword'>;
   cursors: CursorCodec;
   meOrganizations?: MeOrganizationsProvider | undefined;
 }
@@ -49,7 +51,7 @@ const secret = { credentials: ['secret'] } as const;
 const session = { credentials: ['session'] } as const;
 
 export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = async (app, options) => {
-  const { identity, cursors } = options;
+  const { identity, passwords, cursors } = options;
   const meOrganizations = options.meOrganizations ?? noOrganizations;
 
   // ---- /v1/me (session access token)
@@ -109,7 +111,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
     },
     async (request) => {
       const { environment, session: current } = sessionOf(request);
-      return identity.changePassword(environment, current, request.body);
+      return passwords.changePassword(environment, current, request.body);
     },
   );
 

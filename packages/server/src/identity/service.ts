@@ -8,10 +8,9 @@ import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound, userBanned } from '../lib/errors.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
-import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
+import { emailKey, emailKeyOf, normalizeEmail } from './email.js';
 import { assertAcceptablePassword } from './password-policy.js';
-import { hashPassword, verifyPassword } from './passwords.js';
-import { needsRehash } from './password-digests.js';
+import { hashPassword } from './passwords.js';
 import * as q from './queries.js';
 import { userView } from './views.js';
 import {
@@ -44,7 +43,6 @@ export type AddressProvenHook = (tx: Transaction<Database>, environment: Environ
 
 export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environment, userId: string) => Promise<void>;
 
-const INVALID_CREDENTIALS = 'The email or password is incorrect.';
 
 function methodDisabled(what: string): ApiError {
   return apiError(
@@ -137,31 +135,8 @@ export class IdentityService {
     if (!environment.settings.signUp) throw methodDisabled('Sign-up');
   }
 
-  /**
-   * The user whose password this is (auth/password.ts, under its throttle). An unknown email, a
-   * user without a password and a wrong password all do the same argon2 work and give the same
-   * 401 invalid_credentials. An imported digest that proved right becomes argon2id now.
-   */
-  async authenticate(environment: Environment, input: { email: string; password: string }): Promise<q.UserRow> {
-    const parsed = parseEmail(input.email);
-    const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
-    const ok = await verifyPassword(row?.password_hash, input.password, environment.id);
-    if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
-    if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
-    return row;
-  }
-
   async createUser(environment: Environment, input: CreateUserInput): Promise<UserView> {
     return userView(await this.insert(environment, input));
-  }
-
-  /**
-   * An imported digest (or an older argon2 cost) proved right: the password becomes argon2id now.
-   * Compare-and-set on the old hash, so a password changed meanwhile is never overwritten.
-   */
-  private async rehash(environment: Environment, userId: string, oldHash: string, password: string): Promise<void> {
-    const passwordHash = await hashPassword(password);
-    await q.replacePasswordHash(this.db, environment.id, userId, oldHash, passwordHash);
   }
 
   /** The user whose externalId this is, if any (bulk imports are idempotent on it). */
@@ -215,41 +190,6 @@ export class IdentityService {
       throw conflictFrom(error) ?? error;
     }
     return this.getUser(environment, userId);
-  }
-
-  /**
-   * POST /v1/me/password. The current password is required even with a valid session (a stolen
-   * access token must not be enough to take the account over). Every other session is revoked.
-   */
-  async changePassword(
-    environment: Environment,
-    identity: { userId: string; sessionId: string },
-    input: { currentPassword?: string | undefined; newPassword: string },
-  ): Promise<{ changed: true; otherSessionsRevoked: number }> {
-    if (input.currentPassword === undefined || input.currentPassword === '') {
-      throw apiError(
-        'invalid_credentials',
-        'Field "currentPassword" is required to change the password, even with a valid session: send the current password along with newPassword.',
-        { fields: ['currentPassword'] },
-      );
-    }
-    const row = await this.getUserRow(environment, identity.userId);
-    if (!(await verifyPassword(row.password_hash, input.currentPassword, environment.id))) {
-      throw apiError(
-        'invalid_credentials',
-        row.password_hash === null
-          ? 'This account has no password yet, so it cannot be changed here; set one through the password reset flow.'
-          : 'The current password is incorrect.',
-        { fields: ['currentPassword'] },
-      );
-    }
-    assertAcceptablePassword(input.newPassword, 'newPassword');
-    const passwordHash = await hashPassword(input.newPassword);
-    const otherSessionsRevoked = await inTransaction(this.db, async (tx) => {
-      await q.updateUser(tx, environment.id, identity.userId, { password_hash: passwordHash, updated_at: this.now() });
-      return this.sessions.revokeAllForUser(environment, identity.userId, identity.sessionId, tx);
-    });
-    return { changed: true, otherSessionsRevoked };
   }
 
   /**
@@ -358,25 +298,6 @@ export class IdentityService {
   }
 
   /**
-   * The one password rule for a new password (sign-up, reset, invitation): the policy (400 naming
-   * `field`), checked before anything is spent or stored.
-   */
-  checkPassword(password: string, field?: string): void {
-    assertAcceptablePassword(password, field);
-  }
-
-  /** argon2id, as every stored password is. Hash before taking a lock: it takes tens of milliseconds. */
-  hashPassword(password: string): Promise<string> {
-    return hashPassword(password);
-  }
-
-  /** checkPassword, then hashPassword. */
-  async acceptPassword(password: string, field?: string): Promise<string> {
-    this.checkPassword(password, field);
-    return this.hashPassword(password);
-  }
-
-  /**
    * The account of an address an emailed secret has just proven (a magic link, an email code, a
    * reset link): created now, verified, if it is new; else the one a racing flow or the admin API
    * created first, whose address this proves.
@@ -421,16 +342,5 @@ export class IdentityService {
     };
     if (db.isTransaction) await claim(db as Transaction<Database>);
     else await inTransaction(this.db, claim);
-  }
-
-  /** Sets a new password hash in the caller's transaction (password reset), without the checks of a change. */
-  async setPasswordHash(
-    tx: Transaction<Database>,
-    environment: Environment,
-    userId: string,
-    passwordHash: string,
-    now: number,
-  ): Promise<void> {
-    await q.updateUser(tx, environment.id, userId, { password_hash: passwordHash, updated_at: now });
   }
 }

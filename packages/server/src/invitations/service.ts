@@ -3,6 +3,7 @@ import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import { emailKey, normalizeEmail } from '../identity/email.js';
 import type { IdentityService } from '../identity/service.js';
+import type { PasswordService } from '../identity/password-service.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { ApiError, apiError, userBanned } from '../lib/errors.js';
 import type { Mail } from '../mail/mail.js';
@@ -26,7 +27,8 @@ const LIST_LIMIT = 500;
 export interface InvitationServiceOptions {
   store: Store;
   access: OrganizationAccess;
-  identity: Pick<IdentityService, 'findUser' | 'findUserByEmail' | 'createVerifiedUserIn' | 'markEmailVerified' | 'acceptPassword'>;
+  identity: Pick<IdentityService, 'findUser' | 'findUserByEmail' | 'createVerifiedUserIn' | 'markEmailVerified'>;
+  passwords: Pick<PasswordService, 'acceptPassword'>;
   mail: Mail;
   now: () => number;
   baseUrl: string;
@@ -248,7 +250,7 @@ export class InvitationService {
     const status = invitationStatus(invitation, this.options.now());
     if (status !== 'pending') throw unusable(status);
     // Hashed before the lock: argon2 takes tens of milliseconds.
-    const passwordHash = input.password === undefined ? null : await this.options.identity.acceptPassword(input.password);
+    const passwordHash = input.password === undefined ? null : await this.options.passwords.acceptPassword(input.password);
 
     const user = await this.options.access.withOrganization(environment, { kind: 'backend' }, invitation.organization_id, async (tx) => {
       let user = await this.options.identity.findUserByEmail(tx, environment, invitation.email);

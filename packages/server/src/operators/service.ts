@@ -4,9 +4,8 @@ import { lockForUpdate, type Store } from '../db/index.js';
 import type { OperatorAuditLogTable } from '../db/schema.js';
 import type { Mail } from '../mail/mail.js';
 import { emailKeyOf, parseEmail } from '../identity/email.js';
-import { assertAcceptablePassword } from '../identity/password-policy.js';
-import { hashPassword } from '../identity/passwords.js';
 import type { IdentityService } from '../identity/service.js';
+import type { PasswordService } from '../identity/password-service.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
 import { normalizeOrigin } from '../tenancy/origin.js';
@@ -38,6 +37,7 @@ export interface OperatorServiceOptions {
   store: Store;
   tenancy: TenancyService;
   identity: IdentityService;
+  passwords: Pick<PasswordService, 'checkPassword' | 'hashPassword'>;
   baseUrl: string;
   now: () => number;
   /** Sends the operator invitations (the outbox is woken at their commit). */
@@ -160,7 +160,7 @@ export class OperatorService {
 
   /** Creates an operator from a setup link or an invitation; the link works once. */
   async setup(input: { token: string; email?: string | undefined; password: string; firstName?: string | undefined; lastName?: string | undefined }) {
-    assertAcceptablePassword(input.password);
+    this.options.passwords.checkPassword(input.password);
     const environment = await this.environment();
     const tokenHash = sha256Hex(input.token);
     const now = this.options.now();
@@ -169,7 +169,7 @@ export class OperatorService {
     if (!unchecked || unchecked.used_at !== null || (unchecked.expires_at !== null && unchecked.expires_at <= now)) {
       throw new ApiError('unauthenticated', INVALID_LINK);
     }
-    const passwordHash = await hashPassword(input.password);
+    const passwordHash = await this.options.passwords.hashPassword(input.password);
     const operatorExists = await this.hasOperator();
     const user = await inTransaction(this.db, async (tx) => {
       // One setup at a time, instance-wide: two printed links used at once would otherwise each lock

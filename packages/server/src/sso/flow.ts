@@ -19,7 +19,8 @@ import { holdLink } from './identity-queries.js';
 import type { HeldLink, IdentityRecorder } from './identity-service.js';
 import { SignInRefused } from './refusal.js';
 import { appleUserName } from './social/apple.js';
-import { isSocial, vouchesForEmail } from './social/trust.js';
+import { emailDomain, isSocial, vouchedFor, vouchesForEmail } from './social/trust.js';
+import { firstOf, WS_CLAIMS } from './saml/attributes.js';
 import * as q from './queries.js';
 import type { SamlReplayLedger } from './saml/index.js';
 
@@ -378,26 +379,4 @@ export class SsoFlowService {
     const list = environment.settings.authMethods.sso ? await this.options.connections.list(environment) : [];
     return list.map((c) => ({ id: c.id, name: c.name, type: c.type, domains: c.domains, provider: providerOf(c) }));
   }
-}
-
-/** Entra ID and AD FS name their attributes with WS-Federation claim URIs. */
-const WS_CLAIMS = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
-
-function firstOf(attributes: Record<string, string[]>, names: string[]): string | null {
-  for (const name of names) if (attributes[name]?.[0]) return attributes[name][0];
-  return null;
-}
-
-function emailDomain(email: string): string {
-  return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-}
-
-/**
- * OIDC and OAuth 2.0: a connection with domains vouches for the addresses at them that its IdP
- * verifies; a social one (no domains) for every address its provider verifies, when that provider
- * is one known to verify or its operator set trustEmailVerified.
- */
-function vouchedFor(connection: Connection, email: string | null): boolean {
-  if (connection.domains.length === 0) return vouchesForEmail(connection);
-  return email !== null && connection.domains.includes(emailDomain(email));
 }
