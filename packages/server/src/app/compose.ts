@@ -175,7 +175,8 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
   };
 
   // ---- webhooks: the worker signs with the endpoints' sealed secrets; the service wakes it
-  const { startWorker: _startWebhookWorker, ...webhookWorkerOptions } = options.webhooks ?? {};
+  // Whether the worker starts with the app is app.ts's to decide (`startWorker`).
+  const { startWorker: _startedByApp, ...webhookWorkerOptions } = options.webhooks ?? {};
   const endpointSecrets = new SecretBox(instanceSecret);
   const webhookWorker = new WebhookWorker(store, endpointSecrets, async (environmentId) => (await tenancy.getEnvironment(environmentId)).type, {
     log,
