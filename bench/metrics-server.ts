@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppOptions } from '../packages/server/src/app.js';
 import { FilesystemObjectStore } from '../packages/server/src/assets/filesystem-store.js';
 import { migrate, openStore } from '../packages/server/src/db/index.js';
-import { UnconfiguredTransport } from '../packages/server/src/flows/transport.js';
+import { UnconfiguredTransport } from '../packages/server/src/mail/transport.js';
 import { newSecret } from '../packages/server/src/lib/crypto.js';
 import { deriveSubkey } from '../packages/server/src/lib/cursor.js';
 import { Metrics } from '../packages/server/src/metrics/metrics.js';

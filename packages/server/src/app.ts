@@ -1,68 +1,55 @@
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { apiKeyRoutes } from './apikeys/routes.js';
 import { machineRoutes } from './machines/routes.js';
-import { MachineService } from './machines/service.js';
-import { MachineTokens } from './machines/tokens.js';
-import { assetRoutes, brandingRoutes, uploadAuthorizer } from './assets/routes.js';
-import { hostedRoutes } from './hosted/routes.js';
-import { HandoffService } from './hosted/service.js';
-import type { ObjectStore } from './assets/object-store.js';
 import { connectRedis, installCaches } from './app/caches.js';
-import { createFramework } from './app/framework.js';
-import { buildServices } from './app/services.js';
-import type { Config } from './config.js';
-import type { Metrics } from './metrics/metrics.js';
-import { installMetrics } from './metrics/plugin.js';
+import { compose } from './app/compose.js';
+import { createFramework, type RegisteredRoute } from './app/framework.js';
+import type { AppOptions } from './app/options.js';
+import { assetRoutes, brandingRoutes, uploadAuthorizer } from './assets/routes.js';
+import { handoffRoutes } from './auth/handoff-routes.js';
+import { invitationAuthRoutes } from './auth/invitation-routes.js';
+import { passwordRoutes } from './auth/password-routes.js';
+import { authFlowRoutes } from './auth/passwordless-routes.js';
+import { sessionAuthRoutes, switchOrganizationRoutes } from './auth/session-routes.js';
+import { ssoAuthRoutes } from './auth/sso-routes.js';
+import { DEFAULT_AUDIT_RETENTION_DAYS } from './config.js';
 import { changeFeed } from './db/changes.js';
-import type { Store } from './db/index.js';
-import type { RowCacheOptions } from './db/row-cache.js';
+import { hostedRoutes } from './hosted/routes.js';
 import { installCors } from './http/cors.js';
 import { credentialsPlugin } from './http/credentials.js';
 import { healthRoutes } from './http/health.js';
+import { ProxyWarning, proxyWarningPlugin } from './http/proxy-warning.js';
 import { identityRoutes } from './identity/routes.js';
-import { sha256Hex } from './lib/crypto.js';
-import { deriveSubkey } from './lib/cursor.js';
-import { authFlowRoutes } from './flows/auth-routes.js';
-import { Mailbox } from './flows/mailbox.js';
-import { outboxRoutes } from './flows/routes.js';
-import { FlowService } from './flows/service.js';
-import type { MailTransport } from './flows/transport.js';
-import { OutboxWorker, type WorkerOptions } from './flows/worker.js';
-import { memberRoutes } from './organizations/member-routes.js';
 import { mfaRoutes, organizationMfaGate } from './mfa/routes.js';
-import { invitationRoutes } from './invitations/routes.js';
-import { InvitationService } from './invitations/service.js';
 import { domainRoutes } from './invitations/domain-routes.js';
+import { invitationRoutes } from './invitations/routes.js';
+import { sha256Hex } from './lib/crypto.js';
+import { outboxRoutes } from './mail/routes.js';
+import type { OutboxWorker } from './mail/worker.js';
+import { installMetrics } from './metrics/plugin.js';
+import { auditPlugin } from './operators/audit.js';
+import { consoleRoutes } from './operators/console.js';
+import { mirrorSecretKeyRoutes } from './operators/mirror.js';
+import { operatorRoutes } from './operators/routes.js';
+import type { OperatorService } from './operators/service.js';
+import { memberRoutes } from './organizations/member-routes.js';
 import { roleRoutes } from './organizations/role-routes.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { platformRoutes } from './platform/routes.js';
-import { auditPlugin } from './operators/audit.js';
-import { mirrorSecretKeyRoutes } from './operators/mirror.js';
-import { operatorRoutes } from './operators/routes.js';
-import { OperatorService } from './operators/service.js';
-import { consoleRoutes } from './operators/console.js';
 import { rateLimitPlugin } from './ratelimit/plugin.js';
-import type { Clock } from './ratelimit/window.js';
-import type { TenancyCacheOptions } from './tenancy/cache.js';
 import { sessionRoutes } from './sessions/routes.js';
-import { tenancyRoutes } from './tenancy/routes.js';
-import { ProxyWarning, proxyWarningPlugin } from './http/proxy-warning.js';
-import { DEFAULT_AUDIT_RETENTION_DAYS } from './config.js';
-import { ssoRoutes } from './sso/routes.js';
-import { SsoConnectionService, type SsoTestHooks } from './sso/service.js';
-import { SsoFlowService } from './sso/flow.js';
-import { SsoIdentityService } from './sso/identity-service.js';
 import { userIdentityRoutes } from './sso/identity-routes.js';
+import { ssoCallbackRoutes, ssoConnectionRoutes } from './sso/routes.js';
+import { tenancyRoutes } from './auth/environment-routes.js';
 import type { TenancyService } from './tenancy/service.js';
+import { requestRatePlugin, type RequestRate } from './usage/request-rate.js';
 import { usageRoutes } from './usage/routes.js';
-import { RequestRate, requestRatePlugin } from './usage/request-rate.js';
 import { webhookRoutes } from './webhooks/routes.js';
-import { WebhookService } from './webhooks/service.js';
-import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/worker.js';
-import type { RegisteredRoute } from './app/framework.js';
+import type { WebhookWorker } from './webhooks/worker.js';
 
 export { DEFAULT_REDIS_PREFIX } from './app/caches.js';
 export { JSON_BODY_LIMIT, type RegisteredRoute } from './app/framework.js';
+export type { AppOptions } from './app/options.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -79,98 +66,27 @@ declare module 'fastify' {
   }
 }
 
-export interface AppOptions {
-  config: Pick<Config, 'baseUrl'>;
-  store: Store;
-  platformKey: string;
-  instanceSecret: string;
-  /** Where images live: openObjectStore(config, instanceSecret) in production. */
-  objectStore: ObjectStore;
-  logger?: FastifyServerOptions['logger'];
-  mail: {
-    /** Delivery for production environments; development mail is captured, never sent. */
-    transport: MailTransport;
-    /** Tests drive the worker by hand (`app.outbox.drain()`). */
-    startWorker?: boolean;
-    worker?: WorkerOptions;
-  };
-  /** Redis for the shared rate-limit window and cross-node cache invalidation. Unset: per node. */
-  redis?: { url: string; prefix?: string; commandTimeoutMs?: number; heartbeatMs?: number } | undefined;
-  /** `false` turns the limiter off (the benchmark's baseline). */
-  rateLimit?: false | { clock?: Clock; granularityMs?: number; redisUsesClock?: boolean };
-  /** Sign-in throttling's clock (tests); with `redisUsesClock` the Redis script uses it too. */
-  throttle?: { clock?: Clock; redisUsesClock?: boolean };
-  /**
-   * Proxies (addresses, CIDR blocks, `loopback`…) whose X-Forwarded-For names the client. Unset:
-   * the client address is the socket's peer.
-   */
-  trustProxy?: string[] | undefined;
-  /** `false` turns the caches off: credentials, and the sessions and organization lists of `/v1/me*`. */
-  cache?: false | (TenancyCacheOptions & { rows?: RowCacheOptions });
-  /** Webhook delivery; `startWorker: false` leaves the worker to be driven by hand (tests). */
-  webhooks?: (WebhookWorkerOptions & { startWorker?: boolean }) | undefined;
-  /** Tests only: SSO presets pointed at local IdPs, and the fetch OIDC uses; by default the real providers. */
-  sso?: SsoTestHooks | undefined;
-  /** Days the operators' audit log keeps an entry (AUDIT_RETENTION_DAYS); null keeps all. Default 365. */
-  auditRetentionDays?: number | null | undefined;
-  /** Prometheus metrics (METRICS_PORT); main.ts serves them on their own listener. */
-  metrics?: Metrics | undefined;
-  /** The clock of time-dependent rules (token expiry, refresh grace, session lifetime); tests inject one. */
-  now?: () => number;
-}
-
 /**
  * The whole service as one Fastify app over the given store and secrets: the framework, the shared
- * Redis link and caches, the services, then each domain's routes. main.ts is the only caller that
- * reads configuration; tests build the same app.
+ * Redis link and caches, the services (built in app/compose.ts, the composition root), then the
+ * plugins and each domain's routes, in the order the OpenAPI document lists them. main.ts is the
+ * only caller that reads configuration; tests build the same app.
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = await createFramework(options);
   if (options.metrics) installMetrics(app, options.metrics);
   const redis = await connectRedis(app, options);
-  const {
-    tenancy,
-    cursors,
-    now,
-    usage,
-    keys,
-    tokens,
-    assets,
-    limiter,
-    link,
-    sessions,
-    throttle,
-    identity,
-    mfa,
-    signUpVerification,
-    organizations,
-    organizationAccess,
-    members,
-    domains,
-    membershipRequests,
-    roles,
-    apiKeys,
-    verifyAccessToken,
-    setOutboxWake,
-    signatureThread,
-  } = buildServices(options, redis, installCaches(app, options, redis), app.log);
+  const s = compose(options, redis, installCaches(app, options, redis), app.log);
+  const { tenancy, cursors, now, operators, ways, outbox, webhookWorker, mfa } = s;
 
   // A rotation on another node reaches this one as an environment change.
   const unsubscribeKeys = changeFeed(options.store.db).subscribe((change) => {
-    if (change.kind === 'environment') keys.forget(change.environmentId);
+    if (change.kind === 'environment') s.keys.forget(change.environmentId);
   });
   app.addHook('onClose', async () => void unsubscribeKeys());
-  app.addHook('onClose', () => signatureThread.close());
+  app.addHook('onClose', () => s.signatureThread.close());
 
   const registerMirrors = mirrorSecretKeyRoutes(app);
-  const operators = new OperatorService({
-    store: options.store,
-    tenancy,
-    identity,
-    baseUrl: options.config.baseUrl,
-    now,
-    wake: () => app.outbox.wake(),
-  });
   app.decorate('operators', operators);
   // Entries past the retention are deleted at start and then hourly, on every node (the delete is idempotent).
   const retentionDays = options.auditRetentionDays === undefined ? DEFAULT_AUDIT_RETENTION_DAYS : options.auditRetentionDays;
@@ -190,7 +106,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(credentialsPlugin, {
     tenancy,
     platformKeyHash: sha256Hex(options.platformKey),
-    verifyAccessToken,
+    verifyAccessToken: (token, request) => s.sessions.verifyAccessToken(token, request),
     operators: {
       environmentId: async () => (await operators.operatorsEnvironment()).environment.id,
       isReserved: (id) => operators.isReserved(id),
@@ -202,86 +118,50 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(proxyWarningPlugin, {
     warning: new ProxyWarning(!!options.trustProxy?.length, now, (message) => app.log.warn(message)),
   });
-  // Shared through Redis when configured, so the console's chart counts every node.
-  const rate = new RequestRate(now, redis ? { redis: redis.command, prefix: redis.prefix, log: app.log } : undefined);
-  app.decorate('requestRate', rate);
-  await app.register(requestRatePlugin, { rate });
-  if (limiter) await app.register(rateLimitPlugin, { limiter });
-  await app.register(healthRoutes, { store: options.store, redis: link ? () => link.state : undefined });
-  const ssoConnections = new SsoConnectionService(options.store, options.instanceSecret, options.config.baseUrl, now, options.sso);
-  const ssoIdentities = new SsoIdentityService({ store: options.store, identity, now });
-  identity.onAddressProven((tx, environment, userId) => ssoIdentities.dropUntrusted(tx, environment, userId));
-  const ssoFlows = new SsoFlowService({
-    store: options.store,
-    connections: ssoConnections,
-    identity,
-    sessions,
-    tenancy,
-    baseUrl: options.config.baseUrl,
-    now,
-    identities: ssoIdentities,
-  });
-  await app.register(tenancyRoutes, { ssoConnections: (environment) => ssoFlows.publicList(environment) });
-  await app.register(ssoRoutes, { connections: ssoConnections, flows: ssoFlows, tenancy, baseUrl: options.config.baseUrl });
-  await app.register(userIdentityRoutes, { identities: ssoIdentities, flows: ssoFlows });
+  app.decorate('requestRate', s.requestRate);
+  await app.register(requestRatePlugin, { rate: s.requestRate });
+  if (s.limiter) await app.register(rateLimitPlugin, { limiter: s.limiter });
+  await app.register(healthRoutes, { store: options.store, redis: redis ? () => redis.state : undefined });
+  await app.register(tenancyRoutes, { ssoConnections: (environment) => s.ssoFlows.publicList(environment) });
+  await app.register(ssoConnectionRoutes, { connections: s.ssoConnections, tenancy });
+  await app.register(ssoAuthRoutes, { flows: s.ssoFlows, sso: ways.sso });
+  await app.register(ssoCallbackRoutes, { flows: s.ssoFlows, baseUrl: options.config.baseUrl });
+  await app.register(userIdentityRoutes, { identities: s.ssoIdentities, flows: s.ssoFlows });
   await app.register(platformRoutes, { tenancy, cursors });
   await app.register(assetRoutes, {
-    assets,
+    assets: s.assets,
     authorizeUpload: uploadAuthorizer((environment, session, permission, action) =>
-      organizations.assertCurrentPermission(environment, session, permission, action),
+      s.organizations.assertCurrentPermission(environment, session, permission, action),
     ),
   });
-  await app.register(brandingRoutes, { assets });
-  await app.register(sessionRoutes, { sessions, keys, tokens, tenancy });
+  await app.register(brandingRoutes, { assets: s.assets });
+  await app.register(sessionAuthRoutes, { sessions: s.sessions });
+  await app.register(sessionRoutes, { sessions: s.sessions, keys: s.keys, tokens: s.tokens, tenancy });
+  await app.register(passwordRoutes, { identity: s.identity, password: ways.password, signUpVerification: ways.signUpVerification });
   await app.register(identityRoutes, {
-    identity,
-    signUpVerification,
+    identity: s.identity,
+    passwords: s.passwords,
     cursors,
-    meOrganizations: (environment, session) => organizations.meOrganizations(environment, session),
+    meOrganizations: (environment, session) => s.organizations.meOrganizations(environment, session),
     recentlyVerified: (session) => (tx, environment) => mfa.requireRecentVerification(environment, session, tx),
   });
-  await app.register(organizationRoutes, { organizations, sessions, cursors });
-  await app.register(mfaRoutes, { mfa, identity });
-  await app.register(memberRoutes, { members, cursors });
-  await app.register(roleRoutes, { roles, tenancy });
-  await app.register(usageRoutes, { usage, now, rate, tenancy });
-  await app.register(outboxRoutes, { mailbox: new Mailbox(options.store), tenancy, cursors });
-  // API keys and machines (issue 39).
-  await app.register(apiKeyRoutes, { apiKeys, cursors });
-  const machines = new MachineService(options.store, tenancy, new MachineTokens(keys, tokens, now, signatureThread), now);
-  await app.register(machineRoutes, { machines });
+  await app.register(switchOrganizationRoutes, { sessions: s.sessions, organizations: s.organizations });
+  await app.register(organizationRoutes, { organizations: s.organizations, sessions: s.sessions, cursors });
+  await app.register(mfaRoutes, { mfa, identity: s.identity });
+  await app.register(memberRoutes, { members: s.members, cursors });
+  await app.register(roleRoutes, { roles: s.roles, tenancy });
+  await app.register(usageRoutes, { usage: s.usage, now, rate: s.requestRate, tenancy });
+  await app.register(outboxRoutes, { mailbox: s.mailbox, tenancy, cursors });
+  await app.register(apiKeyRoutes, { apiKeys: s.apiKeys, cursors });
+  await app.register(machineRoutes, { machines: s.machines });
 
-  const outbox = new OutboxWorker(options.store, options.mail.transport, { log: app.log, ...options.mail.worker });
   app.decorate('outbox', outbox);
-  setOutboxWake(() => outbox.wake());
-  const flows = new FlowService({
-    throttle,
-    store: options.store,
-    identity,
-    sessions,
-    tenancy,
-    now,
-    codeKey: deriveSubkey(options.instanceSecret, 'email-codes'),
-    wake: () => outbox.wake(),
-  });
-  await app.register(authFlowRoutes, { flows });
-  const invitations = new InvitationService({
-    store: options.store,
-    access: organizationAccess,
-    identity,
-    sessions,
-    tenancy,
-    now,
-    baseUrl: options.config.baseUrl,
-    wake: () => outbox.wake(),
-  });
-  await app.register(invitationRoutes, { invitations, members });
-  await app.register(domainRoutes, { domains, requests: membershipRequests, members });
-  await app.register(hostedRoutes, {
-    handoff: new HandoffService({ store: options.store, sessions, identity, now }),
-    tenancy,
-    baseUrl: options.config.baseUrl,
-  });
+  await app.register(authFlowRoutes, { passwordless: ways.passwordless, reset: ways.reset });
+  await app.register(invitationRoutes, { invitations: s.invitations, members: s.members });
+  await app.register(invitationAuthRoutes, { invitation: ways.invitation });
+  await app.register(domainRoutes, { domains: s.domains, requests: s.membershipRequests, members: s.members });
+  await app.register(handoffRoutes, { handoff: ways.handoff });
+  await app.register(hostedRoutes, { tenancy, baseUrl: options.config.baseUrl });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
   // The workers stop when the close begins, alongside the requests' drain, not after it: their
   // grace and the drain then share the shutdown's time.
@@ -292,26 +172,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     options.mail.transport.close();
   });
 
-  const { startWorker: startWebhookWorker, ...webhookWorkerOptions } = options.webhooks ?? {};
-  const webhookService = new WebhookService(options.store, options.instanceSecret, now, {
-    deliverNow: () => webhookWorker.deliverNow(),
-    endpointsChanged: (environmentId) => webhookWorker.endpointsChanged(environmentId),
-  });
-  const webhookWorker: WebhookWorker = new WebhookWorker(
-    options.store,
-    webhookService,
-    async (environmentId) => (await tenancy.getEnvironment(environmentId)).type,
-    {
-      log: app.log,
-      ...(options.metrics ? { observe: options.metrics.webhookDelivery.bind(options.metrics) } : {}),
-      ...webhookWorkerOptions,
-    },
-  );
   app.decorate('webhooks', webhookWorker);
-  await app.register(webhookRoutes, { webhooks: webhookService, tenancy, cursors });
+  await app.register(webhookRoutes, { webhooks: s.webhooks, tenancy, cursors });
   // Events this node commits are fanned out soon, not at the next poll (unless their environment has no endpoint).
   const unwake = changeFeed(options.store.db).onEventsCommitted((environmentIds) => webhookWorker.eventsCommitted(environmentIds));
-  if (startWebhookWorker !== false) app.addHook('onReady', async () => webhookWorker.start());
+  if (options.webhooks?.startWorker !== false) app.addHook('onReady', async () => webhookWorker.start());
   let webhooksStopped: Promise<void> | undefined;
   app.addHook('preClose', async () => void (webhooksStopped = webhookWorker.stop()));
   app.addHook('onClose', async () => {

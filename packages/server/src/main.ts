@@ -4,7 +4,7 @@ import { describeObjectStore, openObjectStore } from './assets/stores.js';
 import { checkInstanceSecret, ensureDefaultProject, loadInstanceSecrets, type DefaultProject } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, openStore } from './db/index.js';
-import { SmtpTransport, UnconfiguredTransport } from './flows/transport.js';
+import { SmtpTransport, UnconfiguredTransport } from './mail/transport.js';
 import { loggerOptions } from './http/logging.js';
 import { Metrics } from './metrics/metrics.js';
 import { listenForScrapes } from './metrics/plugin.js';

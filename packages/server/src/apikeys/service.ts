@@ -38,6 +38,11 @@ export interface ApiKeyServiceOptions {
   assertRecentVerification: RecentVerificationCheck;
 }
 
+/** Deletes every key of a user or an organization in the caller's transaction (the owner is being deleted). */
+export function deleteApiKeysOf(tx: Tx, environment: Environment, owner: { userId: string } | { organizationId: string }): Promise<void> {
+  return q.deleteKeysOf(tx, environment.id, owner);
+}
+
 function refused(): ApiError {
   return new ApiError('unauthenticated', 'Unknown, revoked or expired API key. Create a new key, and send it exactly as it was shown.');
 }
@@ -221,8 +226,8 @@ export class ApiKeyService {
    * In the transaction that deletes a user (its row locked) or an organization (its row locked):
    * their keys go with them, and every node drops them.
    */
-  async deleteAllOf(tx: Tx, environment: Environment, owner: { userId: string } | { organizationId: string }): Promise<void> {
-    await q.deleteKeysOf(tx, environment.id, owner);
+  deleteAllOf(tx: Tx, environment: Environment, owner: { userId: string } | { organizationId: string }): Promise<void> {
+    return deleteApiKeysOf(tx, environment, owner);
   }
 
   // ---- verification

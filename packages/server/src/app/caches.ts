@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppOptions } from '../app.js';
+import type { AppOptions } from './options.js';
 import { KeyCache } from '../apikeys/cache.js';
 import { changeFeed, parseChange, withAnnouncementScope, type AnnouncementScope } from '../db/changes.js';
 import { RedisLink } from '../lib/redis.js';

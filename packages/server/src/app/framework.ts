@@ -10,7 +10,7 @@ import { requestIdGenerator } from '../http/logging.js';
 import { installSecurityHeaders, securityHeaders } from '../http/security-headers.js';
 import { lazily, validatorCompiler } from '../http/validation.js';
 import { ApiError } from '../lib/errors.js';
-import type { AppOptions } from '../app.js';
+import type { AppOptions } from './options.js';
 
 export type RegisteredRoute = DocumentedRoute;
 

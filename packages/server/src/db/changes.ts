@@ -1,18 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { parseChange, type Change } from '../lib/change.js';
 
-/**
- * A committed change to rows that nodes cache (credentials, sessions, users, organization lists).
- * `organizations` without a user means every organization list of the environment.
- */
-export type Change =
-  | { kind: 'environment'; environmentId: string }
-  | { kind: 'session'; environmentId: string; sessionId: string }
-  | { kind: 'user'; environmentId: string; userId: string }
-  | { kind: 'organizations'; environmentId: string; userId?: string }
-  /** An API key revoked: nodes that cached its verification drop it (apikeys/cache.ts). */
-  | { kind: 'apiKey'; environmentId: string; keyId: string };
+export { parseChange, type Change };
 
 type Listener = (change: Change) => void;
 
@@ -49,7 +40,7 @@ export class ChangeFeed {
   }
 
   /**
-   * Hears that this process committed webhook events (the outbox, webhooks/events.ts), so that its
+   * Hears that this process committed webhook events (the outbox, db/events.ts), so that its
    * worker sends them now rather than at its next poll. Not relayed: each node sends its own.
    */
   onEventsCommitted(listener: (environmentIds: readonly string[]) => void): () => void {
@@ -136,7 +127,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 const feeds = new WeakMap<Kysely<Database>, ChangeFeed>();
 /** What a transaction opened with inTransaction has to announce once it commits. */
-const pending = new WeakMap<Transaction<Database>, { changes: Change[]; events: string[] }>();
+const pending = new WeakMap<Transaction<Database>, { changes: Change[]; events: string[]; committed: (() => void)[] }>();
 
 /** The change feed of a database handle (the store's `db`). */
 export function changeFeed(db: Kysely<Database>): ChangeFeed {
@@ -170,9 +161,17 @@ export function eventRecorded(db: Db, environmentId: string): void {
   announced.events.push(environmentId);
 }
 
+/** Runs `then` once `db`'s transaction has committed (at once outside one): a wake for a worker, say. */
+export function afterCommit(db: Db, then: () => void): void {
+  if (!db.isTransaction) return then();
+  const announced = pending.get(db as Transaction<Database>);
+  if (!announced) throw new Error('afterCommit() needs a transaction opened with inTransaction().');
+  announced.committed.push(then);
+}
+
 /** Runs `work` in a transaction and, once it has committed, announces the changes made in it. */
 export async function inTransaction<T>(db: Kysely<Database>, work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
-  const announced = { changes: [] as Change[], events: [] as string[] };
+  const announced = { changes: [] as Change[], events: [] as string[], committed: [] as (() => void)[] };
   const result = await db.transaction().execute((tx) => {
     pending.set(tx, announced);
     return work(tx);
@@ -183,34 +182,7 @@ export async function inTransaction<T>(db: Kysely<Database>, work: (tx: Transact
   } finally {
     // After the caches' announcements, which matter more; a wake is only a hurry (polls find the events).
     if (announced.events.length > 0) feed.eventsCommitted(announced.events);
+    for (const then of announced.committed) then();
   }
   return result;
-}
-
-const KINDS = new Set(['environment', 'session', 'user', 'organizations', 'apiKey']);
-
-/** Parses a change relayed by another node; undefined when it is not one. */
-export function parseChange(message: string): Change | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(message);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { kind, environmentId, sessionId, userId, keyId } = value as Record<string, unknown>;
-  if (typeof kind !== 'string' || !KINDS.has(kind) || typeof environmentId !== 'string') return undefined;
-  switch (kind) {
-    case 'environment':
-      return { kind, environmentId };
-    case 'session':
-      return typeof sessionId === 'string' ? { kind, environmentId, sessionId } : undefined;
-    case 'user':
-      return typeof userId === 'string' ? { kind, environmentId, userId } : undefined;
-    case 'apiKey':
-      return typeof keyId === 'string' ? { kind, environmentId, keyId } : undefined;
-    default:
-      if (userId === undefined) return { kind: 'organizations', environmentId };
-      return typeof userId === 'string' ? { kind: 'organizations', environmentId, userId } : undefined;
-  }
 }

@@ -1,51 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { HandoffRedirect, SignedIn } from '@gatehouse/contract';
 import { Type } from 'typebox';
-import { environmentOf, sessionOf } from '../http/credentials.js';
-import { requestContext } from '../http/request-context.js';
+import { validateRedirectUrl } from '../tenancy/redirect.js';
 import { apiError } from '../lib/errors.js';
 import type { TenancyService } from '../tenancy/service.js';
+import type { Environment } from '../tenancy/settings.js';
 import { HOSTED_CSP, HOSTED_PAGES, hostedBundle, renderPage, type HostedPage } from './page.js';
-import type { HandoffService } from './service.js';
 
-const Token = Type.String({ minLength: 1, maxLength: 512 });
+/** The refusal a hosted page shows for a redirect_url outside the origin lock, or null. */
+function redirectProblem(environment: Environment, redirectUrl: string | undefined): string | null {
+  if (redirectUrl === undefined) return null;
+  try {
+    validateRedirectUrl(environment, redirectUrl);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message.replace(/^redirectUrl/, 'The redirect_url') : 'The redirect_url is not allowed.';
+  }
+}
 
-export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; tenancy: TenancyService; baseUrl: string }> = async (
-  app,
-  { handoff, tenancy, baseUrl },
-) => {
-  app.post(
-    '/v1/auth/handoff',
-    {
-      config: { credentials: ['publishable'] },
-      schema: {
-        summary: 'Exchange a hosted page\'s one-time handoff token (#__gh_handoff=) for a session',
-        description: 'The token is single-use, valid 60 s, and only in the environment whose hosted page issued it.',
-        tags: ['auth'],
-        body: Type.Object({ token: Token }, { additionalProperties: false }),
-        response: { 200: SignedIn },
-      },
-    },
-    async (request) => handoff.exchange(environmentOf(request), request.body.token, requestContext(request)),
-  );
-
-  app.post(
-    '/v1/me/handoff',
-    {
-      config: { credentials: ['session'] },
-      schema: {
-        summary: 'A hosted page hands the signed-in user to redirectUrl (origin lock) with a one-time token',
-        tags: ['me'],
-        body: Type.Object({ redirectUrl: Type.String({ minLength: 1, maxLength: 2048 }) }, { additionalProperties: false }),
-        response: { 200: HandoffRedirect },
-      },
-    },
-    async (request) => {
-      const { environment, session } = sessionOf(request);
-      return handoff.create(environment, session, request.body.redirectUrl);
-    },
-  );
-
+export const hostedRoutes: FastifyPluginAsyncTypebox<{ tenancy: TenancyService; baseUrl: string }> = async (app, { tenancy, baseUrl }) => {
   app.get('/hosted/assets/hosted.js', { schema: { summary: 'The hosted pages\' script (JavaScript)', tags: ['hosted'] } }, async (_request, reply) => {
     const script = await hostedBundle().catch(() => {
       throw apiError('unavailable', 'The hosted pages are not built. Run `npm install` (or `npm run build -w packages/react`).');
@@ -82,7 +54,7 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ handoff: HandoffService; 
         // API calls (and the password typed into it) at another server.
         baseUrl,
         redirectUrl,
-        redirectError: handoff.redirectProblem(environment, redirectUrl ?? undefined),
+        redirectError: redirectProblem(environment, redirectUrl ?? undefined),
         applicationName: project.name,
         logoUrl: project.logo_url,
       });

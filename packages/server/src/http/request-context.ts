@@ -1,5 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import type { RequestContext } from '../sessions/service.js';
+
+export interface RequestContext {
+  /** The request's Origin header, when there was one; becomes the `azp` claim. */
+  origin: string | undefined;
+  userAgent?: string | undefined;
+}
 
 /** What a session remembers of the request that created or refreshed it. */
 export function requestContext(request: FastifyRequest): RequestContext {

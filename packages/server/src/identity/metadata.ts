@@ -1,5 +1,8 @@
 import type { Metadata } from '@gatehouse/contract';
 import { apiError } from '../lib/errors.js';
+import { exceedsDepth } from '../lib/json.js';
+
+export { exceedsDepth };
 
 /** Each metadata object's most, as UTF-8 JSON. */
 export const METADATA_MAX_BYTES = 8 * 1024;
@@ -12,17 +15,6 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/**
- * Whether `value` nests deeper than `max` levels (an object or array is one level). The recursion
- * stops at `max`: a body of 500,000 nested arrays (JSON.parse takes it) overflows no stack here,
- * while JSON.stringify would.
- */
-export function exceedsDepth(value: unknown, max: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (max <= 0) return true;
-  for (const child of Object.values(value)) if (exceedsDepth(child, max - 1)) return true;
-  return false;
-}
 
 /** The stored text of a metadata object, or a 400 naming the field. */
 export function metadataText(value: unknown, field: MetadataField): string {

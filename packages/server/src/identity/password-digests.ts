@@ -3,7 +3,12 @@ import { createCipheriv, pbkdf2, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { apiError } from '../lib/errors.js';
 import { requireLazily } from '../lib/lazy.js';
-import { ARGON2_OPTIONS } from './passwords.js';
+
+/**
+ * argon2id with the OWASP minimum: 19 MiB, 2 passes, 1 lane. @node-rs/argon2 runs each hash on the
+ * libuv thread pool, so hashing never blocks the event loop.
+ */
+export const ARGON2_OPTIONS = { algorithm: 2 as const, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 
 /**
  * Password digests imported from another system (POST /v1/users with passwordDigest and

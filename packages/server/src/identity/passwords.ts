@@ -1,12 +1,8 @@
 import { hash, verify } from '@node-rs/argon2';
 import { randomBytes } from 'node:crypto';
-import { needsRehash, verifyStoredHash } from './password-digests.js';
+import { ARGON2_OPTIONS, needsRehash, verifyStoredHash } from './password-digests.js';
 
-/**
- * argon2id with the OWASP minimum: 19 MiB, 2 passes, 1 lane. @node-rs/argon2 runs each hash on the
- * libuv thread pool, so hashing never blocks the event loop.
- */
-export const ARGON2_OPTIONS = { algorithm: 2 as const, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+export { ARGON2_OPTIONS };
 
 export function hashPassword(password: string): Promise<string> {
   // Options are typed with a const enum, which isolatedModules cannot import; 2 is Argon2id.

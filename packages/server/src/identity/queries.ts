@@ -5,7 +5,8 @@ import { lockForUpdate, type Store } from '../db/index.js';
 import { crossTenant } from '../db/tenant-scope.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database } from '../db/schema.js';
-import { atomically, insertWithEvent, readUserData, recordEvent, userData } from '../webhooks/events.js';
+import { atomically, insertWithEvent, recordEvent } from '../db/events.js';
+import { readUserData, userData } from './event-data.js';
 import { emailKey } from './email.js';
 import { searchNeedle, searchText, TRIGRAM } from './search.js';
 

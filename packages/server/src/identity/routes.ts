@@ -9,11 +9,6 @@ import {
   PasswordChanged,
   ProfileUpdateBody,
   SessionsRevoked,
-  SignedIn,
-  SignInBody,
-  SignUpBody,
-  SignUpPending,
-  SignUpVerifyBody,
   SessionUser,
   UpdateUserBody,
   UpdateUserMetadataBody,
@@ -25,11 +20,10 @@ import { environmentOf, sessionOf, type SessionIdentity } from '../http/credenti
 import { apiError } from '../lib/errors.js';
 import { IdParams, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
-import { requestContext } from '../http/request-context.js';
 import type { Environment } from '../tenancy/settings.js';
 import { Password } from './fields.js';
+import type { PasswordService } from './password-service.js';
 import type { IdentityService, UserDeletionGuard } from './service.js';
-import type { SignUpVerification } from '../flows/sign-up-verification.js';
 import { importUsers } from './import.js';
 
 /** The bulk import's body limit: 1,000 rows, metadata included. */
@@ -48,8 +42,7 @@ const noOrganizations: MeOrganizationsProvider = async () => ({ organizations: [
 
 export interface IdentityRouteOptions {
   identity: IdentityService;
-  /** Sign-up when the environment requires a verified email. */
-  signUpVerification: SignUpVerification;
+  passwords: Pick<PasswordService, 'changePassword'>;
   cursors: CursorCodec;
   meOrganizations?: MeOrganizationsProvider | undefined;
   /**
@@ -59,77 +52,12 @@ export interface IdentityRouteOptions {
   recentlyVerified: (session: SessionIdentity) => UserDeletionGuard;
 }
 
-const publishable = { credentials: ['publishable'] } as const;
 const secret = { credentials: ['secret'] } as const;
 const session = { credentials: ['session'] } as const;
 
 export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = async (app, options) => {
-  const { identity, cursors, signUpVerification } = options;
+  const { identity, passwords, cursors } = options;
   const meOrganizations = options.meOrganizations ?? noOrganizations;
-
-  // ---- /v1/auth (publishable key)
-
-  app.post(
-    '/v1/auth/signup',
-    {
-      config: publishable,
-      schema: {
-        summary:
-          'Create an account with email and password, and sign it in; or, when the environment requires a verified email, email a code first',
-        description:
-          'With emailVerification "required" the answer is 202 {status:"verification_required", signUpId} and a 6-digit code is emailed, identically whether or not the address has an account; POST /v1/auth/signup/verify creates the account.',
-        tags: ['auth'],
-        body: SignUpBody,
-        response: { 201: SignedIn, 202: SignUpPending },
-      },
-    },
-    async (request, reply) => {
-      const environment = environmentOf(request);
-      if (environment.settings.emailVerification === 'required') {
-        identity.assertSignUpOpen(environment);
-        return reply.code(202).send(await signUpVerification.start(environment, request.body));
-      }
-      const { user, session } = await identity.signUp(environment, request.body, requestContext(request));
-      return reply.code(201).send({ user: { id: user.id, email: user.email }, session });
-    },
-  );
-
-  app.post(
-    '/v1/auth/signup/verify',
-    {
-      config: publishable,
-      schema: {
-        summary: 'Finish a verified sign-up with the emailed code: creates the account and signs it in',
-        tags: ['auth'],
-        body: SignUpVerifyBody,
-        response: { 201: SignedIn },
-      },
-    },
-    async (request, reply) => {
-      const environment = environmentOf(request);
-      identity.assertSignUpOpen(environment);
-      return reply.code(201).send(await signUpVerification.verify(environment, request.body, requestContext(request), request.ip));
-    },
-  );
-
-  app.post(
-    '/v1/auth/signin',
-    {
-      config: publishable,
-      schema: {
-        summary: 'Sign in with email and password',
-        description:
-          'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time. Repeated failures for one address or from one client address are refused for a while with 429 rate_limited and Retry-After.',
-        tags: ['auth'],
-        body: SignInBody,
-        response: { 200: SignedIn },
-      },
-    },
-    async (request) => {
-      const { user, session } = await identity.signIn(environmentOf(request), request.body, requestContext(request), request.ip);
-      return { user: { id: user.id, email: user.email }, session };
-    },
-  );
 
   // ---- /v1/me (session access token)
 
@@ -207,7 +135,7 @@ export const identityRoutes: FastifyPluginAsyncTypebox<IdentityRouteOptions> = a
     },
     async (request) => {
       const { environment, session: current } = sessionOf(request);
-      return identity.changePassword(environment, current, request.body);
+      return passwords.changePassword(environment, current, request.body);
     },
   );
 

@@ -6,14 +6,11 @@ import type { Database } from '../db/schema.js';
 import type { ImageUrlCheck } from '../assets/image-url.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound, userBanned } from '../lib/errors.js';
-import { PASSWORD_ACCOUNT, PASSWORD_CLIENT } from '../ratelimit/throttle-policies.js';
-import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
-import type { RequestContext, SessionService, SessionTokens } from '../sessions/service.js';
+import type { SessionService } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
-import { emailKey, emailKeyOf, normalizeEmail, parseEmail } from './email.js';
+import { emailKey, emailKeyOf, normalizeEmail } from './email.js';
 import { assertAcceptablePassword } from './password-policy.js';
-import { hashPassword, verifyPassword } from './passwords.js';
-import { needsRehash } from './password-digests.js';
+import { hashPassword } from './passwords.js';
 import * as q from './queries.js';
 import { userView } from './views.js';
 import {
@@ -49,16 +46,6 @@ export type UserDeletionGuard = (tx: Transaction<Database>, environment: Environ
 /** Stores a new user's imported TOTP secret in the transaction that creates the user (mfa/ supplies it). */
 export type ImportedTotpWriter = (tx: Transaction<Database>, environment: Environment, userId: string, totpSecret: string) => Promise<void>;
 
-const INVALID_CREDENTIALS = 'The email or password is incorrect.';
-
-// One message whichever counter is locked and whether or not the account exists.
-function passwordLocked(seconds: number): string {
-  return (
-    `Too many failed password sign-ins for this account or from this network; wait ${seconds} seconds before trying again. ` +
-    'A magic link, an email code or a password reset works meanwhile.'
-  );
-}
-
 function methodDisabled(what: string): ApiError {
   return apiError(
     'method_disabled',
@@ -73,10 +60,10 @@ export interface IdentityServiceOptions {
   acceptImageUrl: ImageUrlCheck;
   now: () => number;
   deletionGuard?: UserDeletionGuard | undefined;
-  /** Sign-in throttling; by default a per-node one on the real clock. */
-  throttle?: SignInThrottle | undefined;
   /** Without one, a `totpSecret` given to POST /v1/users or the import is refused. */
   importedTotp?: ImportedTotpWriter | undefined;
+  /** Runs in the transaction that first proves a user's address (other domains' takeover defences). */
+  addressProven?: AddressProvenHook | undefined;
 }
 
 export class IdentityService {
@@ -85,17 +72,17 @@ export class IdentityService {
   private readonly acceptImageUrl: ImageUrlCheck;
   private readonly now: () => number;
   private readonly deletionGuard: UserDeletionGuard | undefined;
-  private readonly throttle: SignInThrottle;
   private readonly importedTotp: ImportedTotpWriter | undefined;
+  private readonly addressProven: AddressProvenHook | undefined;
 
   constructor(options: IdentityServiceOptions) {
     this.importedTotp = options.importedTotp;
-    this.throttle = options.throttle ?? new SignInThrottle({ clock: Date.now });
     this.store = options.store;
     this.sessions = options.sessions;
     this.acceptImageUrl = options.acceptImageUrl;
     this.now = options.now;
     this.deletionGuard = options.deletionGuard;
+    this.addressProven = options.addressProven;
   }
 
   private get db() {
@@ -172,57 +159,8 @@ export class IdentityService {
     if (!environment.settings.signUp) throw methodDisabled('Sign-up');
   }
 
-  /** POST /v1/auth/signup: creates a user with a password and signs them in. */
-  async signUp(
-    environment: Environment,
-    input: AdminUserInput & { email: string; password: string },
-    context: RequestContext,
-  ): Promise<{ user: UserView; session: SessionTokens }> {
-    this.assertSignUpOpen(environment);
-    const row = await this.insert(environment, input);
-    const session = await this.sessions.create(environment, row.id, context, { amr: ['pwd'] });
-    return { user: userView(row), session };
-  }
-
-  /**
-   * POST /v1/auth/signin. An unknown email, a user without a password and a wrong password all do
-   * the same argon2 work and give the same 401 invalid_credentials. Each attempt counts against the
-   * address (known or not) and the client address; while either is locked the attempt is refused
-   * with 429 before any password is looked at.
-   */
-  async signIn(
-    environment: Environment,
-    input: { email: string; password: string },
-    context: RequestContext,
-    clientAddress: string,
-  ): Promise<{ user: UserView; session: SessionTokens }> {
-    if (!environment.settings.authMethods.password) throw methodDisabled('Password sign-in');
-    const parsed = parseEmail(input.email);
-    const subjects = [
-      { policy: PASSWORD_ACCOUNT, subject: emailKeyOf(input.email) },
-      { policy: PASSWORD_CLIENT, subject: clientSubject(clientAddress) },
-    ];
-    return this.throttle.guard(environment.id, subjects, passwordLocked, async () => {
-      const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
-      const ok = await verifyPassword(row?.password_hash, input.password, environment.id);
-      if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
-      if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
-      const session = await this.sessions.create(environment, row.id, context, { amr: ['pwd'] });
-      return { user: userView(row), session };
-    });
-  }
-
   async createUser(environment: Environment, input: CreateUserInput): Promise<UserView> {
     return userView(await this.insert(environment, input));
-  }
-
-  /**
-   * An imported digest (or an older argon2 cost) proved right: the password becomes argon2id now.
-   * Compare-and-set on the old hash, so a password changed meanwhile is never overwritten.
-   */
-  private async rehash(environment: Environment, userId: string, oldHash: string, password: string): Promise<void> {
-    const passwordHash = await hashPassword(password);
-    await q.replacePasswordHash(this.db, environment.id, userId, oldHash, passwordHash);
   }
 
   /** The user whose externalId this is, if any (bulk imports are idempotent on it). */
@@ -279,41 +217,6 @@ export class IdentityService {
   }
 
   /**
-   * POST /v1/me/password. The current password is required even with a valid session (a stolen
-   * access token must not be enough to take the account over). Every other session is revoked.
-   */
-  async changePassword(
-    environment: Environment,
-    identity: { userId: string; sessionId: string },
-    input: { currentPassword?: string | undefined; newPassword: string },
-  ): Promise<{ changed: true; otherSessionsRevoked: number }> {
-    if (input.currentPassword === undefined || input.currentPassword === '') {
-      throw apiError(
-        'invalid_credentials',
-        'Field "currentPassword" is required to change the password, even with a valid session: send the current password along with newPassword.',
-        { fields: ['currentPassword'] },
-      );
-    }
-    const row = await this.getUserRow(environment, identity.userId);
-    if (!(await verifyPassword(row.password_hash, input.currentPassword, environment.id))) {
-      throw apiError(
-        'invalid_credentials',
-        row.password_hash === null
-          ? 'This account has no password yet, so it cannot be changed here; set one through the password reset flow.'
-          : 'The current password is incorrect.',
-        { fields: ['currentPassword'] },
-      );
-    }
-    assertAcceptablePassword(input.newPassword, 'newPassword');
-    const passwordHash = await hashPassword(input.newPassword);
-    const otherSessionsRevoked = await inTransaction(this.db, async (tx) => {
-      await q.updateUser(tx, environment.id, identity.userId, { password_hash: passwordHash, updated_at: this.now() });
-      return this.sessions.revokeAllForUser(environment, identity.userId, identity.sessionId, tx);
-    });
-    return { changed: true, otherSessionsRevoked };
-  }
-
-  /**
    * Revokes the user's sessions and deletes the user, unless the deletion guard refuses. `guard`,
    * when given, runs after the service's own, in the deletion's transaction, and refuses by throwing.
    */
@@ -348,7 +251,7 @@ export class IdentityService {
   /**
    * Bans the user: every sign-in is refused from now on, and every session is revoked at once (on
    * every node, like a sign-out). The flag commits before the revocation, so a sign-in racing the
-   * ban either sees the flag or has its session revoked (SessionService.create checks it again).
+   * ban either sees the flag or has its session revoked (the session's start checks it again).
    */
   async ban(environment: Environment, userId: string): Promise<UserView> {
     if (!(await q.updateUser(this.db, environment.id, userId, { banned: 1, updated_at: this.now() }))) throw notFound(`User ${userId}`);
@@ -418,16 +321,31 @@ export class IdentityService {
     return this.insertHashed(db, environment, { ...input, emailVerified: true }, passwordHash);
   }
 
+  /**
+   * The account of an address an emailed secret has just proven (a magic link, an email code, a
+   * reset link): created now, verified, if it is new; else the one a racing flow or the admin API
+   * created first, whose address this proves.
+   */
+  async createOrFindVerified(
+    environment: Environment,
+    email: string,
+    password?: string,
+  ): Promise<{ id: string; email: string; created: boolean }> {
+    try {
+      const user = await this.createUser(environment, { email, emailVerified: true, ...(password === undefined ? {} : { password }) });
+      return { id: user.id, email: user.email, created: true };
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== 'conflict') throw error;
+      const existing = await q.findUserByEmail(this.db, environment.id, email);
+      if (!existing) throw error;
+      await this.markEmailVerified(this.db, environment, existing.id);
+      return { id: existing.id, email: existing.email, created: false };
+    }
+  }
+
   /** Checks the profile fields of a sign-up before anything is stored (400 naming the field). */
   async assertProfile(environment: Environment, input: ProfileInput): Promise<void> {
     await profileColumns(environment, input, this.acceptImageUrl);
-  }
-
-  private readonly provenHooks: AddressProvenHook[] = [];
-
-  /** Runs in the transaction that first proves a user's address (other domains' takeover defences). */
-  onAddressProven(hook: AddressProvenHook): void {
-    this.provenHooks.push(hook);
   }
 
   /** Records that the user proved they receive mail at their address (an emailed link, code or invitation). */
@@ -444,20 +362,9 @@ export class IdentityService {
       // Every session goes, not only those a password made: a squatter may have come in through a
       // provider that vouches for nothing, and the hooks below remove that way in too.
       await this.sessions.revokeAllForUser(environment, userId, undefined, tx);
-      for (const hook of this.provenHooks) await hook(tx, environment, userId);
+      if (this.addressProven) await this.addressProven(tx, environment, userId);
     };
     if (db.isTransaction) await claim(db as Transaction<Database>);
     else await inTransaction(this.db, claim);
-  }
-
-  /** Sets a new password hash in the caller's transaction (password reset), without the checks of a change. */
-  async setPasswordHash(
-    tx: Transaction<Database>,
-    environment: Environment,
-    userId: string,
-    passwordHash: string,
-    now: number,
-  ): Promise<void> {
-    await q.updateUser(tx, environment.id, userId, { password_hash: passwordHash, updated_at: now });
   }
 }

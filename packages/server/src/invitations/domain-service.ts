@@ -1,13 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { EnrollmentMode, OrganizationDomain } from '@gatehouse/contract';
-import { createHmac, randomInt } from 'node:crypto';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import { isUniqueViolation } from '../db/index.js';
-import { enqueueEmail, isThrottled } from '../flows/outbox.js';
-import { renderEmail } from '../flows/templates.js';
+import { VerificationCodes, wrongCode } from '../lib/codes.js';
+import { Mail } from '../mail/mail.js';
 import { emailKey, normalizeEmail } from '../identity/email.js';
-import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js';
+import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
 import { type Actor, type OrganizationAccess, requirePermission } from '../organizations/access.js';
 import { findMembership, findOrganization } from '../organizations/queries.js';
@@ -103,10 +102,12 @@ type EnrollingUser = { id: string; email: string; email_key: string; email_verif
 export interface DomainServiceOptions {
   store: Store;
   access: OrganizationAccess;
-  tenancy: Pick<TenancyService, 'getProject'>;
+  tenancy: Pick<TenancyService, 'branding'>;
   now: () => number;
   /** HMAC key for stored domain codes. */
   codeKey: Buffer;
+  /** The mail primitive; by default one over `tenancy` and `wake`. */
+  mail?: Mail | undefined;
   /** Counts wrong codes per client address and per domain name (ratelimit/throttle-policies.ts). */
   throttle: SignInThrottle;
   wake: () => void;
@@ -120,15 +121,18 @@ export interface DomainServiceOptions {
  * the request that signs them in or up.
  */
 export class DomainService {
-  constructor(private readonly options: DomainServiceOptions) {}
+  private readonly codes: VerificationCodes;
+  private readonly mail: Mail;
+
+  constructor(private readonly options: DomainServiceOptions) {
+    this.codes = new VerificationCodes(options.codeKey);
+    this.mail = options.mail ?? new Mail({ branding: (tx, environment) => options.tenancy.branding(tx, environment), wake: options.wake });
+  }
 
   private get db() {
     return this.options.store.db;
   }
 
-  private codeHash(domainId: string, code: string): string {
-    return createHmac('sha256', this.options.codeKey).update(`${domainId}:${code}`).digest('hex');
-  }
 
   /** SK: the operator vouches, so the domain is verified at once. */
   async createVerified(environment: Environment, organizationId: string, input: { name: string; enrollmentMode: EnrollmentMode }) {
@@ -161,8 +165,7 @@ export class DomainService {
     organizationId: string,
     input: { name: string; enrollmentMode: EnrollmentMode; email: string },
   ): Promise<OrganizationDomain> {
-    const { project } = await this.options.tenancy.getProject(environment.projectId);
-    const result = await this.options.access.withOrganization(environment, actor, organizationId, async (tx, org, membership) => {
+    return this.options.access.withOrganization(environment, actor, organizationId, async (tx, org, membership) => {
       if (membership) requirePermission(membership, PERMISSIONS.manage, 'Adding a domain');
       const name = domainName(input.name);
       const email = normalizeEmail(input.email);
@@ -187,7 +190,7 @@ export class DomainService {
       // counting until an hour passes without a new code: re-adding is no way to guess more codes.
       const lastIssued = row.verification_expires_at === null ? undefined : row.verification_expires_at - DOMAIN_CODE_TTL_MS;
       const attempts = lastIssued !== undefined && now - lastIssued < HOUR_MS ? row.verification_attempts : 0;
-      if (await isThrottled(tx, environment.id, email, now)) {
+      if (await this.mail.throttled(tx, environment, email, now)) {
         throw new ApiError(
           'rate_limited',
           `${email} has had its share of email for now (5 in 10 minutes). Use the code already sent, or try again in a few minutes.`,
@@ -195,30 +198,20 @@ export class DomainService {
           { 'retry-after': '600' },
         );
       }
-      const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+      const { code, hash } = this.codes.create(row.id);
       const patch = {
         enrollment_mode: input.enrollmentMode,
         verification_email: email,
-        verification_hash: this.codeHash(row.id, code),
+        verification_hash: hash,
         verification_attempts: attempts,
         verification_expires_at: now + DOMAIN_CODE_TTL_MS,
         updated_at: now,
       };
       await dq.updateDomain(tx, environment.id, row.id, patch);
-      const rendered = renderEmail({
-        kind: 'domain_verification',
-        projectName: project.name,
-        logoUrl: project.logo_url,
-        organizationName: org.name,
-        domain: name,
-        code,
-        expiresInMinutes: DOMAIN_CODE_TTL_MS / 60_000,
-      });
-      await enqueueEmail(tx, { environment, kind: 'domain_verification', to: email, rendered, deliver: true, throttled: false }, now);
+      const content = { organizationName: org.name, domain: name, code, expiresInMinutes: DOMAIN_CODE_TTL_MS / 60_000 };
+      await this.mail.send(tx, environment, 'domain_verification', email, content, { now, throttled: false });
       return domainView({ ...row, ...patch });
     });
-    this.options.wake();
-    return result;
   }
 
   /**
@@ -256,24 +249,27 @@ export class DomainService {
             { fields: ['code'] },
           );
         }
-        if (!constantTimeEqual(row.verification_hash!, this.codeHash(row.id, code))) {
-          const attempts = oneTry ? DOMAIN_CODE_ATTEMPTS : row.verification_attempts + 1;
-          await dq.updateDomain(tx, environment.id, row.id, { verification_attempts: attempts, updated_at: now });
-          return { triesLeft: DOMAIN_CODE_ATTEMPTS - attempts };
-        }
         const patch = { verified: 1, verification_hash: null, verification_expires_at: null, updated_at: now };
-        await dq.updateDomain(tx, environment.id, row.id, patch);
+        const verdict = await this.codes.check({
+          stored: row.verification_hash!,
+          binding: row.id,
+          code,
+          recordWrong: async () => {
+            const attempts = oneTry ? DOMAIN_CODE_ATTEMPTS : row.verification_attempts + 1;
+            await dq.updateDomain(tx, environment.id, row.id, { verification_attempts: attempts, updated_at: now });
+            return DOMAIN_CODE_ATTEMPTS - attempts;
+          },
+          // Under the organization's lock: nothing else consumes it meanwhile.
+          consume: async () => {
+            await dq.updateDomain(tx, environment.id, row.id, patch);
+            return true;
+          },
+        });
+        if ('triesLeft' in verdict) return { triesLeft: verdict.triesLeft };
         return { domain: domainView({ ...row, ...patch }) };
       });
       if ('domain' in outcome) return outcome.domain;
-      const left = outcome.triesLeft;
-      throw apiError(
-        'invalid_credentials',
-        left > 0
-          ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
-          : 'The code is incorrect and is now void. Add the domain again to get a new code.',
-        { fields: ['code'] },
-      );
+      throw wrongCode('triesLeft' in outcome ? outcome.triesLeft : 0, '. Add the domain again to get a new code.', ['code']);
     });
   }
 

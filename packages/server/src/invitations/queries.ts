@@ -1,7 +1,7 @@
 import type { EnvironmentId } from '../lib/ids.js';
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { Database, InvitationRowStatus, OrganizationInvitationsTable } from '../db/schema.js';
-import { atomically, recordEvent } from '../webhooks/events.js';
+import { atomically, recordEvent } from '../db/events.js';
 import { invitationView } from './views.js';
 
 type Db = Kysely<Database> | Transaction<Database>;

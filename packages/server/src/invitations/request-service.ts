@@ -2,7 +2,7 @@ import type { MembershipRequest, OrganizationSuggestion } from '@gatehouse/contr
 import type { Store } from '../db/index.js';
 import { apiError } from '../lib/errors.js';
 import { type Actor, type OrganizationAccess, requirePermission } from '../organizations/access.js';
-import { findMembership, insertMembership } from '../organizations/queries.js';
+import { addMembership } from '../organizations/memberships.js';
 import { PERMISSIONS } from '../organizations/roles.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as dq from './domain-queries.js';
@@ -93,15 +93,7 @@ export class RequestService {
       if (row.status !== 'pending') throw apiError('conflict', `This membership request was already ${row.status}.`);
       const now = this.options.now();
       // Checked under the organization's lock: no concurrent change adds the member meanwhile.
-      if (accept && !(await findMembership(tx, environment.id, organizationId, row.user_id))) {
-        await insertMembership(tx, environment.id, {
-          organization_id: organizationId,
-          user_id: row.user_id,
-          role: 'member',
-          created_at: now,
-          updated_at: now,
-        });
-      }
+      if (accept) await addMembership(tx, environment.id, { organizationId, userId: row.user_id, role: 'member', now });
       await dq.moveRequest(tx, environment.id, row.id, 'pending', accept ? 'accepted' : 'rejected', now);
       return requestView((await dq.findRequestWithEmail(tx, environment.id, row.id))!);
     });

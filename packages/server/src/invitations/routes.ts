@@ -1,18 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
-  AcceptInvitationBody,
   CreateInvitationBody,
   Invitation,
   InvitationList,
   InvitationListQuery,
   Member,
-  InvitationAccepted,
-  InvitationPreview,
-  InvitationPreviewBody,
   UserInvitationList,
 } from '@gatehouse/contract';
 import { environmentOf, sessionOf } from '../http/credentials.js';
-import { requestContext } from '../http/request-context.js';
 import { IdParams } from '../http/schemas.js';
 import type { Actor } from '../organizations/access.js';
 import type { MemberService } from '../organizations/member-service.js';
@@ -26,7 +21,6 @@ export interface InvitationRouteOptions {
 
 const secret = { credentials: ['secret'] } as const;
 const session = { credentials: ['session'] } as const;
-const publishable = { credentials: ['publishable'] } as const;
 const backend: Actor = { kind: 'backend' };
 const tags = ['invitations'];
 
@@ -166,34 +160,5 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
       const { environment, session: current } = sessionOf(request);
       return invitations.acceptAsUser(environment, current.userId, request.params.invitationId);
     },
-  );
-
-  app.post(
-    '/v1/auth/invitations/accept',
-    {
-      config: publishable,
-      schema: {
-        summary: 'Accept an invitation with the token of its emailed link: signs in, or creates the account (even when sign-up is off)',
-        tags,
-        body: AcceptInvitationBody,
-        response: { 200: InvitationAccepted },
-      },
-    },
-    async (request) => invitations.acceptWithToken(environmentOf(request), request.body, requestContext(request)),
-  );
-
-  app.post(
-    '/v1/auth/invitations/preview',
-    {
-      config: publishable,
-      schema: {
-        summary: "Read an invitation by the token of its emailed link before accepting: the organization's name and image, the invited address masked",
-        description: 'Changes nothing. An unknown token is 401 invalid_credentials, and an invitation no longer pending is refused as accepting it would be.',
-        tags,
-        body: InvitationPreviewBody,
-        response: { 200: InvitationPreview },
-      },
-    },
-    async (request) => invitations.previewWithToken(environmentOf(request), request.body.token),
   );
 };

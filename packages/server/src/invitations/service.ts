@@ -1,22 +1,18 @@
-import type { Invitation, InvitationAccepted, InvitationPreview, Member, UserInvitation } from '@gatehouse/contract';
+import type { Invitation, InvitationPreview, Member, UserInvitation } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
-import { isUniqueViolation } from '../db/index.js';
 import { emailKey, normalizeEmail } from '../identity/email.js';
-import { assertAcceptablePassword } from '../identity/password-policy.js';
-import { hashPassword } from '../identity/passwords.js';
 import type { IdentityService } from '../identity/service.js';
+import type { PasswordService } from '../identity/password-service.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { ApiError, apiError, userBanned } from '../lib/errors.js';
-import { enqueueEmail, isThrottled } from '../flows/outbox.js';
-import { linkWithToken, validateRedirectUrl } from '../flows/redirect.js';
-import { renderEmail } from '../flows/templates.js';
+import type { Mail } from '../mail/mail.js';
+import { linkWithToken, validateRedirectUrl } from '../tenancy/redirect.js';
 import { type Actor, type OrganizationAccess, type Tx, requirePermission } from '../organizations/access.js';
-import { findMembership, findOrganization, insertMembership, type OrganizationRow } from '../organizations/queries.js';
+import { addMembership } from '../organizations/memberships.js';
+import { findMembership, findOrganization } from '../organizations/queries.js';
 import { PERMISSIONS } from '../organizations/roles.js';
 import { memberView } from '../organizations/views.js';
-import type { RequestContext, SessionService } from '../sessions/service.js';
-import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as q from './queries.js';
 import { invitationStatus, invitationView, userInvitationView } from './views.js';
@@ -32,12 +28,10 @@ export interface InvitationServiceOptions {
   store: Store;
   access: OrganizationAccess;
   identity: Pick<IdentityService, 'findUser' | 'findUserByEmail' | 'createVerifiedUserIn' | 'markEmailVerified'>;
-  sessions: Pick<SessionService, 'create'>;
-  tenancy: Pick<TenancyService, 'getProject'>;
+  passwords: Pick<PasswordService, 'acceptPassword'>;
+  mail: Mail;
   now: () => number;
   baseUrl: string;
-  /** Called after an email was committed, so the outbox worker sends it soon. */
-  wake: () => void;
 }
 
 function invitationNotFound(invitationId: string): ApiError {
@@ -91,7 +85,6 @@ export class InvitationService {
     const key = emailKey(email);
     const redirect =
       input.redirectUrl === undefined ? this.defaultRedirect(environment) : validateRedirectUrl(environment, input.redirectUrl);
-    const { project } = await this.options.tenancy.getProject(environment.projectId);
     const token = newSecret('', 32);
     const now = this.options.now();
     const expiresAt = now + (input.expiresInDays ?? DEFAULT_EXPIRY_DAYS) * DAY_MS;
@@ -116,7 +109,7 @@ export class InvitationService {
         );
       }
       // A refused email must not rotate the token: the link the invitee already has stays the newest.
-      if (await isThrottled(tx, environment.id, email, now)) {
+      if (await this.options.mail.throttled(tx, environment, email, now)) {
         throw new ApiError(
           'rate_limited',
           `${email} has had its share of email for now (5 in 10 minutes). The invitation link already sent still works; invite again in a few minutes.`,
@@ -152,38 +145,11 @@ export class InvitationService {
         };
         await q.insertInvitation(tx, environment.id, row, now);
       }
-      await this.sendInvitationEmail(tx, environment, { project, org, email, link: linkWithToken(redirect, token), expiresAt, now });
+      const content = { organizationName: org.name, link: linkWithToken(redirect, token), expiresInMinutes: Math.round((expiresAt - now) / 60_000) };
+      await this.options.mail.send(tx, environment, 'organization_invitation', email, content, { now, throttled: false });
       return row;
     });
-    this.options.wake();
     return invitationView(invitation, now);
-  }
-
-  private async sendInvitationEmail(
-    tx: Tx,
-    environment: Environment,
-    input: {
-      project: { name: string; logo_url: string | null };
-      org: OrganizationRow;
-      email: string;
-      link: string;
-      expiresAt: number;
-      now: number;
-    },
-  ): Promise<void> {
-    const rendered = renderEmail({
-      kind: 'organization_invitation',
-      projectName: input.project.name,
-      logoUrl: input.project.logo_url,
-      organizationName: input.org.name,
-      link: input.link,
-      expiresInMinutes: Math.round((input.expiresAt - input.now) / 60_000),
-    });
-    await enqueueEmail(
-      tx,
-      { environment, kind: 'organization_invitation', to: input.email, rendered, deliver: true, throttled: false },
-      input.now,
-    );
   }
 
   async list(environment: Environment, actor: Actor, organizationId: string, status: string | undefined): Promise<Invitation[]> {
@@ -270,22 +236,21 @@ export class InvitationService {
   }
 
   /**
-   * POST /v1/auth/invitations/accept: the emailed token proves the address, so it signs in the
-   * account of that address or creates it (even when sign-up is closed), then joins. The account
-   * is created in the transaction that accepts, so it exists only if the acceptance commits.
+   * POST /v1/auth/invitations/accept: the emailed token proves the address, so it finds the account
+   * of that address or creates it (even when sign-up is closed), then joins; auth/invitation.ts signs
+   * it in. The account is created in the transaction that accepts, so it exists only if the
+   * acceptance commits.
    */
   async acceptWithToken(
     environment: Environment,
     input: { token: string; password?: string | undefined; firstName?: string | undefined; lastName?: string | undefined },
-    context: RequestContext,
-  ): Promise<InvitationAccepted> {
+  ): Promise<{ user: { id: string; email: string }; organizationId: string }> {
     const invitation = await q.findInvitationByTokenHash(this.db, environment.id, sha256Hex(input.token));
     if (!invitation) throw apiError('invalid_credentials', INVALID_TOKEN);
     const status = invitationStatus(invitation, this.options.now());
     if (status !== 'pending') throw unusable(status);
-    if (input.password !== undefined) assertAcceptablePassword(input.password);
     // Hashed before the lock: argon2 takes tens of milliseconds.
-    const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+    const passwordHash = input.password === undefined ? null : await this.options.passwords.acceptPassword(input.password);
 
     const user = await this.options.access.withOrganization(environment, { kind: 'backend' }, invitation.organization_id, async (tx) => {
       let user = await this.options.identity.findUserByEmail(tx, environment, invitation.email);
@@ -307,8 +272,7 @@ export class InvitationService {
       await this.join(tx, environment, invitation.id, user, invitation.token_hash);
       return user;
     });
-    const session = await this.options.sessions.create(environment, user.id, context);
-    return { user: { id: user.id, email: user.email }, session, organizationId: invitation.organization_id };
+    return { user: { id: user.id, email: user.email }, organizationId: invitation.organization_id };
   }
 
   /** Inside the organization lock: settles the invitation as accepted and adds the member. */
@@ -325,24 +289,14 @@ export class InvitationService {
     if (row && tokenHash !== undefined && row.token_hash !== tokenHash) throw apiError('invalid_credentials', INVALID_TOKEN);
     const status = row ? invitationStatus(row, now) : 'revoked';
     if (!row || status !== 'pending') throw unusable(status);
-    if (await findMembership(tx, environment.id, row.organization_id, user.id)) {
-      throw apiError('conflict', 'You are already a member of this organization; the invitation is not needed.');
-    }
-    // The role may have been deleted since the invitation was sent.
-    const role = await this.options.access.assignableRole(tx, environment.id, row.role);
-    try {
-      await insertMembership(tx, environment.id, {
-        organization_id: row.organization_id,
-        user_id: user.id,
-        role,
-        created_at: now,
-        updated_at: now,
-      });
-    } catch (error) {
-      if (isUniqueViolation(error))
-        throw apiError('conflict', 'You are already a member of this organization; the invitation is not needed.');
-      throw error;
-    }
+    const notNeeded = () => apiError('conflict', 'You are already a member of this organization; the invitation is not needed.');
+    const role = (await addMembership(
+      tx,
+      environment.id,
+      // The role may have been deleted since the invitation was sent.
+      { organizationId: row.organization_id, userId: user.id, role: () => this.options.access.assignableRole(tx, environment.id, row.role), now },
+      { alreadyMember: notNeeded },
+    ))!;
     if (!(await q.settleInvitation(tx, environment.id, row.id, { status: 'accepted', acceptedUserId: user.id, now })))
       throw unusable('accepted');
     return memberView({ ...user, user_id: user.id, role, created_at: now });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Redis, Result } from 'ioredis';
 import { requireLazily } from './lazy.js';
-import type { Change } from '../db/changes.js';
+import type { Change } from './change.js';
 
 export type RedisState = 'ok' | 'degraded';
 

@@ -3,7 +3,8 @@ import type { Kysely, Transaction } from 'kysely';
 import { announce } from '../db/changes.js';
 import type { Database } from '../db/schema.js';
 import { newId } from '../lib/crypto.js';
-import { atomically, readUserData, recordEvent } from '../webhooks/events.js';
+import { atomically, recordEvent } from '../db/events.js';
+import { readUserData } from '../identity/event-data.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

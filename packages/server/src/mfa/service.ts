@@ -5,7 +5,7 @@ import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import { deriveSubkey } from '../lib/cursor.js';
 import { ApiError, apiError, notFound } from '../lib/errors.js';
-import { Sealer } from '../lib/sealing.js';
+import type { Sealer } from '../lib/sealing.js';
 import type { IdentityService } from '../identity/service.js';
 import { secondFactorRequired } from '../organizations/access.js';
 import { verifyPassword } from '../identity/passwords.js';
@@ -17,7 +17,8 @@ import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { backupCodeHash, newBackupCodes } from './backup-codes.js';
 import * as q from './queries.js';
-import { acceptedStep, base32Decode, base32Encode, newTotpSecret, otpauthUrl } from './totp.js';
+import { SecondFactorWriter, totpBinding } from './factor-writer.js';
+import { acceptedStep, base32Encode, newTotpSecret, otpauthUrl } from './totp.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -41,6 +42,8 @@ export interface MfaServiceOptions {
   throttle: SignInThrottle;
   now: () => number;
   instanceSecret: string;
+  /** The writer identity was given (the same sealing); by default one of its own. */
+  writer?: SecondFactorWriter | undefined;
 }
 
 const WRONG_CODE = 'The code is not right, or it was already used. Enter the current code of your authenticator app (each code works once).';
@@ -68,10 +71,12 @@ function reverificationRequired(): ApiError {
  */
 export class MfaService {
   private readonly sealer: Sealer;
+  private readonly writer: SecondFactorWriter;
   private readonly codeKey: Buffer;
 
   constructor(private readonly options: MfaServiceOptions) {
-    this.sealer = new Sealer(options.instanceSecret, 'mfa-secrets');
+    this.writer = options.writer ?? new SecondFactorWriter(options.instanceSecret, options.now);
+    this.sealer = this.writer.sealer;
     this.codeKey = deriveSubkey(options.instanceSecret, 'backup-codes');
   }
 
@@ -84,7 +89,7 @@ export class MfaService {
   }
 
   private binding(environment: Environment, userId: string): string {
-    return `${environment.id}/${userId}/totp`;
+    return totpBinding(environment, userId);
   }
 
   private hash(environment: Environment, userId: string, code: string): string {
@@ -325,17 +330,12 @@ export class MfaService {
   }
 
   /** Removes every second factor of the user in the caller's transaction (reset; an address proven for the first time). */
-  async removeAllIn(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> {
-    const hadTotp = await q.deleteTotp(tx, environment.id, userId);
-    const hadCodes = (await q.countUnusedBackupCodes(tx, environment.id, userId)) > 0;
-    await q.deleteBackupCodes(tx, environment.id, userId);
-    if (hadTotp || hadCodes) await q.secondFactorsChanged(tx, environment.id, userId, this.now());
+  removeAllIn(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> {
+    return this.writer.removeAllIn(tx, environment, userId);
   }
 
   /** An imported TOTP secret (base32, checked by identity), enabled at once; no backup codes are made. */
-  async storeImportedTotp(tx: Transaction<Database>, environment: Environment, userId: string, totpSecret: string): Promise<void> {
-    const secret = base32Decode(totpSecret);
-    if (!secret) throw apiError('invalid_request', 'totpSecret is not base32.', { fields: ['totpSecret'] });
-    await q.putEnabledTotp(tx, environment.id, userId, this.sealer.seal(this.binding(environment, userId), secret), this.now());
+  storeImportedTotp(tx: Transaction<Database>, environment: Environment, userId: string, totpSecret: string): Promise<void> {
+    return this.writer.storeImportedTotp(tx, environment, userId, totpSecret);
   }
 }

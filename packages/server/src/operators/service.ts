@@ -2,12 +2,10 @@ import type { AuditLogEntry, Operator, OperatorInvitation } from '@gatehouse/con
 import { inTransaction } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
 import type { OperatorAuditLogTable } from '../db/schema.js';
-import { enqueueEmail } from '../flows/outbox.js';
-import { renderEmail } from '../flows/templates.js';
+import type { Mail } from '../mail/mail.js';
 import { emailKeyOf, parseEmail } from '../identity/email.js';
-import { assertAcceptablePassword } from '../identity/password-policy.js';
-import { hashPassword } from '../identity/passwords.js';
 import type { IdentityService } from '../identity/service.js';
+import type { PasswordService } from '../identity/password-service.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
 import { normalizeOrigin } from '../tenancy/origin.js';
@@ -39,10 +37,11 @@ export interface OperatorServiceOptions {
   store: Store;
   tenancy: TenancyService;
   identity: IdentityService;
+  passwords: Pick<PasswordService, 'checkPassword' | 'hashPassword'>;
   baseUrl: string;
   now: () => number;
-  /** Wakes the email outbox after an invitation is committed. */
-  wake: () => void;
+  /** Sends the operator invitations (the outbox is woken at their commit). */
+  mail: Mail;
 }
 
 /**
@@ -161,7 +160,7 @@ export class OperatorService {
 
   /** Creates an operator from a setup link or an invitation; the link works once. */
   async setup(input: { token: string; email?: string | undefined; password: string; firstName?: string | undefined; lastName?: string | undefined }) {
-    assertAcceptablePassword(input.password);
+    this.options.passwords.checkPassword(input.password);
     const environment = await this.environment();
     const tokenHash = sha256Hex(input.token);
     const now = this.options.now();
@@ -170,7 +169,7 @@ export class OperatorService {
     if (!unchecked || unchecked.used_at !== null || (unchecked.expires_at !== null && unchecked.expires_at <= now)) {
       throw new ApiError('unauthenticated', INVALID_LINK);
     }
-    const passwordHash = await hashPassword(input.password);
+    const passwordHash = await this.options.passwords.hashPassword(input.password);
     const operatorExists = await this.hasOperator();
     const user = await inTransaction(this.db, async (tx) => {
       // One setup at a time, instance-wide: two printed links used at once would otherwise each lock
@@ -237,17 +236,13 @@ export class OperatorService {
         expires_at: expiresAt,
         used_at: null,
       });
-      const rendered = renderEmail({
-        kind: 'organization_invitation',
-        projectName: OPERATORS_PROJECT_NAME,
-        logoUrl: null,
-        organizationName: 'the operators of this Gatehouse',
-        link: url,
-        expiresInMinutes: INVITATION_TTL_MS / 60_000,
+      const content = { organizationName: 'the operators of this Gatehouse', link: url, expiresInMinutes: INVITATION_TTL_MS / 60_000 };
+      await this.options.mail.send(tx, environment, 'organization_invitation', parsed.email, content, {
+        now,
+        throttled: false,
+        branding: { projectName: OPERATORS_PROJECT_NAME, logoUrl: null },
       });
-      await enqueueEmail(tx, { environment, kind: 'organization_invitation', to: parsed.email, rendered, deliver: true, throttled: false }, now);
     });
-    this.options.wake();
     return { id, email: parsed.email, url, expiresAt };
   }
 

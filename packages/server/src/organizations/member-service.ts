@@ -1,4 +1,5 @@
-import { isForeignKeyViolation, isUniqueViolation, type Store } from '../db/index.js';
+import type { Store } from '../db/index.js';
+import { addMembership } from './memberships.js';
 import { inTransaction } from '../db/changes.js';
 import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError } from '../lib/errors.js';
@@ -116,22 +117,13 @@ export class MemberService {
               fields: ['userId'],
             });
       if (!user) throw noSuchUser();
-      if (await q.findMembership(tx, environment.id, organizationId, user.id)) throw alreadyMember(user.email);
       const now = this.now();
-      try {
-        await q.insertMembership(tx, environment.id, {
-          organization_id: organizationId,
-          user_id: user.id,
-          role,
-          created_at: now,
-          updated_at: now,
-        });
-      } catch (error) {
-        if (isUniqueViolation(error)) throw alreadyMember(user.email);
-        // Deleted after we read it: the deletion held the user row, so the insert waited and failed.
-        if (isForeignKeyViolation(error)) throw noSuchUser();
-        throw error;
-      }
+      await addMembership(
+        tx,
+        environment.id,
+        { organizationId, userId: user.id, role, now },
+        { alreadyMember: () => alreadyMember(user.email), userGone: noSuchUser },
+      );
       return memberView({ ...user, user_id: user.id, role, created_at: now });
     });
   }

@@ -4,7 +4,8 @@ import { announce } from '../db/changes.js';
 import { lockForShare, lockForUpdate, type Store } from '../db/index.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, OrganizationMembersTable, OrganizationsTable } from '../db/schema.js';
-import { atomically, organizationData, readMembershipData, readOrganizationData, recordEvent } from '../webhooks/events.js';
+import { atomically, recordEvent } from '../db/events.js';
+import { organizationData, readMembershipData, readOrganizationData } from './event-data.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -5,7 +5,6 @@ import {
   Deleted,
   Organization,
   OrganizationPage,
-  SessionRefreshed,
   UpdateCurrentOrganizationBody,
   UpdateOrganizationBody,
   UserOrganization,
@@ -13,59 +12,27 @@ import {
 } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
-import { requestContext } from '../http/request-context.js';
 import { IdParams, PaginationQuery } from '../http/schemas.js';
 import type { CursorCodec } from '../lib/cursor.js';
-import type { SessionService } from '../sessions/service.js';
 import { type Actor, foreignCursor } from './access.js';
-import { Id } from './schemas.js';
 import { secondFactorRequired } from './access.js';
+import type { SessionService } from '../sessions/service.js';
 import type { OrganizationService } from './service.js';
 
-/** Organizations themselves (secret key and session), and switching the session's organization. */
+/** Organizations themselves (secret key and session). */
 export interface OrganizationRouteOptions {
   organizations: OrganizationService;
-  sessions: SessionService;
+  /** The session's live factors: only a session that verified a second factor may require MFA. */
+  sessions: Pick<SessionService, 'lastVerification'>;
   cursors: CursorCodec;
 }
 
-const publishable = { credentials: ['publishable'] } as const;
 const secret = { credentials: ['secret'] } as const;
 const session = { credentials: ['session'] } as const;
 const backend: Actor = { kind: 'backend' };
 
 export const organizationRoutes: FastifyPluginAsyncTypebox<OrganizationRouteOptions> = async (app, options) => {
   const { organizations, sessions, cursors } = options;
-
-  // ---- /v1/auth (publishable key)
-
-  app.post(
-    '/v1/auth/switch-organization',
-    {
-      config: publishable,
-      schema: {
-        summary: 'Make the session act as an organization (or none), and get new tokens that say so',
-        description:
-          'Rotates the refresh token like POST /v1/auth/refresh. The caller must be a member of the organization; null switches to no organization. The choice persists across refreshes.',
-        tags: ['auth'],
-        body: Type.Object(
-          { refreshToken: Type.String({ minLength: 1, maxLength: 512 }), organizationId: Type.Union([Id, Type.Null()]) },
-          { additionalProperties: false },
-        ),
-        response: { 200: SessionRefreshed },
-      },
-    },
-    async (request) => {
-      const environment = environmentOf(request);
-      const { refreshToken, organizationId } = request.body;
-      const tokens = await sessions.refresh(environment, refreshToken, requestContext(request), {
-        organizationId,
-        authorize: (tx, userId, factors) =>
-          organizations.authorizeSwitch(tx, environment, userId, organizationId, factors.second_factor_at !== null),
-      });
-      return { session: tokens };
-    },
-  );
 
   // ---- /v1/organizations (secret key)
 

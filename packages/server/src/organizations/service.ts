@@ -7,7 +7,8 @@ import type { SessionIdentity } from '../http/credentials.js';
 import { ApiError, apiError, notFound } from '../lib/errors.js';
 import type { IdentityService } from '../identity/service.js';
 import { newId } from '../lib/crypto.js';
-import type { ClaimsContext, SessionService } from '../sessions/service.js';
+import type { SessionService } from '../sessions/service.js';
+import { assertUserDeletable, withPermissions } from './claims.js';
 import type { Environment } from '../tenancy/settings.js';
 import {
   type Actor,
@@ -20,8 +21,7 @@ import {
   type Tx,
 } from './access.js';
 import * as q from './queries.js';
-import * as roles from './role-queries.js';
-import { isSystemRole, parsePermissions, PERMISSIONS, type Permission, SYSTEM_ROLES } from './roles.js';
+import { PERMISSIONS, type Permission, SYSTEM_ROLES } from './roles.js';
 import { slugFromName, suffixedSlug, validSlug } from './slugs.js';
 import { organizationView, type OrganizationView, type UserOrganizationView } from './views.js';
 
@@ -33,7 +33,11 @@ export interface OrganizationServiceOptions {
   now: () => number;
   /** Users are read through identity, in this service's transactions. */
   identity: Pick<IdentityService, 'findUser'>;
-  sessions: Pick<SessionService, 'clearActiveOrganization'>;
+  /**
+   * Not read any more: a session whose organization is gone is cleared where its token is signed
+   * (sessions/access-token-issuer.ts). Still accepted, so existing callers need no change.
+   */
+  sessions?: Pick<SessionService, 'clearActiveOrganization'> | undefined;
   /** Without one, every GET /v1/me reads the caller's organizations. */
   meCache?: MeOrganizationsCache | undefined;
   /** Whether the cache may serve this request (with several nodes: this node is caught up; sessions/service.ts). */
@@ -74,14 +78,12 @@ export class OrganizationService {
   private readonly meCache: MeOrganizationsCache | undefined;
   private readonly access: OrganizationAccess;
   private readonly identity: OrganizationServiceOptions['identity'];
-  private readonly sessions: OrganizationServiceOptions['sessions'];
   private readonly meCacheServes: (session: SessionIdentity) => boolean;
   private readonly deleting: OrganizationServiceOptions['deleting'];
 
   constructor(options: OrganizationServiceOptions) {
     this.access = options.access;
     this.identity = options.identity;
-    this.sessions = options.sessions;
     this.store = options.store;
     this.acceptImageUrl = options.acceptImageUrl;
     this.now = options.now;
@@ -244,15 +246,8 @@ export class OrganizationService {
     await this.access.assertCurrentPermission(environment, session, permission, action);
   }
 
-  private async withPermissions(environmentId: EnvironmentId, rows: q.UserOrganizationRow[]): Promise<UserOrganizationView[]> {
-    const custom = rows.some((r) => !isSystemRole(r.role))
-      ? new Map((await roles.listRoles(this.db, environmentId)).map((r) => [r.key, parsePermissions(r.permissions)]))
-      : new Map<string, string[]>();
-    return rows.map((row) => ({
-      ...organizationView(row),
-      role: row.role,
-      permissions: isSystemRole(row.role) ? [...SYSTEM_ROLES[row.role].permissions] : (custom.get(row.role) ?? []),
-    }));
+  private withPermissions(environmentId: EnvironmentId, rows: q.UserOrganizationRow[]): Promise<UserOrganizationView[]> {
+    return withPermissions(this.db, environmentId, rows);
   }
 
   async listUserOrganizations(
@@ -328,38 +323,13 @@ export class OrganizationService {
   }
 
   /**
-   * The org_* claims of a new access token (a snapshot for UIs; Gatehouse authorizes nothing with
-   * them). When the membership has gone, the session's active organization is cleared instead.
-   */
-  async claimsFor(context: ClaimsContext): Promise<Record<string, unknown>> {
-    const organizationId = context.activeOrganizationId;
-    if (organizationId === null) return {};
-    const row = await q.findUserOrganization(this.db, context.environment.id, context.userId, organizationId);
-    if (!row) {
-      await this.sessions.clearActiveOrganization(context.environment, context.sessionId, organizationId);
-      return {};
-    }
-    const [view] = await this.withPermissions(context.environment.id, [row]);
-    return { org_id: view!.id, org_slug: view!.slug, org_role: view!.role, org_permissions: view!.permissions };
-  }
-
-  /**
    * The UserDeletionGuard, run inside identity's delete transaction with the user row locked: a user
    * who is the last owner of an organization cannot be deleted. It locks every organization the user
    * belongs to (in id order, so two deletions cannot deadlock) before counting owners, as membership
    * changes do, so a co-owner leaving at the same moment is ordered before or after it, never beside.
    */
-  async assertUserDeletable(tx: Tx, environment: Environment, userId: string): Promise<void> {
-    // Every membership, not only owned ones: one could be promoted to owner while we decide.
-    await q.lockOrganizationsOfMember(this.store, tx, environment.id, userId);
-    const owned = await q.organizationsSolelyOwnedBy(tx, environment.id, userId);
-    if (owned.length === 0) return;
-    const names = owned.map((o) => `${JSON.stringify(o.name)} (${o.id})`).join(', ');
-    throw apiError(
-      'forbidden',
-      `User ${userId} is the last owner of ${owned.length === 1 ? 'organization' : 'organizations'} ${names}, so they cannot be deleted: transfer ownership first (make another member an owner) or delete ${owned.length === 1 ? 'that organization' : 'those organizations'}, then delete the user.`,
-      { organizations: owned.map((o) => ({ id: o.id, name: o.name })) },
-    );
+  assertUserDeletable(tx: Tx, environment: Environment, userId: string): Promise<void> {
+    return assertUserDeletable(this.store, tx, environment, userId);
   }
 }
 

@@ -15,6 +15,21 @@ export interface SessionFactors {
   second_factor_at: number | null;
 }
 
+/** Only the factor columns of a session row. */
+export function factorsOf(row: SessionFactors): SessionFactors {
+  return { amr: row.amr, first_factor_at: row.first_factor_at, second_factor_at: row.second_factor_at };
+}
+
+/** What a sign-in verified: the factors, in order (`pwd` for a password…), stamped now; the second-factor time only when one is among them. */
+export function verifiedNow(amr: readonly Amr[], now: number): SessionFactors {
+  const unique = [...new Set(amr)];
+  return {
+    amr: JSON.stringify(unique),
+    first_factor_at: now,
+    second_factor_at: unique.some((f) => (SECOND_FACTORS as readonly string[]).includes(f)) ? now : null,
+  };
+}
+
 /** The session's `amr` column read back; anything unexpected reads as none. */
 export function parseAmr(text: string): string[] {
   try {

@@ -3,7 +3,8 @@ import type { Insertable, Kysely, Transaction } from 'kysely';
 import { announce } from '../db/changes.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, SessionsTable, SigningKeysTable } from '../db/schema.js';
-import { atomically, recordEvent, sessionData } from '../webhooks/events.js';
+import { atomically, recordEvent } from '../db/events.js';
+import { sessionData } from './event-data.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

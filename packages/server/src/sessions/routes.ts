@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Jwks, OpenIdConfiguration, SessionList, SessionRefreshed, SigningKey, SigningKeyList } from '@gatehouse/contract';
+import { Jwks, OpenIdConfiguration, SessionList, SigningKey, SigningKeyList } from '@gatehouse/contract';
 import { Type } from 'typebox';
 import { environmentOf, sessionOf } from '../http/credentials.js';
-import { requestContext } from '../http/request-context.js';
 import { IdParams } from '../http/schemas.js';
 import { apiError } from '../lib/errors.js';
 import type { TenancyService } from '../tenancy/service.js';
@@ -10,8 +9,6 @@ import type { SessionService } from './service.js';
 import { ACTIVATION_MARGIN_MS, JWKS_MAX_AGE_SECONDS, KEY_ACTIVATION_DELAY_MS, VERIFIER_COOLDOWN_MS } from './key-schedule.js';
 import type { SigningKeys } from './signing-keys.js';
 import type { AccessTokens } from './tokens.js';
-
-const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
 
 const RotateBody = Type.Object(
   {
@@ -36,41 +33,6 @@ export interface SessionRouteOptions {
 }
 
 export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = async (app, { sessions, keys, tokens, tenancy }) => {
-  app.post(
-    '/v1/auth/refresh',
-    {
-      config: { credentials: ['publishable'] },
-      schema: {
-        summary: 'Exchange a refresh token for a new access token and a new refresh token',
-        description:
-          'The refresh token rotates on every use. Presenting a rotated token again within 10 s returns the same successor; later, it revokes the session (401 session_revoked).',
-        tags: ['auth'],
-        body: RefreshBody,
-        response: { 200: SessionRefreshed },
-      },
-    },
-    async (request) => ({
-      session: await sessions.refresh(environmentOf(request), request.body.refreshToken, requestContext(request)),
-    }),
-  );
-
-  app.post(
-    '/v1/auth/signout',
-    {
-      config: { credentials: ['publishable'] },
-      schema: {
-        summary: 'Sign out: revoke the session of a refresh token',
-        tags: ['auth'],
-        body: RefreshBody,
-        response: { 204: Type.Null() },
-      },
-    },
-    async (request, reply) => {
-      await sessions.signOut(environmentOf(request), request.body.refreshToken);
-      return reply.code(204).send(null);
-    },
-  );
-
   app.get(
     '/v1/environments/:environmentId/.well-known/jwks.json',
     {

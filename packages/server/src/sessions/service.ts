@@ -5,16 +5,15 @@ import { inTransaction } from '../db/changes.js';
 import type { Store } from '../db/index.js';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { SessionIdentity } from '../http/credentials.js';
-import { ApiError, notFound, userBanned } from '../lib/errors.js';
-import { constantTimeEqual, newId, sha256Hex } from '../lib/crypto.js';
+import { ApiError, notFound } from '../lib/errors.js';
+import { constantTimeEqual, sha256Hex } from '../lib/crypto.js';
 import type { Environment } from '../tenancy/settings.js';
 import type { UsageService } from '../usage/service.js';
 import * as q from './queries.js';
 import type { RefreshTokens } from './refresh-token.js';
 import type { AccessTokens } from './tokens.js';
-import { CustomClaims } from './claims-template.js';
-import { startSession, type SignInUser } from './start-queries.js';
-import { factorClaims, SECOND_FACTORS, withFactor, parseAmr, type Amr, type SessionFactors } from './factors.js';
+import { AccessTokenIssuer, type ExtraClaimsProvider, type RequestContext, type SessionRef } from './access-token-issuer.js';
+import { factorsOf, SECOND_FACTORS, withFactor, parseAmr, type Amr, type SessionFactors } from './factors.js';
 import { sessionLiveness, sessionRecordOf, type CacheFreshness, type SessionCache, type SessionRecord } from './session-record.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -24,24 +23,7 @@ export const REFRESH_GRACE_MS = 10_000;
 
 export type { SessionTokens };
 
-export interface ClaimsContext {
-  environment: Environment;
-  userId: string;
-  sessionId: string;
-  activeOrganizationId: string | null;
-}
-
-/**
- * Extra access-token claims for a session. The Organizations feature plugs in here to add
- * org_id, org_slug, org_role and org_permissions for the session's active organization.
- */
-export type ExtraClaimsProvider = (context: ClaimsContext) => Promise<Record<string, unknown>>;
-
-export interface RequestContext {
-  /** The request's Origin header, when there was one; becomes the `azp` claim. */
-  origin: string | undefined;
-  userAgent?: string | undefined;
-}
+export type { ClaimsContext, ExtraClaimsProvider, RequestContext } from './access-token-issuer.js';
 
 /**
  * Switches the session's active organization as part of a refresh (POST /v1/auth/switch-organization).
@@ -56,22 +38,6 @@ export interface OrganizationSwitch {
 
 export type SessionView = Session;
 
-/** A session as an access token is issued for it. */
-interface IssuingSession {
-  id: string;
-  userId: string;
-  activeOrganizationId: string | null;
-  factors: SessionFactors;
-}
-
-/** What a sign-in verified: the factors, in order (`pwd` for a password…); none by default. */
-export interface VerifiedFactors {
-  amr: readonly Amr[];
-}
-
-function factorsOf(row: SessionFactors): SessionFactors {
-  return { amr: row.amr, first_factor_at: row.first_factor_at, second_factor_at: row.second_factor_at };
-}
 
 const REVOKED_MESSAGE = 'This session has been revoked (signed out, password changed, or revoked by an administrator). Sign in again.';
 const EXPIRED_MESSAGE = 'This session has expired (it reached its lifetime or was inactive too long). Sign in again.';
@@ -89,24 +55,22 @@ export interface SessionServiceOptions {
   cache?: SessionCache | undefined;
   /** With several nodes (Redis), checked before the cache serves; without, the cache serves as is. */
   freshness?: CacheFreshness | undefined;
-  /** Runs in every sign-in and sign-up, once the session exists (organization domain enrolment). */
-  signedIn?: ((environment: Environment, user: SignInUser) => Promise<void>) | undefined;
+  /** The access-token signer shared with the session starter; by default one over `tokens` and `extraClaims`. */
+  issuer?: AccessTokenIssuer | undefined;
 }
 
 export class SessionService {
   private readonly store: Store;
   private readonly tokens: AccessTokens;
+  private readonly issuer: AccessTokenIssuer;
   private readonly refreshTokens: RefreshTokens;
   private readonly usage: UsageService;
   private readonly now: () => number;
-  private readonly extraClaims: ExtraClaimsProvider | undefined;
   private readonly cache: SessionCache | undefined;
   private readonly freshness: CacheFreshness | undefined;
-  private readonly signedIn: SessionServiceOptions['signedIn'];
   /** Requests (by their session) that found this node caught up, whose other cached reads may serve too. */
   private readonly caughtUpFor = new WeakSet<SessionIdentity>();
   private readonly usersReadWithSession = new WeakMap<SessionIdentity, Readonly<UsersTable>>();
-  private readonly customClaims = new CustomClaims();
 
   constructor(options: SessionServiceOptions) {
     this.store = options.store;
@@ -114,73 +78,13 @@ export class SessionService {
     this.refreshTokens = options.refreshTokens;
     this.usage = options.usage;
     this.now = options.now;
-    this.extraClaims = options.extraClaims;
+    this.issuer = options.issuer ?? new AccessTokenIssuer(options.store, options.tokens, options.now, options.extraClaims);
     this.cache = options.cache;
     this.freshness = options.freshness;
-    this.signedIn = options.signedIn;
   }
 
   private get db() {
     return this.store.db;
-  }
-
-  private async accessToken(environment: Environment, session: IssuingSession, context: RequestContext) {
-    const [custom, extra] = await Promise.all([
-      this.customClaims.render(this.db, environment, session.userId),
-      this.extraClaims
-        ? this.extraClaims({
-            environment,
-            userId: session.userId,
-            sessionId: session.id,
-            activeOrganizationId: session.activeOrganizationId,
-          })
-        : undefined,
-    ]);
-    // Custom claims first: org_* and the registered claims (added by issue) always win.
-    const extraClaims = custom ? { ...custom, ...extra } : extra;
-    return this.tokens.issue(environment, {
-      userId: session.userId,
-      sessionId: session.id,
-      origin: context.origin,
-      ...factorClaims(session.factors, this.now()),
-      ...(extraClaims ? { extraClaims } : {}),
-    });
-  }
-
-  /** Starts a session for a user who just proved who they are, and counts them as active. */
-  async create(environment: Environment, userId: string, context: RequestContext, verified?: VerifiedFactors): Promise<SessionTokens> {
-    const now = this.now();
-    const id = newId('sess', environment.id);
-    // A sign-in verifies, at that moment, the factors it used (docs/mfa.md).
-    const amr = [...new Set(verified?.amr ?? [])];
-    const factors: SessionFactors = {
-      amr: JSON.stringify(amr),
-      first_factor_at: now,
-      second_factor_at: amr.some((f) => (SECOND_FACTORS as readonly string[]).includes(f)) ? now : null,
-    };
-    const refreshToken = this.refreshTokens.first(environment.id, id);
-    const user = await startSession(this.db, environment.id, {
-      id,
-      user_id: userId,
-      refresh_hash: sha256Hex(refreshToken),
-      previous_hash: null,
-      generation: 0,
-      rotated_at: null,
-      created_at: now,
-      last_active_at: now,
-      expires_at: now + environment.settings.sessionLifetimeSeconds * 1000,
-      revoked_at: null,
-      active_organization_id: null,
-      user_agent: context.userAgent?.slice(0, 300) ?? null,
-      ...factors,
-    });
-    if (user === 'banned') throw userBanned();
-    if (!user)
-      throw new ApiError('unauthenticated', 'This account was deleted while signing in. Sign up again, or sign in to another account.');
-    const { token, expiresIn } = await this.accessToken(environment, { id, userId, activeOrganizationId: null, factors }, context);
-    await this.usage.recordActivity(environment.id, userId);
-    if (this.signedIn) await this.signedIn(environment, user);
-    return { accessToken: token, refreshToken, expiresIn, tokenType: 'Bearer' };
   }
 
   /**
@@ -273,11 +177,11 @@ export class SessionService {
 
   private async issuePair(
     environment: Environment,
-    session: IssuingSession,
+    session: SessionRef,
     refreshToken: string,
     context: RequestContext,
   ): Promise<SessionTokens> {
-    const { token, expiresIn } = await this.accessToken(environment, session, context);
+    const { token, expiresIn } = await this.issuer.issue(environment, session, context);
     await this.usage.recordActivity(environment.id, session.userId);
     return { accessToken: token, refreshToken, expiresIn, tokenType: 'Bearer' };
   }
@@ -323,7 +227,7 @@ export class SessionService {
     if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
     if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
     const current = { id: session.id, userId, activeOrganizationId: session.active_organization_id, factors: factorsOf(session) };
-    const { token, expiresIn } = await this.accessToken(environment, current, context);
+    const { token, expiresIn } = await this.issuer.issue(environment, current, context);
     return { accessToken: token, expiresIn, tokenType: 'Bearer' as const };
   }
 

@@ -9,8 +9,8 @@ import { sqliteTransaction } from '../db/index.js';
 import { columnsOf, selectionOf } from '../db/insert-select.js';
 import { reusableStatement } from '../db/reusable.js';
 import type { Database } from '../db/schema.js';
-import { eventRow, sessionData } from '../webhooks/events.js';
-import { eventValues } from '../webhooks/queries.js';
+import { eventRow, eventValues } from '../db/events.js';
+import { sessionData } from './event-data.js';
 import type { SessionRow } from './queries.js';
 
 type Db = Kysely<Database> | Transaction<Database>;

@@ -4,23 +4,23 @@
  * or created by the linking rule; the browser goes back to redirectUrl with a one-time token that
  * sso/verify exchanges for a session, as a magic link's is.
  */
-import type { SignedIn } from '@gatehouse/contract';
 import type { Configuration } from 'openid-client';
 import type { Store } from '../db/index.js';
 import { emailKey, normalizeEmail } from '../identity/email.js';
 import type { IdentityService } from '../identity/service.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
-import { linkWithToken, validateRedirectUrl } from '../flows/redirect.js';
-import type { RequestContext, SessionService } from '../sessions/service.js';
+import { linkWithToken, validateRedirectUrl } from '../tenancy/redirect.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { endpoints, providerOf, type Connection, type OAuthConnection } from './connections.js';
 import { OidcError, type OidcProfile } from './oidc/presets.js';
 import { holdLink } from './identity-queries.js';
 import type { HeldLink, IdentityRecorder } from './identity-service.js';
+import { SignInRefused } from './refusal.js';
 import { appleUserName } from './social/apple.js';
-import { isSocial, vouchesForEmail } from './social/trust.js';
+import { emailDomain, isSocial, vouchedFor, vouchesForEmail } from './social/trust.js';
+import { firstOf, WS_CLAIMS } from './saml/attributes.js';
 import * as q from './queries.js';
 import type { SamlReplayLedger } from './saml/index.js';
 
@@ -40,15 +40,7 @@ export interface Redirect {
   location: string;
 }
 
-/** A failure that is reported to the application through redirectUrl (DESIGN "SSO"). */
-export class SignInRefused extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { SignInRefused };
 
 const INVALID_STATE =
   'This sign-in link is unknown, expired, already used or altered, so Gatehouse cannot tell where to return; start the sign-in again from the application.';
@@ -75,7 +67,6 @@ export class SsoFlowService {
       store: Store;
       connections: SsoConnectionService;
       identity: IdentityService;
-      sessions: SessionService;
       tenancy: TenancyService;
       baseUrl: string;
       now: () => number;
@@ -368,7 +359,11 @@ export class SsoFlowService {
     if (trusted && user.email_verified !== 1 && user.email_key === emailKey(email)) await this.options.identity.markEmailVerified(this.db, environment, user.id);
   }
 
-  async verify(environment: Environment, token: string, context: RequestContext): Promise<SignedIn> {
+  /**
+   * The user that the token SSO returned to redirectUrl was issued for, consuming it (auth/sso.ts
+   * then opens the door).
+   */
+  async redeem(environment: Environment, token: string): Promise<{ id: string; email: string }> {
     requireSso(environment);
     const row = await q.consumeHandoff(this.db, environment.id, sha256Hex(token), this.options.now());
     // The owner's first proof of the address may have dropped the identity this token was issued
@@ -376,8 +371,7 @@ export class SsoFlowService {
     const linked = row?.user_id ? await q.hasIdentityAt(this.db, environment.id, row.connection_id, row.user_id) : false;
     const user = linked ? await this.options.identity.findUser(this.db, environment, row!.user_id!) : undefined;
     if (!user) throw apiError('invalid_credentials', 'This sign-in token is invalid, expired or already used. Start the sign-in again.');
-    const session = await this.options.sessions.create(environment, user.id, context);
-    return { user: { id: user.id, email: user.email }, session };
+    return { id: user.id, email: user.email };
   }
 
   /** For GET /v1/environment: names, ids and domains, nothing secret. */
@@ -385,26 +379,4 @@ export class SsoFlowService {
     const list = environment.settings.authMethods.sso ? await this.options.connections.list(environment) : [];
     return list.map((c) => ({ id: c.id, name: c.name, type: c.type, domains: c.domains, provider: providerOf(c) }));
   }
-}
-
-/** Entra ID and AD FS name their attributes with WS-Federation claim URIs. */
-const WS_CLAIMS = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
-
-function firstOf(attributes: Record<string, string[]>, names: string[]): string | null {
-  for (const name of names) if (attributes[name]?.[0]) return attributes[name][0];
-  return null;
-}
-
-function emailDomain(email: string): string {
-  return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-}
-
-/**
- * OIDC and OAuth 2.0: a connection with domains vouches for the addresses at them that its IdP
- * verifies; a social one (no domains) for every address its provider verifies, when that provider
- * is one known to verify or its operator set trustEmailVerified.
- */
-function vouchedFor(connection: Connection, email: string | null): boolean {
-  if (connection.domains.length === 0) return vouchesForEmail(connection);
-  return email !== null && connection.domains.includes(emailDomain(email));
 }

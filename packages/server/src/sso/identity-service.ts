@@ -13,9 +13,9 @@ import type { IdentityService } from '../identity/service.js';
 import { newId, sha256Hex } from '../lib/crypto.js';
 import { apiError, notFound } from '../lib/errors.js';
 import type { Environment } from '../tenancy/settings.js';
-import { atomically, recordEvent } from '../webhooks/events.js';
+import { atomically, recordEvent } from '../db/events.js';
 import { providerOf, readConnection, type Connection, type OidcConfig } from './connections.js';
-import { SignInRefused } from './flow.js';
+import { SignInRefused } from './refusal.js';
 import * as iq from './identity-queries.js';
 import * as q from './queries.js';
 
@@ -133,20 +133,6 @@ export class SsoIdentityService implements IdentityRecorder {
   }
 
   /**
-   * The user's address was just proven for the first time (identity/service.ts): identities linked
-   * with an email nobody vouched for go, as a password set before does. Whoever created the account
-   * through a provider that does not verify emails, with someone else's address, loses the way in
-   * they kept; the owner can link their own provider explicitly.
-   */
-  async dropUntrusted(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> {
-    for (const row of await iq.listIdentitiesOfUser(tx, environment.id, userId)) {
-      if (row.email_trusted === 1) continue;
-      await iq.deleteIdentityOfUser(tx, environment.id, userId, row.id);
-      await recordEvent(tx, environment.id, 'identity.deleted', { ...rowView(row), userId });
-    }
-  }
-
-  /**
    * Unlinks one identity. The user's row is locked first, so two unlinks (or an unlink and a
    * password removal) cannot each leave the other as the last way in and both succeed.
    */
@@ -173,5 +159,19 @@ export class SsoIdentityService implements IdentityRecorder {
       await iq.deleteIdentityOfUser(tx, environment.id, userId, identityId);
       await recordEvent(tx, environment.id, 'identity.deleted', { ...rowView(target), userId });
     });
+  }
+}
+
+/**
+ * The user's address was just proven for the first time (identity/service.ts runs this in that
+ * transaction): identities linked with an email nobody vouched for go, as a password set before
+ * does. Whoever created the account through a provider that does not verify emails, with someone
+ * else's address, loses the way in they kept; the owner can link their own provider explicitly.
+ */
+export async function dropUntrustedIdentities(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> {
+  for (const row of await iq.listIdentitiesOfUser(tx, environment.id, userId)) {
+    if (row.email_trusted === 1) continue;
+    await iq.deleteIdentityOfUser(tx, environment.id, userId, row.id);
+    await recordEvent(tx, environment.id, 'identity.deleted', { ...rowView(row), userId });
   }
 }

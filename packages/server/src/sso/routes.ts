@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Deleted, OidcPreset, SignedIn, SsoConnection, SsoConnectionList, SsoStarted, UserinfoFields } from '@gatehouse/contract';
+import { Deleted, OidcPreset, SsoConnection, SsoConnectionList, UserinfoFields } from '@gatehouse/contract';
 import { Type } from 'typebox';
-import { environmentOf } from '../http/credentials.js';
-import { requestContext } from '../http/request-context.js';
+import { acceptFormBodies } from '../http/forms.js';
 import { IdParams } from '../http/schemas.js';
 import type { TenancyService } from '../tenancy/service.js';
 import { endpoints } from './connections.js';
@@ -53,19 +52,13 @@ const CreateBody = Type.Object(
 );
 const PatchBody = Type.Object(optional, { additionalProperties: false });
 
-/** SAML's HTTP-POST binding posts a form; read it only on these routes. */
-function formBody(body: string): Record<string, string> {
-  return Object.fromEntries(new URLSearchParams(body));
-}
-
-export const ssoRoutes: FastifyPluginAsyncTypebox<{ connections: SsoConnectionService; flows: SsoFlowService; tenancy: TenancyService; baseUrl: string }> = async (
+/** The platform's SSO connections. */
+export const ssoConnectionRoutes: FastifyPluginAsyncTypebox<{ connections: SsoConnectionService; tenancy: TenancyService }> = async (
   app,
-  { connections, flows, tenancy, baseUrl },
+  { connections, tenancy },
 ) => {
   const environment = (id: string) => tenancy.getEnvironment(id);
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 512 * 1024 }, (_request, body, done) =>
-    done(null, formBody(body as string)),
-  );
+  acceptFormBodies(app);
 
   app.post(
     BASE,
@@ -107,31 +100,11 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{ connections: SsoConnectionSe
     },
   );
 
-  app.post(
-    '/v1/auth/sso/start',
-    {
-      config: { credentials: ['publishable'] },
-      schema: {
-        summary: 'Start single sign-on: routed by the email domain, or a connection id; answers the URL to send the browser to',
-        tags: ['auth'],
-        body: Type.Object(
-          { email: Type.Optional(Type.String({ maxLength: 1024 })), connectionId: Type.Optional(Str(128)), redirectUrl: Str(2048) },
-          { additionalProperties: false },
-        ),
-        response: { 200: SsoStarted },
-      },
-    },
-    async (request) => flows.start(environmentOf(request), request.body),
-  );
+};
 
-  app.post(
-    '/v1/auth/sso/verify',
-    {
-      config: { credentials: ['publishable'] },
-      schema: { summary: 'Exchange the token SSO returned to redirectUrl for a session', tags: ['auth'], body: Type.Object({ token: Str(512) }, { additionalProperties: false }), response: { 200: SignedIn } },
-    },
-    async (request) => flows.verify(environmentOf(request), request.body.token, requestContext(request)),
-  );
+/** The IdPs' side: OIDC redirect URIs, the SAML ACS and the SP metadata. */
+export const ssoCallbackRoutes: FastifyPluginAsyncTypebox<{ flows: SsoFlowService; baseUrl: string }> = async (app, { flows, baseUrl }) => {
+  acceptFormBodies(app);
 
   app.get(
     '/v1/sso/oidc/:connectionId/callback',

@@ -1,6 +1,8 @@
-import { compileSessionClaims } from '../sessions/claims-template.js';
+import { compileSessionClaims } from './claims-template.js';
 import { newEnvironmentId } from '../lib/ids.js';
 import type { CreatedSecretKey } from '@gatehouse/contract';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
 import { announce, changeFeed, inTransaction } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
 import { apiError, notFound } from '../lib/errors.js';
@@ -9,6 +11,8 @@ import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js
 import type { TenancyCache } from './cache.js';
 import * as q from './queries.js';
 import { newEnvironmentSettings, toEnvironment, type Environment, type EnvironmentSettings, type EnvironmentType, type TokenAlgorithm } from './settings.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
 
 const ENVIRONMENT_TYPES: EnvironmentType[] = ['development', 'production'];
 const KEY_ENV_TAG: Record<EnvironmentType, string> = { development: 'test', production: 'live' };
@@ -147,6 +151,14 @@ export class TenancyService {
 
   async countProjects(): Promise<number> {
     return q.countProjects(this.db);
+  }
+
+  /** The name and logo every email of the environment shows, read in the caller's transaction (`db` may be one). */
+  async branding(db: Db, environment: Environment): Promise<{ projectName: string; logoUrl: string | null }> {
+    const project = await q.findProject(db, environment.projectId);
+    if (!project) throw notFound(`Project ${environment.projectId}`);
+    // Set by PUT /v1/platform/projects/{id}/logo, after the same checks as any upload.
+    return { projectName: project.name, logoUrl: project.logo_url };
   }
 
   async getProject(projectId: string) {

@@ -61,28 +61,7 @@ export async function deleteEndpoint(db: Db, environmentId: EnvironmentId, endpo
   return result.numDeletedRows > 0n;
 }
 
-// ---- events (the outbox)
-
-export interface EventRow {
-  id: string;
-  type: string;
-  body: string;
-  createdAt: number;
-}
-
-/** The outbox row of one event. */
-export function eventValues(environmentId: EnvironmentId, event: EventRow) {
-  return { environment_id: environmentId, id: event.id, type: event.type, body: event.body, created_at: event.createdAt };
-}
-
-/** The insert of one event row, to run alone or as part of a larger statement (a CTE's outer insert). */
-export function eventInsert(db: Pick<Db, 'insertInto'>, environmentId: EnvironmentId, event: EventRow) {
-  return db.insertInto('webhook_events').values(eventValues(environmentId, event));
-}
-
-export async function insertEvent(db: Db, environmentId: EnvironmentId, event: EventRow) {
-  await eventInsert(db, environmentId, event).execute();
-}
+// ---- events (the outbox; written by db/events.ts)
 
 export async function findEvent(db: Db, environmentId: EnvironmentId, eventId: string) {
   return db

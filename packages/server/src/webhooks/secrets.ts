@@ -41,4 +41,16 @@ export class SecretBox {
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
   }
+
+  /** The secrets that sign a delivery now: the current one, and a rotated-out one within its grace. */
+  signingSecrets(
+    row: { environment_id: EnvironmentId; id: string; secret: string; previous_secret: string | null; previous_secret_until: number | null },
+    now: number,
+  ): string[] {
+    const secrets = [this.open(row.environment_id, row.id, row.secret)];
+    if (row.previous_secret !== null && row.previous_secret_until !== null && now < row.previous_secret_until) {
+      secrets.push(this.open(row.environment_id, row.id, row.previous_secret));
+    }
+    return secrets;
+  }
 }

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { resolveSendAddresses, SendRefused, type Resolver } from './addresses.js';
+import { resolveSendAddresses, SendRefused, type Resolver } from '../lib/addresses.js';
 
 export interface SendRequest {
   url: string;

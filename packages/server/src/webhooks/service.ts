@@ -10,9 +10,9 @@ import type { Store } from '../db/index.js';
 import { newId } from '../lib/crypto.js';
 import { apiError, notFound } from '../lib/errors.js';
 import type { Environment } from '../tenancy/settings.js';
-import { endpointUrlProblem } from './addresses.js';
+import { endpointUrlProblem } from '../lib/addresses.js';
 import * as q from './queries.js';
-import { newWebhookSecret, SecretBox } from './secrets.js';
+import { newWebhookSecret, type SecretBox } from './secrets.js';
 
 /** How long a rotated-out secret keeps signing alongside the new one. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 3_600_000;
@@ -67,11 +67,10 @@ function eventTypesColumn(types: WebhookEventType[] | null | undefined): string 
 
 /** Webhook endpoints and their delivery log, managed through the platform API. */
 export class WebhookService {
-  private readonly secrets: SecretBox;
-
   constructor(
     private readonly store: Store,
-    instanceSecret: string,
+    /** Endpoint secrets, sealed; the delivery worker opens them with the same box to sign. */
+    private readonly secrets: SecretBox,
     private readonly now: () => number,
     private readonly worker: {
       /** Sends due attempts now. */
@@ -79,13 +78,7 @@ export class WebhookService {
       /** An environment's endpoints changed: its events are sent at once again (see WebhookWorker.eventsCommitted). */
       endpointsChanged(environmentId: EnvironmentId): void;
     },
-  ) {
-    this.secrets = new SecretBox(instanceSecret);
-  }
-
-  get secretBox(): SecretBox {
-    return this.secrets;
-  }
+  ) {}
 
   async create(environment: Environment, input: EndpointInput & { url: string }): Promise<CreatedWebhookEndpoint> {
     checkUrl(environment, input.url);
@@ -169,15 +162,6 @@ export class WebhookService {
     });
     if (!row) throw notFound(`Webhook endpoint ${endpointId}`);
     return { secret };
-  }
-
-  /** The secrets that sign a delivery now: the current one, and a rotated-out one within its grace. */
-  signingSecrets(row: q.EndpointRow, now: number): string[] {
-    const secrets = [this.secrets.open(row.environment_id, row.id, row.secret)];
-    if (row.previous_secret !== null && row.previous_secret_until !== null && now < row.previous_secret_until) {
-      secrets.push(this.secrets.open(row.environment_id, row.id, row.previous_secret));
-    }
-    return secrets;
   }
 
   async deliveries(environment: Environment, endpointId: string, options: { limit: number; beforeId?: string | undefined }) {

@@ -2,28 +2,14 @@ import type { EnvironmentId } from '../lib/ids.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../db/index.js';
 import { newId } from '../lib/crypto.js';
-import { graceTimer, STOP_GRACE_MS } from '../flows/worker.js';
+import { graceTimer, STOP_GRACE_MS } from '../lib/grace.js';
 import { QuietEnvironments } from './quiet-environments.js';
-import { systemResolver, type Resolver } from './addresses.js';
+import { systemResolver, type Resolver } from '../lib/addresses.js';
 import * as q from './queries.js';
-import { signature } from './secrets.js';
+import { signature, type SecretBox } from './secrets.js';
+import { JITTER, RETRY_SCHEDULE_MS, retryDelayMs } from './schedule.js';
 import { sendWebhook } from './sender.js';
-import type { WebhookService } from './service.js';
 
-/** Delays before each retry, after the 1st, 2nd … 9th failed attempt; after the 10th the message has failed. */
-export const RETRY_SCHEDULE_MS = [
-  5_000,
-  5 * 60_000,
-  30 * 60_000,
-  2 * 3_600_000,
-  5 * 3_600_000,
-  10 * 3_600_000,
-  14 * 3_600_000,
-  20 * 3_600_000,
-  24 * 3_600_000,
-] as const;
-
-export const JITTER = 0.2;
 /** How long the delivery log and delivered events are kept. */
 export const RETENTION_MS = 30 * 86_400_000;
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -31,18 +17,7 @@ export const SEND_TIMEOUT_MS = 15_000;
 /** Changes committed within this long of each other are fanned out by one run. */
 const WAKE_DELAY_MS = 50;
 
-/**
- * The delay before the retry that follows failed attempt `attempt` (1-based), with up to ±20 %
- * jitter so that a receiver coming back is not hit by every queued message at once; a Retry-After
- * longer than that is honoured (capped at the schedule's longest step). Undefined: no retry left.
- */
-export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, random: () => number = Math.random): number | undefined {
-  const base = RETRY_SCHEDULE_MS[attempt - 1];
-  if (base === undefined) return undefined;
-  const jittered = Math.round(base * (1 - JITTER + 2 * JITTER * random()));
-  if (retryAfterMs === undefined) return jittered;
-  return Math.max(jittered, Math.min(retryAfterMs, RETRY_SCHEDULE_MS.at(-1)!));
-}
+export { JITTER, RETRY_SCHEDULE_MS, retryDelayMs };
 
 export interface WebhookWorkerOptions {
   /** Told each attempt's outcome (the metrics): sent, to be retried, or given up. */
@@ -90,7 +65,7 @@ export class WebhookWorker {
 
   constructor(
     private readonly store: Store,
-    private readonly webhooks: WebhookService,
+    private readonly secrets: Pick<SecretBox, 'signingSecrets'>,
     private readonly environmentType: (environmentId: EnvironmentId) => Promise<'development' | 'production'>,
     private readonly options: WebhookWorkerOptions = {},
   ) {
@@ -342,7 +317,7 @@ export class WebhookWorker {
     }
 
     const timestamp = Math.floor(Date.now() / 1000);
-    const signatures = this.webhooks
+    const signatures = this.secrets
       .signingSecrets(endpoint, this.clock())
       .map((secret) => signature(secret, event.id, timestamp, event.body));
     const outcome = await sendWebhook({

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { THROTTLE } from '../../src/flows/outbox.js';
+import { THROTTLE } from '../../src/mail/outbox.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { outbox, REDIRECT, start, tokenFrom } from '../helpers/flows.js';
 import { GOOD_PASSWORD, json, signUp } from '../helpers/identity.js';

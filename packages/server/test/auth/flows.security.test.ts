@@ -1,7 +1,7 @@
 import { crossTenant } from '../../src/db/tenant-scope.js';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { THROTTLE } from '../../src/flows/outbox.js';
+import { THROTTLE } from '../../src/mail/outbox.js';
 import { startTestApp, type TestApp, type TestEnvironment } from '../helpers/app.js';
 import { outbox, REDIRECT, start } from '../helpers/flows.js';
 import { signUp, uniqueEmail } from '../helpers/identity.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AppOptions } from '../../src/app.js';
-import type { MailTransport, OutgoingMessage } from '../../src/flows/transport.js';
+import type { MailTransport, OutgoingMessage } from '../../src/mail/transport.js';
 import { FilesystemObjectStore } from '../../src/assets/filesystem-store.js';
 import type { ObjectStore } from '../../src/assets/object-store.js';
 import { deriveSubkey } from '../../src/lib/cursor.js';

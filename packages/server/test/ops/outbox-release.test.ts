@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MailTransport, OutgoingMessage } from '../../src/flows/transport.js';
+import type { MailTransport, OutgoingMessage } from '../../src/mail/transport.js';
 import { RecordingTransport, startTestApp, type TestApp } from '../helpers/app.js';
 import { start } from '../helpers/flows.js';
 import { uniqueEmail } from '../helpers/identity.js';

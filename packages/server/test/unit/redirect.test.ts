@@ -1,6 +1,6 @@
 import { testEnvironmentId } from '../helpers/ids.js';
 import { describe, expect, it } from 'vitest';
-import { linkWithToken, validateRedirectUrl } from '../../src/flows/redirect.js';
+import { linkWithToken, validateRedirectUrl } from '../../src/tenancy/redirect.js';
 import { ApiError } from '../../src/lib/errors.js';
 import { defaultSettings, type Environment } from '../../src/tenancy/settings.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderEmail } from '../../src/flows/templates.js';
+import { renderEmail } from '../../src/mail/templates.js';
 
 describe('email templates', () => {
   it('carries the project name, logo, link and expiry in both parts', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointUrlProblem, isNonPublicAddress } from '../../src/webhooks/addresses.js';
+import { endpointUrlProblem, isNonPublicAddress } from '../../src/lib/addresses.js';
 import { parseRetryAfter } from '../../src/webhooks/sender.js';
 import { RETRY_SCHEDULE_MS, retryDelayMs } from '../../src/webhooks/worker.js';
 

@@ -62,22 +62,4 @@ export interface OidcSettings {
   fetch?: (url: string, options: { method: string; headers: Record<string, string>; body?: unknown; signal?: AbortSignal }) => Promise<Response>;
 }
 
-/** What a successful callback proves about the person. */
-export interface OidcProfile {
-  subject: string;
-  email: string | null;
-  emailVerified: boolean;
-  firstName: string | null;
-  lastName: string | null;
-}
-
-export class OidcError extends Error {
-  override name = 'OidcError';
-  constructor(
-    readonly reason: 'discovery_failed' | 'invalid_response' | 'idp_error' | 'idp_unavailable',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
+export { OidcError, type OidcProfile } from './profile.js';

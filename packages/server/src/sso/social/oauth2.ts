@@ -4,7 +4,7 @@
  * provider's userinfo endpoint and the connection's `userinfoFields` say where the id, the email and
  * its verification flag are in that JSON, as dot paths (`data.user.id`, `emails.0.address`).
  */
-import { OidcError, type OidcProfile } from '../oidc/presets.js';
+import { OidcError, type OidcProfile } from '../oidc/profile.js';
 
 export interface UserinfoFields {
   id: string;

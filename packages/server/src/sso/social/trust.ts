@@ -20,3 +20,16 @@ export function vouchesForEmail(connection: Connection): boolean {
   return connection.config.trustEmailVerified === true;
 }
 
+export function emailDomain(email: string): string {
+  return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+}
+
+/**
+ * OIDC and OAuth 2.0: a connection with domains vouches for the addresses at them that its IdP
+ * verifies; a social one (no domains) for every address its provider verifies, when that provider
+ * is one known to verify or its operator set trustEmailVerified.
+ */
+export function vouchedFor(connection: Connection, email: string | null): boolean {
+  if (connection.domains.length === 0) return vouchesForEmail(connection);
+  return email !== null && connection.domains.includes(emailDomain(email));
+}

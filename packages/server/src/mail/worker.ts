@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Store } from '../db/index.js';
 import { claimDue, markFailedAttempt, markSent, releaseClaim } from './outbox.js';
 import type { MailTransport } from './transport.js';
+import { graceTimer, STOP_GRACE_MS } from '../lib/grace.js';
 
 export interface WorkerOptions {
   clock?: () => number;
@@ -12,18 +13,7 @@ export interface WorkerOptions {
   log?: Pick<FastifyBaseLogger, 'warn' | 'error'>;
 }
 
-/** How long a stopping worker lets a send under way finish before giving its message back. */
-export const STOP_GRACE_MS = 8_000;
-
-/** Resolves after `ms`, on a timer that keeps no process alive; `cancel` clears it. */
-export function graceTimer(ms: number): { elapsed: Promise<'elapsed'>; cancel(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  const elapsed = new Promise<'elapsed'>((resolve) => {
-    timer = setTimeout(() => resolve('elapsed'), ms);
-    timer.unref();
-  });
-  return { elapsed, cancel: () => clearTimeout(timer) };
-}
+export { graceTimer, STOP_GRACE_MS };
 
 /** Retry delay after the n-th failed attempt: 5 s, 10 s, 20 s … capped at 30 minutes. */
 export function backoffMs(attempts: number): number {

@@ -1,20 +1,41 @@
 import type { EnvironmentId } from '../lib/ids.js';
-import type { Member, Organization, User, WebhookEventType } from '@gatehouse/contract';
+import type { WebhookEventType } from '@gatehouse/contract';
 import { PostgresAdapter, type InsertQueryBuilder, type InsertResult, type Kysely, type Transaction } from 'kysely';
-import { eventRecorded, inTransaction } from '../db/changes.js';
-import type { Database, OrganizationsTable, SessionsTable } from '../db/schema.js';
+import { eventRecorded, inTransaction } from './changes.js';
+import type { Database } from './schema.js';
 import { newId } from '../lib/crypto.js';
-import { eventInsert, insertEvent, type EventRow } from './queries.js';
-import { sqliteTransaction, type CompiledStatement } from '../db/index.js';
-import { userView } from '../identity/views.js';
+import { sqliteTransaction, type CompiledStatement } from './index.js';
 
 /**
  * Webhook events are recorded by the writers of users, sessions, organizations and memberships, in
  * the transaction of their change (a transactional outbox): the event commits with the change or
- * not at all. The delivery worker (worker.ts) sends it afterwards.
+ * not at all. The webhook delivery worker (webhooks/worker.ts) sends it afterwards. The outbox lives
+ * here, below every domain, so that each writer records its events without knowing about webhooks;
+ * what an event carries (`data`) is each domain's own (its event-data.ts).
  */
 
 type Db = Kysely<Database> | Transaction<Database>;
+
+export interface EventRow {
+  id: string;
+  type: string;
+  body: string;
+  createdAt: number;
+}
+
+/** The outbox row of one event. */
+export function eventValues(environmentId: EnvironmentId, event: EventRow) {
+  return { environment_id: environmentId, id: event.id, type: event.type, body: event.body, created_at: event.createdAt };
+}
+
+/** The insert of one event row, to run alone or as part of a larger statement (a CTE's outer insert). */
+export function eventInsert(db: Pick<Db, 'insertInto'>, environmentId: EnvironmentId, event: EventRow) {
+  return db.insertInto('webhook_events').values(eventValues(environmentId, event));
+}
+
+export async function insertEvent(db: Db, environmentId: EnvironmentId, event: EventRow) {
+  await eventInsert(db, environmentId, event).execute();
+}
 
 /**
  * Runs a writer's statements and its event in one transaction: the caller's when it has one,
@@ -93,90 +114,4 @@ export function eventRow(environmentId: EnvironmentId, type: WebhookEventType, d
   const at = Date.now();
   const body = JSON.stringify({ type, timestamp: new Date(at).toISOString(), data });
   return { id: newId('msg', environmentId), type, body, createdAt: at };
-}
-
-// ---- `data`: each resource as the secret-key API shows it
-
-/** A user as the SK API shows it. */
-export const userData = userView;
-
-/** A session as the platform shows it: never its tokens or their hashes. */
-export function sessionData(row: Readonly<SessionsTable>) {
-  return {
-    id: row.id,
-    userId: row.user_id,
-    createdAt: row.created_at,
-    lastActiveAt: row.last_active_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-    userAgent: row.user_agent,
-    activeOrganizationId: row.active_organization_id,
-  };
-}
-
-export function organizationData(row: Readonly<OrganizationsTable>): Organization {
-  return {
-    id: row.id,
-    name: row.name,
-    slug: row.slug,
-    imageUrl: row.image_url,
-    mfaRequired: row.mfa_required === 1,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-export type MembershipData = Member & { organizationId: string };
-
-/** The user as it stands in this transaction; undefined when there is none. */
-export async function readUserData(tx: Db, environmentId: EnvironmentId, userId: string): Promise<User | undefined> {
-  const row = await tx
-    .selectFrom('users')
-    .selectAll()
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', userId)
-    .executeTakeFirst();
-  return row && userData(row);
-}
-
-export async function readOrganizationData(
-  tx: Db,
-  environmentId: EnvironmentId,
-  organizationId: string,
-): Promise<Organization | undefined> {
-  const row = await tx
-    .selectFrom('organizations')
-    .selectAll()
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', organizationId)
-    .executeTakeFirst();
-  return row && organizationData(row);
-}
-
-/** The membership as a member object of the API, plus its organization's id. */
-export async function readMembershipData(
-  tx: Db,
-  environmentId: EnvironmentId,
-  organizationId: string,
-  userId: string,
-): Promise<MembershipData | undefined> {
-  const row = await tx
-    .selectFrom('organization_members as m')
-    .innerJoin('users as u', (join) => join.onRef('u.environment_id', '=', 'm.environment_id').onRef('u.id', '=', 'm.user_id'))
-    .select(['m.user_id', 'm.role', 'm.created_at', 'u.email', 'u.first_name', 'u.last_name', 'u.image_url'])
-    .where('m.environment_id', '=', environmentId)
-    .where('m.organization_id', '=', organizationId)
-    .where('m.user_id', '=', userId)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  return {
-    organizationId,
-    userId: row.user_id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    imageUrl: row.image_url,
-    role: row.role,
-    createdAt: row.created_at,
-  };
 }

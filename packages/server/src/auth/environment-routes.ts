@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Environment } from '@gatehouse/contract';
 import { environmentOf } from '../http/credentials.js';
-import { effectiveRateLimit, type Environment as EnvironmentRecord } from './settings.js';
+import { effectiveRateLimit, type Environment as EnvironmentRecord } from '../tenancy/settings.js';
 
 type SsoConnectionSummary = { id: string; name: string; type: 'oidc' | 'oauth2' | 'saml'; domains: string[]; provider: string };
 

@@ -1,6 +1,6 @@
 import { apiError } from '../lib/errors.js';
-import { isOriginAllowed, normalizeOrigin } from '../tenancy/origin.js';
-import type { Environment } from '../tenancy/settings.js';
+import { isOriginAllowed, normalizeOrigin } from './origin.js';
+import type { Environment } from './settings.js';
 
 const MAX_LENGTH = 2048;
 // scheme://authority, then a path, query or fragment (or nothing).

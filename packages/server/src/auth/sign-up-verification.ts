@@ -1,33 +1,31 @@
 import type { SignedIn, SignUpBody } from '@gatehouse/contract';
-import { createHmac, randomInt } from 'node:crypto';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
+import type { RequestContext } from '../http/request-context.js';
 import { normalizeEmail } from '../identity/email.js';
-import { assertAcceptablePassword } from '../identity/password-policy.js';
-import { hashPassword } from '../identity/passwords.js';
 import type { IdentityService } from '../identity/service.js';
-import { constantTimeEqual, newId } from '../lib/crypto.js';
+import type { PasswordService } from '../identity/password-service.js';
+import { wrongCode, type VerificationCodes } from '../lib/codes.js';
+import { newId } from '../lib/crypto.js';
 import { ApiError, apiError } from '../lib/errors.js';
+import type { Mail } from '../mail/mail.js';
 import { EMAIL_CODE_CLIENT } from '../ratelimit/throttle-policies.js';
-import { clientSubject, SignInThrottle } from '../ratelimit/throttle.js';
-import type { RequestContext, SessionService } from '../sessions/service.js';
-import type { TenancyService } from '../tenancy/service.js';
+import { clientSubject, type SignInThrottle } from '../ratelimit/throttle.js';
 import type { Environment } from '../tenancy/settings.js';
-import { enqueueEmail, isThrottled } from './outbox.js';
+import type { SignInDoor } from './door.js';
+import { FLOW_TTL_MS, MAX_CODE_ATTEMPTS } from './emailed-secrets.js';
 import * as q from './queries.js';
-import { FLOW_TTL_MS, MAX_CODE_ATTEMPTS } from './service.js';
-import { renderEmail } from './templates.js';
 
 export interface SignUpVerificationOptions {
   store: Store;
   identity: Pick<IdentityService, 'createVerifiedUserIn' | 'assertProfile'>;
-  sessions: Pick<SessionService, 'create'>;
-  tenancy: Pick<TenancyService, 'getProject'>;
+  passwords: Pick<PasswordService, 'checkPassword' | 'hashPassword'>;
+  door: Pick<SignInDoor, 'completeSignIn'>;
+  mail: Mail;
   now: () => number;
-  /** HMAC key for stored codes (the email codes' key: the code is bound to its attempt's id). */
-  codeKey: Buffer;
-  wake: () => void;
-  throttle?: SignInThrottle | undefined;
+  /** Sign-up codes (the email codes' key: a code is bound to its attempt's id). */
+  codes: VerificationCodes;
+  throttle: SignInThrottle;
 }
 
 function codesLocked(seconds: number): string {
@@ -36,33 +34,27 @@ function codesLocked(seconds: number): string {
 
 const NO_LIVE_CODE = 'No valid code for this sign-up: it expired, was used, or had too many wrong tries. Sign up again to get a new code.';
 
+/** A sign-up code is bound to its attempt, apart from the email codes sharing the key. */
+const binding = (attemptId: string) => `signup:${attemptId}`;
+
 /**
  * Password sign-up when the environment's emailVerification is "required": the start answers the
  * same and does the same work whether or not the address has an account (it never looks), and the
  * account is created only when the emailed code comes back.
  */
 export class SignUpVerification {
-  private readonly throttle: SignInThrottle;
-
-  constructor(private readonly options: SignUpVerificationOptions) {
-    this.throttle = options.throttle ?? new SignInThrottle({ clock: Date.now });
-  }
-
-  private codeHash(attemptId: string, code: string): string {
-    return createHmac('sha256', this.options.codeKey).update(`signup:${attemptId}:${code}`).digest('hex');
-  }
+  constructor(private readonly options: SignUpVerificationOptions) {}
 
   async start(environment: Environment, input: SignUpBody): Promise<{ status: 'verification_required'; signUpId: string }> {
     const email = normalizeEmail(input.email);
-    assertAcceptablePassword(input.password);
+    this.options.passwords.checkPassword(input.password);
     await this.options.identity.assertProfile(environment, input);
-    const passwordHash = await hashPassword(input.password);
-    const { project } = await this.options.tenancy.getProject(environment.projectId);
+    const passwordHash = await this.options.passwords.hashPassword(input.password);
     const now = this.options.now();
     const id = newId('su', environment.id);
-    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const { code, hash } = this.options.codes.create(binding(id));
     await inTransaction(this.options.store.db, async (tx) => {
-      const throttled = await isThrottled(tx, environment.id, email, now);
+      const throttled = await this.options.mail.throttled(tx, environment, email, now);
       await q.insertSignUpAttempt(tx, environment.id, {
         id,
         email,
@@ -70,22 +62,14 @@ export class SignUpVerification {
         first_name: input.firstName ?? null,
         last_name: input.lastName ?? null,
         username: input.username ?? null,
-        code_hash: this.codeHash(id, code),
+        code_hash: hash,
         created_at: now,
         expires_at: now + FLOW_TTL_MS,
         // A throttled start sends nothing, so its attempt is born used.
         consumed_at: throttled ? now : null,
       });
-      const rendered = renderEmail({
-        kind: 'sign_up_verification',
-        projectName: project.name,
-        logoUrl: project.logo_url,
-        code,
-        expiresInMinutes: FLOW_TTL_MS / 60_000,
-      });
-      await enqueueEmail(tx, { environment, kind: 'sign_up_verification', to: email, rendered, deliver: true, throttled }, now);
+      await this.options.mail.send(tx, environment, 'sign_up_verification', email, { code, expiresInMinutes: FLOW_TTL_MS / 60_000 }, { now, throttled });
     });
-    this.options.wake();
     return { status: 'verification_required', signUpId: id };
   }
 
@@ -97,23 +81,22 @@ export class SignUpVerification {
   ): Promise<SignedIn> {
     const subjects = [{ policy: EMAIL_CODE_CLIENT, subject: clientSubject(clientAddress) }];
     const db = this.options.store.db;
-    const attempt = await this.throttle.guard(environment.id, subjects, codesLocked, async () => {
+    const attempt = await this.options.throttle.guard(environment.id, subjects, codesLocked, async () => {
       const now = this.options.now();
       const row = await q.findLiveSignUpAttempt(db, environment.id, input.signUpId, now, MAX_CODE_ATTEMPTS);
       if (!row) throw apiError('invalid_credentials', NO_LIVE_CODE, { fields: ['code'] });
-      if (!constantTimeEqual(row.code_hash, this.codeHash(row.id, input.code))) {
-        await q.recordWrongSignUpCode(db, environment.id, row.id);
-        const left = MAX_CODE_ATTEMPTS - (row.attempts + 1);
-        throw apiError(
-          'invalid_credentials',
-          left > 0
-            ? `The code is incorrect; ${left} ${left === 1 ? 'try' : 'tries'} left.`
-            : 'The code is incorrect and is now void. Sign up again to get a new code.',
-          { fields: ['code'] },
-        );
-      }
-      if (!(await q.consumeSignUpAttempt(db, environment.id, row.id, now)))
-        throw apiError('invalid_credentials', NO_LIVE_CODE, { fields: ['code'] });
+      const verdict = await this.options.codes.check({
+        stored: row.code_hash,
+        binding: binding(row.id),
+        code: input.code,
+        recordWrong: async () => {
+          await q.recordWrongSignUpCode(db, environment.id, row.id);
+          return MAX_CODE_ATTEMPTS - (row.attempts + 1);
+        },
+        consume: () => q.consumeSignUpAttempt(db, environment.id, row.id, now),
+      });
+      if ('triesLeft' in verdict) throw wrongCode(verdict.triesLeft, '. Sign up again to get a new code.', ['code']);
+      if (!verdict.ok) throw apiError('invalid_credentials', NO_LIVE_CODE, { fields: ['code'] });
       return row;
     });
     let user;
@@ -138,7 +121,7 @@ export class SignUpVerification {
       }
       throw error;
     }
-    const session = await this.options.sessions.create(environment, user.id, context);
+    const session = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'email' }, context);
     return { user: { id: user.id, email: user.email }, session };
   }
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueueEmail } from '../../src/flows/outbox.js';
-import { renderEmail } from '../../src/flows/templates.js';
+import { enqueueEmail } from '../../src/mail/outbox.js';
+import { renderEmail } from '../../src/mail/templates.js';
 import type { Environment } from '../../src/tenancy/settings.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 

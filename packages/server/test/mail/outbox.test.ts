@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimDue, enqueueEmail, isThrottled, THROTTLE, type EnqueueInput } from '../../src/flows/outbox.js';
-import { renderEmail } from '../../src/flows/templates.js';
-import { SmtpTransport, UnconfiguredTransport } from '../../src/flows/transport.js';
-import { OutboxWorker } from '../../src/flows/worker.js';
+import { claimDue, enqueueEmail, isThrottled, THROTTLE, type EnqueueInput } from '../../src/mail/outbox.js';
+import { renderEmail } from '../../src/mail/templates.js';
+import { SmtpTransport, UnconfiguredTransport } from '../../src/mail/transport.js';
+import { OutboxWorker } from '../../src/mail/worker.js';
 import type { Environment } from '../../src/tenancy/settings.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';

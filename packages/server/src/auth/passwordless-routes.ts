@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import { environmentOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
 import { Password } from '../identity/fields.js';
-import type { FlowService } from './service.js';
+import type { PasswordResetFlow } from './password-reset.js';
+import type { PasswordlessWay } from './passwordless.js';
 
 const publishable = { credentials: ['publishable'] } as const;
 const tags = ['auth'];
@@ -22,7 +23,11 @@ function body<T extends Parameters<typeof Type.Object>[0]>(properties: T) {
   return Type.Object(properties, { additionalProperties: false });
 }
 
-export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> = async (app, { flows }) => {
+/** The emailed flows: magic links, email codes and password resets. */
+export const authFlowRoutes: FastifyPluginAsyncTypebox<{ passwordless: PasswordlessWay; reset: PasswordResetFlow }> = async (
+  app,
+  { passwordless, reset },
+) => {
   app.post(
     '/v1/auth/magic-link',
     {
@@ -36,7 +41,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
       },
     },
     async (request, reply) => {
-      await flows.startMagicLink(environmentOf(request), request.body);
+      await passwordless.startMagicLink(environmentOf(request), request.body);
       return reply.code(202).send({ status: 'sent' });
     },
   );
@@ -52,7 +57,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
         response: { 200: SignedIn },
       },
     },
-    async (request) => flows.verifyMagicLink(environmentOf(request), request.body.token, requestContext(request)),
+    async (request) => passwordless.verifyMagicLink(environmentOf(request), request.body.token, requestContext(request)),
   );
 
   app.post(
@@ -68,7 +73,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
       },
     },
     async (request, reply) => {
-      await flows.startEmailCode(environmentOf(request), request.body);
+      await passwordless.startEmailCode(environmentOf(request), request.body);
       return reply.code(202).send({ status: 'sent' });
     },
   );
@@ -86,7 +91,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
         response: { 200: SignedIn },
       },
     },
-    async (request) => flows.verifyEmailCode(environmentOf(request), request.body, requestContext(request), request.ip),
+    async (request) => passwordless.verifyEmailCode(environmentOf(request), request.body, requestContext(request), request.ip),
   );
 
   app.post(
@@ -102,7 +107,7 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
       },
     },
     async (request, reply) => {
-      await flows.startPasswordReset(environmentOf(request), request.body);
+      await reset.start(environmentOf(request), request.body);
       return reply.code(202).send({ status: 'sent' });
     },
   );
@@ -119,6 +124,6 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ flows: FlowService }> =
         response: { 200: PasswordReset },
       },
     },
-    async (request) => flows.completePasswordReset(environmentOf(request), request.body, request.ip),
+    async (request) => reset.complete(environmentOf(request), request.body, request.ip),
   );
 };

@@ -1,0 +1,78 @@
+import type { SessionTokens } from '@gatehouse/contract';
+import type { Store } from '../db/index.js';
+import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
+import type { RequestContext } from '../sessions/access-token-issuer.js';
+import type { Amr } from '../sessions/factors.js';
+import type { SessionStarter, SignInUser } from '../sessions/start.js';
+import type { Environment } from '../tenancy/settings.js';
+import { insertHandoff } from './handoff-queries.js';
+import { validateRedirectUrl } from '../tenancy/redirect.js';
+
+export const HANDOFF_TTL_MS = 60_000;
+export const HANDOFF_FRAGMENT = '__gh_handoff';
+
+/**
+ * The first factor a way in proved, named as the access token's `amr` names it: `pwd` (a password),
+ * `email` (a magic link, an email code, a sign-up code or an invitation token), `sso` (an IdP or a
+ * social provider). A `handoff` carries a sign-in that already passed this door on a hosted page.
+ */
+export type FirstFactor = 'pwd' | 'email' | 'sso' | 'handoff';
+
+/** The `amr` a first factor gives the new session; a handoff proves nothing new in this request. */
+function verifiedBy(factor: FirstFactor): Amr[] {
+  return factor === 'handoff' ? [] : [factor];
+}
+
+export interface SignInAttempt {
+  userId: string;
+  firstFactor: FirstFactor;
+}
+
+/** Runs once a session exists, in every sign-in and sign-up (organization domain enrolment). */
+export type SignedInHook = (environment: Environment, user: SignInUser) => Promise<void>;
+
+export interface SignInDoorOptions {
+  store: Store;
+  /** The session-writing capability: the composition root hands it to this door alone. */
+  starter: SessionStarter;
+  now: () => number;
+  signedIn?: SignedInHook | undefined;
+}
+
+/**
+ * The one door to a session. Every way in (auth/*.ts) proves a first factor, then calls
+ * `completeSignIn`; nothing else can start a session, mint its first refresh token or a hosted
+ * handoff token (the test in test/unit/one-door.test.ts holds the source to that). This is where a
+ * second factor will be decided: one place, so no way in can forget it.
+ */
+export class SignInDoor {
+  constructor(private readonly options: SignInDoorOptions) {}
+
+  async completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<SessionTokens> {
+    const { tokens, user } = await this.options.starter.start(environment, attempt.userId, verifiedBy(attempt.firstFactor), context);
+    if (this.options.signedIn) await this.options.signedIn(environment, user);
+    return tokens;
+  }
+
+  /**
+   * A hosted page hands its signed-in user to the application: the redirect URL (origin lock) with
+   * `#__gh_handoff=<token>`; only the token's hash is stored.
+   */
+  async handOff(environment: Environment, session: { userId: string; sessionId: string }, redirectUrl: string): Promise<{ redirectUrl: string }> {
+    const url = validateRedirectUrl(environment, redirectUrl);
+    const token = newSecret('', 32);
+    const now = this.options.now();
+    await insertHandoff(this.options.store.db, environment.id, {
+      id: newId('hnd'),
+      userId: session.userId,
+      // Bound to the minting session: revoking it (sign-out, revoke-all, password change, the
+      // pre-registration defence) voids the token too.
+      sessionId: session.sessionId,
+      tokenHash: sha256Hex(token),
+      createdAt: now,
+      expiresAt: now + HANDOFF_TTL_MS,
+    });
+    url.hash = `${HANDOFF_FRAGMENT}=${token}`;
+    return { redirectUrl: url.href };
+  }
+}
