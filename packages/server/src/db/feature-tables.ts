@@ -9,7 +9,7 @@ export interface OrganizationsTable {
   name: string;
   slug: string;
   image_url: string | null;
-  /** 1 when members must have verified a second factor to act as it (0025). */
+  /** 1 when members must have verified a second factor to act as it (0030). */
   mfa_required: number;
   created_at: number;
   updated_at: number;
@@ -216,7 +216,7 @@ export interface UserBackupCodesTable {
   used_at: number | null;
 }
 
-/** API keys (0026): exactly one of user_id and organization_id is set. */
+/** API keys (0031): exactly one of user_id and organization_id is set. */
 export interface ApiKeysTable {
   environment_id: EnvironmentId;
   id: string;
@@ -233,7 +233,7 @@ export interface ApiKeysTable {
   last_used_at: number | null;
 }
 
-/** Machines (0027): OAuth 2.0 clients of the client-credentials grant. */
+/** Machines (0032): OAuth 2.0 clients of the client-credentials grant. */
 export interface MachinesTable {
   environment_id: EnvironmentId;
   id: string;

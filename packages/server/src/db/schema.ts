@@ -130,7 +130,7 @@ export interface UsersTable {
   external_id: string | null;
   /** When the user last started a session, by any method; null until the first. */
   last_sign_in_at: number | null;
-  /** 1 while the user has a second factor (TOTP; later a passkey), kept by mfa/ (0025). */
+  /** 1 while the user has a second factor (TOTP; later a passkey), kept by mfa/ (0030). */
   two_factor_enabled: number;
   created_at: number;
   updated_at: number;
@@ -170,7 +170,7 @@ export interface SessionsTable {
   revoked_at: number | null;
   active_organization_id: string | null;
   user_agent: string | null;
-  /** JSON array of the factors this session verified (`pwd`, `email`, `sso`, `totp`…), in order (0025). */
+  /** JSON array of the factors this session verified (`pwd`, `email`, `sso`, `totp`…), in order (0030). */
   amr: string;
   /** When the session last verified a first factor / a second factor; null when never. */
   first_factor_at: number | null;

@@ -23,11 +23,11 @@ import { lastSignIn } from './0021_last_sign_in.js';
 import { userEmailOrder } from './0022_user_email_order.js';
 import { handoffSession } from './0023_handoff_session.js';
 import { signingKeyRevocation } from './0024_signing_key_revocation.js';
-import { mfa } from './0025_mfa.js';
-import { apiKeys } from './0026_api_keys.js';
-import { machines } from './0027_machines.js';
 import { socialIdentities } from './0028_social_identities.js';
 import { identityLinkCompletion } from './0029_identity_link_completion.js';
+import { mfa } from './0030_mfa.js';
+import { apiKeys } from './0031_api_keys.js';
+import { machines } from './0032_machines.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -58,9 +58,9 @@ export const migrations: Record<string, Migration> = {
   '0022_user_email_order': userEmailOrder,
   '0023_handoff_session': handoffSession,
   '0024_signing_key_revocation': signingKeyRevocation,
-  '0025_mfa': mfa,
-  '0026_api_keys': apiKeys,
-  '0027_machines': machines,
   '0028_social_identities': socialIdentities,
   '0029_identity_link_completion': identityLinkCompletion,
+  '0030_mfa': mfa,
+  '0031_api_keys': apiKeys,
+  '0032_machines': machines,
 };
