@@ -69,8 +69,9 @@ export interface VerifiedFactors {
   amr: readonly Amr[];
 }
 
-function factorsOf(row: SessionFactors): SessionFactors {
-  return { amr: row.amr, first_factor_at: row.first_factor_at, second_factor_at: row.second_factor_at };
+/** A session's factors; one from before migration 0025 verified its first factor when it started. */
+function factorsOf(row: SessionFactors & { created_at: number }): SessionFactors {
+  return { amr: row.amr, first_factor_at: row.first_factor_at ?? row.created_at, second_factor_at: row.second_factor_at };
 }
 
 const REVOKED_MESSAGE = 'This session has been revoked (signed out, password changed, or revoked by an administrator). Sign in again.';
