@@ -99,7 +99,15 @@ export function buildServices(
     importedTotp: (tx, environment, userId, secret) => mfa.storeImportedTotp(tx, environment, userId, secret),
   });
   // Second factors (mfa/); an address proven for the first time removes those set before it.
-  const mfa: MfaService = new MfaService({ store: options.store, sessions, identity, tenancy, throttle, now, instanceSecret: options.instanceSecret });
+  const mfa: MfaService = new MfaService({
+    store: options.store,
+    sessions,
+    identity,
+    tenancy,
+    throttle,
+    now,
+    instanceSecret: options.instanceSecret,
+  });
   identity.onAddressProven((tx, environment, userId) => mfa.removeAllIn(tx, environment, userId));
   const signUpVerification = new SignUpVerification({
     store: options.store,

@@ -54,14 +54,23 @@ export const mfa: Migration = {
 
     // What each session verified: its factors (JSON array, in order) and when it last verified a
     // first and a second factor (the access token's amr and fva; reverification reads them).
-    await db.schema.alterTable('sessions').addColumn('amr', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+    await db.schema
+      .alterTable('sessions')
+      .addColumn('amr', 'text', (c) => c.notNull().defaultTo('[]'))
+      .execute();
     await db.schema.alterTable('sessions').addColumn('first_factor_at', 'bigint').execute();
     await db.schema.alterTable('sessions').addColumn('second_factor_at', 'bigint').execute();
     // No backfill (it would rewrite every session inside the migrations' transaction): a session
     // from before this release has first_factor_at null, read as its start (sessions/service.ts).
 
-    await db.schema.alterTable('organizations').addColumn('mfa_required', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('organizations')
+      .addColumn('mfa_required', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     // 1 while the user has TOTP (or, later, a passkey): kept by the writers of second factors.
-    await db.schema.alterTable('users').addColumn('two_factor_enabled', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('users')
+      .addColumn('two_factor_enabled', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
   },
 };
