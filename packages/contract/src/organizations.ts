@@ -118,7 +118,12 @@ const MfaRequired = Type.Boolean({
 });
 
 export const UpdateOrganizationBody = Type.Object(
-  { name: Type.Optional(Name), slug: Type.Optional(Slug), imageUrl: Type.Optional(Nullable(ImageUrl)), mfaRequired: Type.Optional(MfaRequired) },
+  {
+    name: Type.Optional(Name),
+    slug: Type.Optional(Slug),
+    imageUrl: Type.Optional(Nullable(ImageUrl)),
+    mfaRequired: Type.Optional(MfaRequired),
+  },
   { additionalProperties: false },
 );
 export type UpdateOrganizationBody = Static<typeof UpdateOrganizationBody>;

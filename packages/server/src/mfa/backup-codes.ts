@@ -32,5 +32,7 @@ export function normalizeBackupCode(input: string): string {
 }
 
 export function backupCodeHash(key: Buffer, environmentId: string, userId: string, code: string): string {
-  return createHmac('sha256', key).update(`${environmentId}/${userId}/${normalizeBackupCode(code)}`).digest('hex');
+  return createHmac('sha256', key)
+    .update(`${environmentId}/${userId}/${normalizeBackupCode(code)}`)
+    .digest('hex');
 }

@@ -23,7 +23,15 @@ export async function findTotp(db: Db, environmentId: EnvironmentId, userId: str
 export async function putPendingTotp(db: Db, environmentId: EnvironmentId, userId: string, sealed: string, now: number) {
   await db
     .insertInto('user_totp')
-    .values({ environment_id: environmentId, user_id: userId, secret: null, pending_secret: sealed, enabled_at: null, created_at: now, last_step: null })
+    .values({
+      environment_id: environmentId,
+      user_id: userId,
+      secret: null,
+      pending_secret: sealed,
+      enabled_at: null,
+      created_at: now,
+      last_step: null,
+    })
     .onConflict((oc) => oc.columns(['environment_id', 'user_id']).doUpdateSet({ pending_secret: sealed }))
     .execute();
 }
@@ -60,7 +68,15 @@ export async function enableTotp(db: Db, environmentId: EnvironmentId, userId: s
 export async function putEnabledTotp(db: Db, environmentId: EnvironmentId, userId: string, sealed: string, now: number) {
   await db
     .insertInto('user_totp')
-    .values({ environment_id: environmentId, user_id: userId, secret: sealed, pending_secret: null, enabled_at: now, created_at: now, last_step: null })
+    .values({
+      environment_id: environmentId,
+      user_id: userId,
+      secret: sealed,
+      pending_secret: null,
+      enabled_at: now,
+      created_at: now,
+      last_step: null,
+    })
     .onConflict((oc) =>
       oc.columns(['environment_id', 'user_id']).doUpdateSet({ secret: sealed, pending_secret: null, enabled_at: now, last_step: null }),
     )

@@ -1,14 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import {
-  BackupCodes,
-  MfaStatus,
-  Reverified,
-  ReverifyBody,
-  TotpEnabled,
-  TotpSetup,
-  TotpVerifyBody,
-  User,
-} from '@gatehouse/contract';
+import { BackupCodes, MfaStatus, Reverified, ReverifyBody, TotpEnabled, TotpSetup, TotpVerifyBody, User } from '@gatehouse/contract';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
@@ -46,7 +37,8 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteOptions> = async (app,
       config: session,
       schema: {
         summary: 'Start enabling TOTP: a new secret, pending until POST /v1/me/mfa/totp/verify confirms a code',
-        description: 'A second call replaces a pending secret. 403 method_disabled while the environment\'s mfa is "off"; 409 when TOTP is already on.',
+        description:
+          'A second call replaces a pending secret. 403 method_disabled while the environment\'s mfa is "off"; 409 when TOTP is already on.',
         tags,
         response: { 200: TotpSetup },
       },

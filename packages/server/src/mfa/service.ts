@@ -46,7 +46,8 @@ export interface MfaServiceOptions {
   writer?: SecondFactorWriter | undefined;
 }
 
-const WRONG_CODE = 'The code is not right, or it was already used. Enter the current code of your authenticator app (each code works once).';
+const WRONG_CODE =
+  'The code is not right, or it was already used. Enter the current code of your authenticator app (each code works once).';
 const WRONG_BACKUP_CODE = 'This backup code is not right, or it was already used. Each backup code works once.';
 const WRONG_PASSWORD = 'The password is incorrect.';
 
@@ -143,7 +144,10 @@ export class MfaService {
     if (!user) throw notFound(`User ${userId}`);
     const existing = await q.findTotp(this.db, environment.id, userId);
     if (existing?.secret != null) {
-      throw apiError('conflict', 'TOTP is already enabled for this account. Remove it first (DELETE /v1/me/mfa/totp) to set up another authenticator.');
+      throw apiError(
+        'conflict',
+        'TOTP is already enabled for this account. Remove it first (DELETE /v1/me/mfa/totp) to set up another authenticator.',
+      );
     }
     const secret = newTotpSecret();
     await q.putPendingTotp(this.db, environment.id, userId, this.sealer.seal(this.binding(environment, userId), secret), this.now());
@@ -164,7 +168,10 @@ export class MfaService {
       const row = await q.findTotp(this.db, environment.id, userId);
       if (row?.secret != null) throw apiError('conflict', 'TOTP is already enabled for this account.');
       if (!row?.pending_secret) {
-        throw apiError('invalid_request', 'No TOTP setup is pending for this account: start with POST /v1/me/mfa/totp, then send its code here.');
+        throw apiError(
+          'invalid_request',
+          'No TOTP setup is pending for this account: start with POST /v1/me/mfa/totp, then send its code here.',
+        );
       }
       const pending = row.pending_secret;
       const step = acceptedStep(this.sealer.open(this.binding(environment, userId), pending), code, this.now(), row.last_step);
@@ -201,7 +208,10 @@ export class MfaService {
     await inTransaction(this.db, async (tx) => {
       const totp = await q.findTotp(tx, environment.id, caller.userId);
       if (totp?.secret == null) {
-        throw apiError('conflict', 'Backup codes back up a second factor, and this account has none: enable TOTP first (POST /v1/me/mfa/totp).');
+        throw apiError(
+          'conflict',
+          'Backup codes back up a second factor, and this account has none: enable TOTP first (POST /v1/me/mfa/totp).',
+        );
       }
       const hashes = backupCodes.map((c) => this.hash(environment, caller.userId, c));
       await q.replaceBackupCodes(tx, environment.id, caller.userId, hashes, this.now());
@@ -231,7 +241,8 @@ export class MfaService {
     input: { factor: SecondFactor; code: string },
     db: Db = this.db,
   ): Promise<'totp' | 'backup_code'> {
-    if (input.factor === 'passkey') throw apiError('invalid_request', 'Passkeys are not available yet; use factor "totp" or "backup_code".');
+    if (input.factor === 'passkey')
+      throw apiError('invalid_request', 'Passkeys are not available yet; use factor "totp" or "backup_code".');
     return this.guarded(environment, userId, async () => {
       if (input.factor === 'totp') {
         if (!(await this.totpAccepted(environment, userId, input.code, db))) throw apiError('invalid_credentials', WRONG_CODE);
@@ -279,7 +290,9 @@ export class MfaService {
       if (!(await verifyPassword(user.password_hash, password, environment.id))) {
         throw apiError(
           'invalid_credentials',
-          user.password_hash === null ? 'This account has no password; reverify with an authenticator code or a backup code.' : WRONG_PASSWORD,
+          user.password_hash === null
+            ? 'This account has no password; reverify with an authenticator code or a backup code.'
+            : WRONG_PASSWORD,
           { fields: ['password'] },
         );
       }

@@ -190,9 +190,13 @@ export class OrganizationService {
   /** Requiring MFA needs second factors on in the environment (400 while its mfa is "off"). */
   assertMfaRequirable(environment: Environment): void {
     if (environment.settings.mfa === 'off') {
-      throw apiError('invalid_request', 'Second factors are off for this environment (mfa is "off"), so an organization cannot require them.', {
-        fields: ['mfaRequired'],
-      });
+      throw apiError(
+        'invalid_request',
+        'Second factors are off for this environment (mfa is "off"), so an organization cannot require them.',
+        {
+          fields: ['mfaRequired'],
+        },
+      );
     }
   }
 

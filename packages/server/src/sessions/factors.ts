@@ -15,9 +15,9 @@ export interface SessionFactors {
   second_factor_at: number | null;
 }
 
-/** Only the factor columns of a session row. */
-export function factorsOf(row: SessionFactors): SessionFactors {
-  return { amr: row.amr, first_factor_at: row.first_factor_at, second_factor_at: row.second_factor_at };
+/** A session's factors; one from before migration 0030 verified its first factor when it started. */
+export function factorsOf(row: SessionFactors & { created_at: number }): SessionFactors {
+  return { amr: row.amr, first_factor_at: row.first_factor_at ?? row.created_at, second_factor_at: row.second_factor_at };
 }
 
 /** What a sign-in verified: the factors, in order (`pwd` for a password…), stamped now; the second-factor time only when one is among them. */

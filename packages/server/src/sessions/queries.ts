@@ -227,7 +227,7 @@ const rotateCurrent = reusableQuery(
     })
       .where('expires_at', '>', number(p.now))
       .where('last_active_at', '>', number(p.activeSince))
-      .returning(['user_id', 'active_organization_id', 'amr', 'first_factor_at', 'second_factor_at']);
+      .returning(['user_id', 'active_organization_id', 'amr', 'first_factor_at', 'second_factor_at', 'created_at']);
   },
 );
 
@@ -247,7 +247,17 @@ export async function rotateCurrentRefreshToken(
   environmentId: EnvironmentId,
   sessionId: string,
   rotation: { presentedHash: string; successorHash: string; generation: number; now: number; inactivityMs: number },
-): Promise<{ user_id: string; active_organization_id: string | null; amr: string; first_factor_at: number | null; second_factor_at: number | null } | undefined> {
+): Promise<
+  | {
+      user_id: string;
+      active_organization_id: string | null;
+      amr: string;
+      first_factor_at: number | null;
+      second_factor_at: number | null;
+      created_at: number;
+    }
+  | undefined
+> {
   const [row] = await rotateCurrent(db, {
     environmentId,
     sessionId,

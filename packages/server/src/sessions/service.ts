@@ -222,7 +222,8 @@ export class SessionService {
    */
   async reissue(environment: Environment, userId: string, sessionId: string, context: RequestContext) {
     const session = await q.findSession(this.db, environment.id, sessionId);
-    if (!session || session.user_id !== userId) throw new ApiError('unauthenticated', 'The session of this access token does not exist. Sign in again.');
+    if (!session || session.user_id !== userId)
+      throw new ApiError('unauthenticated', 'The session of this access token does not exist. Sign in again.');
     const liveness = sessionLiveness(environment, session, this.now());
     if (liveness === 'revoked') throw new ApiError('session_revoked', REVOKED_MESSAGE);
     if (liveness === 'expired') throw new ApiError('unauthenticated', EXPIRED_MESSAGE);
@@ -232,7 +233,12 @@ export class SessionService {
   }
 
   /** When the live session last verified a factor of any kind (reverification's window); undefined when it is not live. */
-  async lastVerification(environment: Environment, userId: string, sessionId: string, db: Db = this.db): Promise<SessionFactors | undefined> {
+  async lastVerification(
+    environment: Environment,
+    userId: string,
+    sessionId: string,
+    db: Db = this.db,
+  ): Promise<SessionFactors | undefined> {
     const session = await q.findSession(db, environment.id, sessionId);
     if (!session || session.user_id !== userId || sessionLiveness(environment, session, this.now()) !== 'live') return undefined;
     return factorsOf(session);

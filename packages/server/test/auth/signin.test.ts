@@ -21,7 +21,8 @@ describe('POST /v1/auth/signin', () => {
     });
     expect(body.session.refreshToken).not.toBe(user.refreshToken);
     const { payload } = decodeJwt(body.session.accessToken);
-    expect(Object.keys(payload).sort()).toEqual(['exp', 'iat', 'iss', 'jti', 'nbf', 'sid', 'sub']);
+    expect(Object.keys(payload).sort()).toEqual(['amr', 'exp', 'fva', 'iat', 'iss', 'jti', 'nbf', 'sid', 'sub']);
+    expect([payload.amr, payload.fva]).toEqual([['pwd'], [0, -1]]);
     expect(payload.exp - payload.iat).toBe(300);
     expect(payload.nbf).toBe(payload.iat);
     expect((await me(t, body.session.accessToken)).statusCode).toBe(200);

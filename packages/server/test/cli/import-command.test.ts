@@ -107,7 +107,11 @@ describe(`npm run import (${testDb()})`, { timeout: 120_000 }, () => {
       passwordEnabled: true,
     });
     expect(await userByEmail('alan@clerk.example')).toMatchObject({ externalId: 'user_2alan', emailVerified: false });
-    expect(await userByEmail('grace@clerk.example')).toMatchObject({ firstName: 'Grace, "Amazing"', passwordEnabled: false, twoFactorEnabled: true });
+    expect(await userByEmail('grace@clerk.example')).toMatchObject({
+      firstName: 'Grace, "Amazing"',
+      passwordEnabled: false,
+      twoFactorEnabled: true,
+    });
     expect(await userByEmail('ada@clerk.example')).toMatchObject({ twoFactorEnabled: false });
     expect((await signIn('ada@clerk.example', 'rasmuslerdorf')).status).toBe(200);
     expect((await signIn('alan@clerk.example', 'lètmein')).status).toBe(200);

@@ -8,7 +8,12 @@ export function totpCode(secret: string, nowMs = Date.now(), offset = 0): string
 }
 
 export function mfaCall(t: TestApp, accessToken: string, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) {
-  return t.call({ method, url, credential: accessToken, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+  return t.call({
+    method,
+    url,
+    credential: accessToken,
+    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+  });
 }
 
 /** Enables TOTP for the session's user; answers the secret and the backup codes. */

@@ -42,7 +42,9 @@ describe('/v1/me/mfa', () => {
     // Still pending: nothing is enabled until a code confirms it.
     expect(json(await mfaCall(t, user.accessToken, 'GET', '/v1/me/mfa')).totp).toEqual({ enabled: false });
 
-    const wrong = await mfaCall(t, user.accessToken, 'POST', '/v1/me/mfa/totp/verify', { code: '000000' === totpCode(secret, clock.now()) ? '111111' : '000000' });
+    const wrong = await mfaCall(t, user.accessToken, 'POST', '/v1/me/mfa/totp/verify', {
+      code: '000000' === totpCode(secret, clock.now()) ? '111111' : '000000',
+    });
     expect(wrong.statusCode).toBe(401);
     expect(json(wrong).error.code).toBe('invalid_credentials');
 

@@ -21,7 +21,7 @@ describe("another environment's user", () => {
     expect(json(await mfaCall(t, user.accessToken, 'GET', '/v1/me/mfa')).totp.enabled).toBe(true);
   });
 
-  it('backup codes of the same address in another environment are not this user\'s', async () => {
+  it("backup codes of the same address in another environment are not this user's", async () => {
     const email = uniqueEmail('twin');
     const here = await signUp(t, { email });
     const there = await signUp(t, { email, environment: t.project.production });
@@ -31,7 +31,7 @@ describe("another environment's user", () => {
     expect((await reverify(t, here.accessToken, { backupCode: hereCodes[0] })).statusCode).toBe(200);
   });
 
-  it("an organization of another environment cannot be made to require MFA", async () => {
+  it('an organization of another environment cannot be made to require MFA', async () => {
     const owner = await signUp(t);
     const org = await createOrg(t, owner.userId);
     const refused = await t.call({

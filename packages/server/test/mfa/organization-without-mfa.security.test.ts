@@ -62,7 +62,7 @@ describe('an organization requiring MFA reached without it', () => {
     expect((await t.call({ method: 'GET', url: '/v1/me/organization', credential: owner.accessToken })).statusCode).toBe(200);
   });
 
-  it('the organization still appears in the member\'s list, marked mfaRequired', async () => {
+  it("the organization still appears in the member's list, marked mfaRequired", async () => {
     const owner = await person(t);
     const org = await requiringOrg(owner);
     const list = json(await t.call({ method: 'GET', url: '/v1/me/organizations', credential: owner.accessToken }));

@@ -44,13 +44,17 @@ describe('the second-factor check the sign-in step calls', () => {
     expect(json(await mfaCall(t, user.accessToken, 'GET', '/v1/me/mfa')).backupCodes.remaining).toBe(0);
   });
 
-  it('verifySecondFactor accepts a right code once, inside the caller\'s transaction, and refuses a wrong one', async () => {
+  it("verifySecondFactor accepts a right code once, inside the caller's transaction, and refuses a wrong one", async () => {
     const user = await signUp(t);
     const { secret } = await enableTotp(t, user.accessToken);
     const env = await environment();
     const next = totpCode(secret, Date.now(), 1);
-    await expect(inTransaction(t.store.db, (tx) => mfa.verifySecondFactor(env, user.userId, { factor: 'totp', code: next }, tx))).resolves.toBe('totp');
-    await expect(mfa.verifySecondFactor(env, user.userId, { factor: 'totp', code: next })).rejects.toMatchObject({ code: 'invalid_credentials' });
+    await expect(
+      inTransaction(t.store.db, (tx) => mfa.verifySecondFactor(env, user.userId, { factor: 'totp', code: next }, tx)),
+    ).resolves.toBe('totp');
+    await expect(mfa.verifySecondFactor(env, user.userId, { factor: 'totp', code: next })).rejects.toMatchObject({
+      code: 'invalid_credentials',
+    });
     await expect(mfa.verifySecondFactor(env, user.userId, { factor: 'backup_code', code: 'nope' })).rejects.toMatchObject({
       code: 'invalid_credentials',
     });

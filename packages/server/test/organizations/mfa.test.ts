@@ -17,7 +17,7 @@ describe('organizations that require MFA', () => {
   const patchOrg = (id: string, payload: Record<string, unknown>) =>
     t.call({ method: 'PATCH', url: `/v1/organizations/${id}`, credential: sk(), payload });
 
-  it('PATCH /v1/organizations/{id} sets mfaRequired, shown on the organization and in the member\'s list', async () => {
+  it("PATCH /v1/organizations/{id} sets mfaRequired, shown on the organization and in the member's list", async () => {
     const owner = await person(t);
     const org = await createOrg(t, owner.userId);
     expect((org as Record<string, unknown>).mfaRequired).toBe(false);

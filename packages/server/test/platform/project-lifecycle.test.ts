@@ -1,3 +1,4 @@
+import { enableTotp } from '../helpers/mfa.js';
 import { startTestIdp } from '../helpers/saml-idp.js';
 import { testEnvironmentId } from '../helpers/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +30,8 @@ async function fill(t: TestApp, project: TestProject) {
   });
   expect(endpoint.statusCode, endpoint.body).toBe(201);
   const user = await signUp(t, { environment: env });
+  // TOTP and its backup codes (user_totp, user_backup_codes rows).
+  await enableTotp(t, user.accessToken);
   const organization = await t.call({
     method: 'POST',
     url: '/v1/organizations',

@@ -63,7 +63,10 @@ describe('second factors on the secret-key surface', () => {
         payload: { email: user.email, password: 'correct horse battery staple' },
       }),
     ).session;
-    expect(json(await mfaCall(t, signedIn.accessToken, 'GET', '/v1/me/mfa'))).toMatchObject({ totp: { enabled: true }, backupCodes: { remaining: 0 } });
+    expect(json(await mfaCall(t, signedIn.accessToken, 'GET', '/v1/me/mfa'))).toMatchObject({
+      totp: { enabled: true },
+      backupCodes: { remaining: 0 },
+    });
     // The imported secret is the one the user's app holds.
     const ok = await reverify(t, signedIn.accessToken, { code: totpCode(IMPORTED_SECRET, clock.now()) });
     expect(ok.statusCode).toBe(200);

@@ -32,6 +32,7 @@ describe('/v1/users (secret key)', () => {
       privateMetadata: {},
       unsafeMetadata: {},
       externalId: null,
+      twoFactorEnabled: false,
       lastSignInAt: null,
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),

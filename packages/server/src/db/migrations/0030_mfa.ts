@@ -4,6 +4,11 @@ import type { Kysely, Migration } from 'kysely';
  * Multi-factor authentication (docs/mfa.md): a TOTP secret per user, backup codes, what each session
  * verified and when, organizations that require a second factor, and the users' summary flag.
  */
+/*
+ * On PostgreSQL each added column is metadata only (a constant default rewrites nothing), but
+ * takes the table's exclusive lock for that instant, so it waits for transactions open on users,
+ * sessions and organizations (docs/operations.md, "Upgrades").
+ */
 export const mfa: Migration = {
   async up(db: Kysely<any>) {
     // One row per user who has (or is enrolling) TOTP. Secrets are sealed with the instance secret:
@@ -49,14 +54,23 @@ export const mfa: Migration = {
 
     // What each session verified: its factors (JSON array, in order) and when it last verified a
     // first and a second factor (the access token's amr and fva; reverification reads them).
-    await db.schema.alterTable('sessions').addColumn('amr', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+    await db.schema
+      .alterTable('sessions')
+      .addColumn('amr', 'text', (c) => c.notNull().defaultTo('[]'))
+      .execute();
     await db.schema.alterTable('sessions').addColumn('first_factor_at', 'bigint').execute();
     await db.schema.alterTable('sessions').addColumn('second_factor_at', 'bigint').execute();
-    // Sessions started before this release verified their first factor when they started.
-    await db.updateTable('sessions').set((eb: any) => ({ first_factor_at: eb.ref('created_at') })).execute();
+    // No backfill (it would rewrite every session inside the migrations' transaction): a session
+    // from before this release has first_factor_at null, read as its start (sessions/service.ts).
 
-    await db.schema.alterTable('organizations').addColumn('mfa_required', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('organizations')
+      .addColumn('mfa_required', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     // 1 while the user has TOTP (or, later, a passkey): kept by the writers of second factors.
-    await db.schema.alterTable('users').addColumn('two_factor_enabled', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('users')
+      .addColumn('two_factor_enabled', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
   },
 };
