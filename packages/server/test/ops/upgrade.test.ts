@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { connectionSettings, migrate } from '../../src/db/index.js';
+import { migrations } from '../../src/db/migrations/index.js';
 import { TenancyService } from '../../src/tenancy/service.js';
 import { openTestStore, tablesOf, testDb } from '../helpers/store.js';
 
@@ -86,6 +87,13 @@ describe(`upgrading a database in use (${testDb()})`, () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('migrations added since the last release sort after its last one (Kysely refuses one inserted before what a database has applied)', () => {
+    // The last release (wave 3's first landing) shipped 26 migrations: 0001–0024, 0028 and 0029.
+    const names = Object.keys(migrations).sort();
+    expect(names[25]).toBe('0029_identity_link_completion');
+    expect(names.slice(26).every((name) => name > '0029_identity_link_completion')).toBe(true);
   });
 
   it("a database the previous release migrated (up to 0029) takes this release's migrations, which come after it", async () => {
