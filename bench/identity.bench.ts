@@ -251,7 +251,7 @@ async function verificationBenchmark(store: Store) {
     usage: new UsageService(store, tenancy, now),
     now,
   });
-  const { accessToken } = (await starter.start(environment, user.id, ['pwd'], { origin: undefined })).tokens;
+  const { accessToken } = (await starter.start(environment, user.id, { verified: ['pwd'] }, { origin: undefined })).tokens;
 
   const [h, p, s] = accessToken.split('.') as [string, string, string];
   const key = await keys.verificationKey(environment.id, JSON.parse(Buffer.from(h, 'base64url').toString()).kid);

@@ -25,7 +25,7 @@ export type NewKey = CreateOwnApiKeyBody;
  * The check that the session verified a factor recently, run before a user creates a key for
  * themself (DESIGN: reverification). Supplied by the MFA feature; until then every session passes.
  */
-export type RecentVerificationCheck = (environment: Environment, session: SessionIdentity) => Promise<void>;
+export type RecentVerificationCheck = (environment: Environment, session: SessionIdentity, tx: Tx) => Promise<void>;
 
 export interface ApiKeyServiceOptions {
   store: Store;
@@ -93,10 +93,11 @@ export class ApiKeyService {
 
   /** A key for the signed-in user; the one place that asks for a recent verification. */
   async createOwn(environment: Environment, session: SessionIdentity, input: NewKey): Promise<CreatedApiKey> {
-    await this.recentVerification(environment, session);
     return inTransaction(this.db, async (tx) => {
       // Locked, as its deletion locks it first: a key cannot be added to a user being deleted.
       if (!(await this.identity.lockUser(tx, environment, session.userId))) throw notFound(`User ${session.userId}`);
+      // In the transaction that writes the key: a revocation cannot commit between the check and the key.
+      await this.recentVerification(environment, session, tx);
       return this.insert(tx, environment.id, { userId: session.userId }, input);
     });
   }

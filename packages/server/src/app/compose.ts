@@ -173,7 +173,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     now,
     cache: caches.apiKeyCache,
     freshness,
-    assertRecentVerification: (environment, session) => mfa.requireRecentVerification(environment, session),
+    assertRecentVerification: (environment, session, tx) => mfa.requireRecentVerification(environment, session, tx),
   });
   const machines = new MachineService(store, tenancy, new MachineTokens(keys, tokens, now, signatureThread), now);
   const invitations = new InvitationService({ store, access: organizationAccess, identity, passwords, now, baseUrl, mail });

@@ -2,7 +2,7 @@ import type { SessionTokens } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import type { RequestContext } from '../sessions/access-token-issuer.js';
-import type { Amr } from '../sessions/factors.js';
+import type { SessionFactors } from '../sessions/factors.js';
 import type { SessionStarter, SignInUser } from '../sessions/start.js';
 import type { Environment } from '../tenancy/settings.js';
 import { insertHandoff } from './handoff-queries.js';
@@ -18,15 +18,13 @@ export const HANDOFF_FRAGMENT = '__gh_handoff';
  */
 export type FirstFactor = 'pwd' | 'email' | 'sso' | 'handoff';
 
-/** The `amr` a first factor gives the new session; a handoff proves nothing new in this request. */
-function verifiedBy(factor: FirstFactor): Amr[] {
-  return factor === 'handoff' ? [] : [factor];
-}
-
-export interface SignInAttempt {
-  userId: string;
-  firstFactor: FirstFactor;
-}
+/**
+ * Who signs in, and with what: a first factor proven in this request, or (a hosted handoff) the
+ * factors the minting session verified, carried as they are: the new session is never fresher.
+ */
+export type SignInAttempt =
+  | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff'> }
+  | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };
 
 /** Runs once a session exists, in every sign-in and sign-up (organization domain enrolment). */
 export type SignedInHook = (environment: Environment, user: SignInUser) => Promise<void>;
@@ -49,7 +47,8 @@ export class SignInDoor {
   constructor(private readonly options: SignInDoorOptions) {}
 
   async completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<SessionTokens> {
-    const { tokens, user } = await this.options.starter.start(environment, attempt.userId, verifiedBy(attempt.firstFactor), context);
+    const proof = attempt.firstFactor === 'handoff' ? { carried: attempt.carried } : { verified: [attempt.firstFactor] };
+    const { tokens, user } = await this.options.starter.start(environment, attempt.userId, proof, context);
     if (this.options.signedIn) await this.options.signedIn(environment, user);
     return tokens;
   }

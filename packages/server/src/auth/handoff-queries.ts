@@ -70,3 +70,13 @@ export async function sessionIsLive(db: Db, environmentId: EnvironmentId, sessio
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** What the minting session has verified (its amr and factor times), carried into the exchanged session. */
+export async function sessionFactors(db: Db, environmentId: EnvironmentId, sessionId: string) {
+  return db
+    .selectFrom('sessions')
+    .select(['amr', 'first_factor_at', 'second_factor_at', 'created_at'])
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+}

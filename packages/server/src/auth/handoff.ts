@@ -4,6 +4,7 @@ import type { RequestContext } from '../http/request-context.js';
 import type { IdentityService } from '../identity/service.js';
 import { apiError } from '../lib/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
+import { factorsOf } from '../sessions/factors.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import type { SignInDoor } from './door.js';
@@ -43,7 +44,10 @@ export class HandoffWay {
     if (!row) throw apiError('invalid_credentials', INVALID);
     const user = await this.options.identity.findUser(this.options.store.db, environment, row.user_id);
     if (!user) throw apiError('invalid_credentials', INVALID);
-    const session = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'handoff' }, context);
+    const minting = row.session_id === null ? undefined : await q.sessionFactors(this.options.store.db, environment.id, row.session_id);
+    if (!minting) throw apiError('invalid_credentials', INVALID);
+    const carried = factorsOf(minting);
+    const session = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'handoff', carried }, context);
     // A revoke-all that committed between the consume and the start did not see the new session:
     // once the minting session is found dead, the new one goes too (announced, like any sign-out).
     const later = this.options.now();

@@ -11,7 +11,7 @@ import { secondFactorRequired } from '../organizations/access.js';
 import { verifyPassword } from '../identity/passwords.js';
 import { PASSWORD_ACCOUNT, SECOND_FACTOR_USER } from '../ratelimit/throttle-policies.js';
 import type { SignInThrottle } from '../ratelimit/throttle.js';
-import { parseAmr, type Amr } from '../sessions/factors.js';
+import { parseAmr, type Amr, type SessionFactors } from '../sessions/factors.js';
 import type { RequestContext, SessionService } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
@@ -186,15 +186,20 @@ export class MfaService {
         await q.replaceBackupCodes(tx, environment.id, userId, hashes, this.now());
         await q.secondFactorsChanged(tx, environment.id, userId, this.now());
       });
-      await this.options.sessions.recordFactor(environment, userId, caller.sessionId, 'totp');
+      // Enrolment proves the authenticator, not who holds the session: it counts as this session's
+      // second factor only when the session itself verified a factor in the last 10 minutes (else a
+      // stolen, stale session could make itself fresh by enrolling an authenticator of its own).
+      if (await this.recentlyVerified(environment, caller)) {
+        await this.options.sessions.recordFactor(environment, userId, caller.sessionId, 'totp');
+      }
       return { totp: { enabled: true as const }, backupCodes };
     });
   }
 
   /** DELETE /v1/me/mfa/totp (reverification). The last second factor takes the backup codes with it. */
   async removeTotp(environment: Environment, caller: Caller): Promise<void> {
-    await this.requireRecentVerification(environment, caller);
     await inTransaction(this.db, async (tx) => {
+      await this.requireRecentVerification(environment, caller, tx);
       if (!(await q.deleteTotp(tx, environment.id, caller.userId))) throw notFound('TOTP of this account');
       await q.deleteBackupCodes(tx, environment.id, caller.userId);
       await q.secondFactorsChanged(tx, environment.id, caller.userId, this.now());
@@ -203,9 +208,9 @@ export class MfaService {
 
   /** POST /v1/me/mfa/backup-codes (reverification): a new set of 10; the old ones stop working. */
   async regenerateBackupCodes(environment: Environment, caller: Caller): Promise<{ backupCodes: string[] }> {
-    await this.requireRecentVerification(environment, caller);
     const backupCodes = newBackupCodes();
     await inTransaction(this.db, async (tx) => {
+      await this.requireRecentVerification(environment, caller, tx);
       const totp = await q.findTotp(tx, environment.id, caller.userId);
       if (totp?.secret == null) {
         throw apiError(
@@ -310,8 +315,17 @@ export class MfaService {
     if (parseAmr(factors.amr).includes('actor')) {
       throw apiError('forbidden', 'A session started with an actor token cannot make this change.');
     }
+    if (!this.withinWindow(factors)) throw reverificationRequired();
+  }
+
+  private withinWindow(factors: SessionFactors): boolean {
     const last = Math.max(factors.first_factor_at ?? -Infinity, factors.second_factor_at ?? -Infinity);
-    if (!(this.now() - last <= REVERIFICATION_WINDOW_MS)) throw reverificationRequired();
+    return this.now() - last <= REVERIFICATION_WINDOW_MS;
+  }
+
+  private async recentlyVerified(environment: Environment, caller: Caller): Promise<boolean> {
+    const factors = await this.options.sessions.lastVerification(environment, caller.userId, caller.sessionId);
+    return factors !== undefined && this.withinWindow(factors);
   }
 
   /** Whether the caller's session has verified a second factor (at sign-in or by reverification). */
@@ -327,6 +341,8 @@ export class MfaService {
    * requires MFA, the session must have verified a second factor.
    */
   async assertOrganizationAccess(environment: Environment, sessionId: string): Promise<void> {
+    // "off" asks for no second factor anywhere, whatever an organization was set to while it was on.
+    if (environment.settings.mfa === 'off') return;
     const policy = await q.sessionOrganizationPolicy(this.db, environment.id, sessionId);
     if (policy && policy.mfa_required === 1 && policy.second_factor_at === null) throw secondFactorRequired();
   }

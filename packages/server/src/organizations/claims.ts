@@ -42,6 +42,9 @@ export function organizationClaims(store: Store) {
     if (organizationId === null) return {};
     const row = await q.findUserOrganization(store.db, context.environment.id, context.userId, organizationId);
     if (!row) return undefined;
+    // An organization that requires MFA lends its claims only to a session that verified a second
+    // factor (applications authorize with them); the session keeps acting as it, to verify one later.
+    if (row.mfa_required === 1 && context.environment.settings.mfa !== 'off' && !context.secondFactorVerified) return {};
     const [view] = await withPermissions(store.db, context.environment.id, [row]);
     return { org_id: view!.id, org_slug: view!.slug, org_role: view!.role, org_permissions: view!.permissions };
   };

@@ -323,7 +323,7 @@ export class OrganizationService {
         `You are not a member of organization ${organizationId}, so this session cannot act as it. Switch only to an organization listed in GET /v1/me/organizations.`,
       );
     }
-    if (organization.mfa_required === 1 && !secondFactorVerified) throw secondFactorRequired();
+    if (organization.mfa_required === 1 && environment.settings.mfa !== 'off' && !secondFactorVerified) throw secondFactorRequired();
   }
 
   /**

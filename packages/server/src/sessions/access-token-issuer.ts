@@ -11,6 +11,8 @@ export interface ClaimsContext {
   userId: string;
   sessionId: string;
   activeOrganizationId: string | null;
+  /** Whether the session has verified a second factor (an organization may require one). */
+  secondFactorVerified: boolean;
 }
 
 /**
@@ -50,6 +52,7 @@ export class AccessTokenIssuer {
             userId: session.userId,
             sessionId: session.id,
             activeOrganizationId: session.activeOrganizationId,
+            secondFactorVerified: session.factors.second_factor_at !== null,
           })
         : undefined,
     ]);

@@ -239,7 +239,8 @@ export class SessionService {
     sessionId: string,
     db: Db = this.db,
   ): Promise<SessionFactors | undefined> {
-    const session = await q.findSession(db, environment.id, sessionId);
+    // Inside a change's transaction the session stays as read until it commits: a revocation cannot slip in between.
+    const session = await q.findSession(db, environment.id, sessionId, db.isTransaction ? this.store : undefined);
     if (!session || session.user_id !== userId || sessionLiveness(environment, session, this.now()) !== 'live') return undefined;
     return factorsOf(session);
   }

@@ -26,7 +26,7 @@ import {
   type RotationIntent,
   type SigningKeyState,
 } from './key-schedule.js';
-import * as q from './queries.js';
+import * as q from './signing-key-queries.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 

@@ -6,10 +6,13 @@ import type { Environment } from '../tenancy/settings.js';
 import type { UsageService } from '../usage/service.js';
 import type { AccessTokenIssuer, RequestContext } from './access-token-issuer.js';
 import type { RefreshTokens } from './refresh-token.js';
-import { verifiedNow, type Amr } from './factors.js';
+import { verifiedNow, type Amr, type SessionFactors } from './factors.js';
 import { startSession, type SignInUser } from './start-queries.js';
 
 export type { SignInUser };
+
+/** What the new session has verified: factors proven in this request, or those carried from another session. */
+export type SessionProof = { verified: readonly Amr[] } | { carried: SessionFactors };
 
 export interface SessionStarterOptions {
   store: Store;
@@ -30,12 +33,13 @@ export class SessionStarter {
   async start(
     environment: Environment,
     userId: string,
-    verified: readonly Amr[],
+    proof: SessionProof,
     context: RequestContext,
   ): Promise<{ tokens: SessionTokens; user: SignInUser }> {
     const now = this.options.now();
-    // A sign-in verifies, at that moment, the factors it used (docs/mfa.md).
-    const factors = verifiedNow(verified, now);
+    // A sign-in verifies, at that moment, the factors it used (docs/mfa.md); a handoff carries its
+    // minting session's verifications unchanged, so it can never make a session fresher than that one.
+    const factors = 'verified' in proof ? verifiedNow(proof.verified, now) : proof.carried;
     const id = newId('sess', environment.id);
     const refreshToken = this.options.refreshTokens.first(environment.id, id);
     const user = await startSession(this.options.store.db, environment.id, {

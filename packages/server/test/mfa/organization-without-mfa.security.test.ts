@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { GOOD_PASSWORD, json, signIn } from '../helpers/identity.js';
+import { decodeJwt, GOOD_PASSWORD, json, refresh, signIn } from '../helpers/identity.js';
 import { enableTotp } from '../helpers/mfa.js';
-import { actAs, createOrg, person, switchTo, type Person } from '../helpers/organizations.js';
+import { actAs, addMember, createOrg, person, switchTo, type Person } from '../helpers/organizations.js';
 
 const PATHS: [string, string][] = [
   ['GET', '/v1/me/organization'],
@@ -67,5 +67,32 @@ describe('an organization requiring MFA reached without it', () => {
     const org = await requiringOrg(owner);
     const list = json(await t.call({ method: 'GET', url: '/v1/me/organizations', credential: owner.accessToken }));
     expect(list.data.map((o: { id: string; mfaRequired: boolean }) => [o.id, o.mfaRequired])).toContainEqual([org.id, true]);
+  });
+
+  it('a session without a second factor gets no org_* claims from it: applications authorizing with them see no organization', async () => {
+    const owner = await person(t);
+    const org = await requiringOrg(owner);
+    const refreshed = json(await refresh(t, owner.refreshToken)).session;
+    expect(decodeJwt(refreshed.accessToken).payload).not.toHaveProperty('org_id');
+    expect(decodeJwt(refreshed.accessToken).payload).not.toHaveProperty('org_permissions');
+    // The session still acts as it: once it verifies a second factor, the claims come back.
+    await enableTotp(t, refreshed.accessToken);
+    const again = json(await refresh(t, refreshed.refreshToken)).session;
+    expect(decodeJwt(again.accessToken).payload).toMatchObject({ org_id: org.id, org_role: 'owner' });
+  });
+
+  it('with the environment\'s mfa "off", an organization set to require it asks for nothing', async () => {
+    const owner = await person(t);
+    const org = await requiringOrg(owner);
+    await t.setSettings(t.project.development.id, { mfa: 'off' });
+    try {
+      expect((await t.call({ method: 'GET', url: '/v1/me/organization', credential: owner.accessToken })).statusCode).toBe(200);
+      const other = await person(t);
+      await addMember(t, org.id, other.userId);
+      expect((await switchTo(t, other, org.id)).statusCode).toBe(200);
+      expect(decodeJwt(other.accessToken).payload.org_id).toBe(org.id);
+    } finally {
+      await t.setSettings(t.project.development.id, { mfa: 'optional' });
+    }
   });
 });

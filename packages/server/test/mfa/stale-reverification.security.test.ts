@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { decodeJwt, GOOD_PASSWORD, json, refresh, signIn, signUp } from '../helpers/identity.js';
 import { enableTotp, mfaCall, reverify, totpCode } from '../helpers/mfa.js';
+import { REDIRECT } from '../helpers/flows.js';
 
 const clock = testClock(1_860_000_000_000);
 const MINUTE = 60_000;
@@ -67,6 +68,31 @@ describe('reverification skipped: a stale session making sensitive changes', () 
     expect(json(await mfaCall(t, user.accessToken, 'GET', '/v1/me/api-keys')).data).toEqual([]);
     expect((await reverify(t, user.accessToken, { password: GOOD_PASSWORD })).statusCode).toBe(200);
     expect((await create()).statusCode).toBe(201);
+  });
+
+  it('a hosted handoff does not make a stale session fresh: the exchanged session carries its verifications', async () => {
+    const user = await signUp(t);
+    clock.advance(10 * MINUTE + 1);
+    const minted = await mfaCall(t, user.accessToken, 'POST', '/v1/me/handoff', { redirectUrl: REDIRECT });
+    expect(minted.statusCode).toBe(200);
+    const token = new URLSearchParams(new URL(json(minted).redirectUrl).hash.slice(1)).get('__gh_handoff')!;
+    const exchanged = await t.call({ method: 'POST', url: '/v1/auth/handoff', credential: t.project.development.publishableKey, payload: { token } });
+    expect(exchanged.statusCode).toBe(200);
+    const session = json(exchanged).session;
+    expect(decodeJwt(session.accessToken).payload).toMatchObject({ amr: ['pwd'], fva: [10, -1] });
+    const refused = await mfaCall(t, session.accessToken, 'POST', '/v1/me/api-keys', { name: 'kept' });
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error.code).toBe('reverification_required');
+  });
+
+  it('enrolling an authenticator from a stale session does not make the session fresh', async () => {
+    const user = await signUp(t);
+    clock.advance(10 * MINUTE + 1);
+    await enableTotp(t, user.accessToken, clock.now);
+    const refused = await mfaCall(t, user.accessToken, 'POST', '/v1/me/api-keys', { name: 'kept' });
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error.code).toBe('reverification_required');
+    expect((await mfaCall(t, user.accessToken, 'DELETE', '/v1/me')).statusCode).toBe(403);
   });
 
   it('a refresh is not a verification', async () => {
