@@ -1,5 +1,5 @@
 import type { JsonWebKey, KeyObject } from 'node:crypto';
-import { MIN_RSA_BITS, type TokenAlgorithm, type VerificationKey } from './keys.js';
+import { MIN_RSA_BITS, type TokenAlgorithm, type VerificationKey } from './key-types.js';
 import { nodeCrypto } from './runtime.js';
 
 const crypto = () => nodeCrypto!;

@@ -1,5 +1,5 @@
 import type { webcrypto } from 'node:crypto';
-import { MIN_RSA_BITS, type Jwk, type TokenAlgorithm, type VerificationKey } from './keys.js';
+import { MIN_RSA_BITS, type Jwk, type TokenAlgorithm, type VerificationKey } from './key-types.js';
 import { fromBase64url } from './runtime.js';
 
 type CryptoKey = webcrypto.CryptoKey;

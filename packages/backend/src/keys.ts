@@ -1,28 +1,9 @@
-import type { JsonWebKey, KeyObject, webcrypto } from 'node:crypto';
 import { importNodeJwk, importNodePem, verifyNode } from './keys-node.js';
 import { importWebJwk, importWebPem, verifyWeb } from './keys-web.js';
 import { nodeCrypto } from './runtime.js';
+import type { Jwk, VerificationKey } from './key-types.js';
 
-/** The signature algorithms Gatehouse signs with. Nothing else ever verifies: no `none`, no HMAC. */
-export type TokenAlgorithm = 'RS256' | 'ES256' | 'EdDSA';
-
-/**
- * A public key ready for the hot path: parsed once, with the one algorithm it may verify. A
- * `KeyObject` where node:crypto is present (verification is then synchronous), else a WebCrypto key.
- */
-export interface VerificationKey {
-  alg: TokenAlgorithm;
-  node?: KeyObject;
-  web?: webcrypto.CryptoKey;
-  /** The exact length a valid signature has, checked before verifying. */
-  signatureLength: number;
-  kid: string | undefined;
-}
-
-/** A JWK with the members a JWKS entry carries. */
-export type Jwk = JsonWebKey & { kid?: string; alg?: string; use?: string };
-
-export const MIN_RSA_BITS = 2048;
+export { MIN_RSA_BITS, type Jwk, type TokenAlgorithm, type VerificationKey } from './key-types.js';
 
 /** Imports one public JWK. Throws for symmetric (`oct`) keys, private members, or a mismatched `alg`. */
 export function importJwk(jwk: Jwk): VerificationKey | Promise<VerificationKey> {
