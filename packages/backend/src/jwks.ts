@@ -176,3 +176,12 @@ export function jwksCacheFor(url: string): JwksCache {
   }
   return cache;
 }
+
+/** The last issuer's cache: every request of an app names the same issuer, so its URL is not rebuilt and hashed each time. */
+let lastIssuer: { issuer: string; cache: JwksCache } | undefined;
+
+/** The cache of an issuer's published keys (`{issuer}/.well-known/jwks.json`). */
+export function jwksCacheForIssuer(issuer: string): JwksCache {
+  if (lastIssuer?.issuer !== issuer) lastIssuer = { issuer, cache: jwksCacheFor(`${issuer}/.well-known/jwks.json`) };
+  return lastIssuer.cache;
+}

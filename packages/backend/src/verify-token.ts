@@ -1,7 +1,7 @@
 import type { JsonWebKey } from 'node:crypto';
 import type { GatehouseClaims, MachineClaims } from './claims.js';
 import { TokenVerificationError, type TokenVerificationErrorReason } from './errors.js';
-import { DEFAULT_JWKS_TIMEOUT_MS, jwksCacheFor } from './jwks.js';
+import { DEFAULT_JWKS_TIMEOUT_MS, jwksCacheFor, jwksCacheForIssuer } from './jwks.js';
 import { importJwtKey, verifySignature, type Jwk, type TokenAlgorithm, type VerificationKey } from './keys.js';
 import { base64urlText, fromBase64url, isCanonicalBase64url, utf8Bytes } from './runtime.js';
 
@@ -231,7 +231,7 @@ export async function verifyTypedToken(
     key = await networklessKey(options.jwtKey, header.kid);
   } else {
     if (header.kid === undefined) throw refuse('token-invalid', 'The token header has no "kid", so no published key can verify it.');
-    const cache = jwksCacheFor(options.jwksUrl ?? `${options.issuer}/.well-known/jwks.json`);
+    const cache = options.jwksUrl === undefined ? jwksCacheForIssuer(options.issuer) : jwksCacheFor(options.jwksUrl);
     key = cache.cached(header.kid) ?? (await cache.key(header.kid, options.jwksTimeoutMs ?? DEFAULT_JWKS_TIMEOUT_MS));
   }
   if (header.alg !== key.alg) {
