@@ -21,6 +21,10 @@ export function routeTarget(route: string, input: { params?: Record<string, stri
     const value = input.params?.[name];
     // The types require every parameter; this catches an untyped caller, not a user's input.
     if (typeof value !== 'string') throw new TypeError(`${route} needs its path parameter "${name}".`);
+    // URLs resolve "." and ".." (even encoded) as path steps: an id of ".." would reach the parent route.
+    if (value === '' || value === '.' || value === '..') {
+      throw new TypeError(`${route}: ${JSON.stringify(value)} is not a valid "${name}". Pass the id Gatehouse gave you.`);
+    }
     return encodeURIComponent(value);
   });
   const search = new URLSearchParams();
