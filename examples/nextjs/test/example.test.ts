@@ -118,8 +118,18 @@ describe.skipIf(!chromiumAvailable())('examples/nextjs (built, npm start) in Chr
     // Sign-out clears the cookie; the protected page sends the visitor to sign-in again.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await expect.poll(async () => (await sessionCookie(context))?.value ?? null).toBeNull();
-    await page.goto(`${app.url}/protected`);
-    expect(new URL(page.url()).pathname).toBe('/sign-in');
+    // The provider re-renders the page after sign-out (a client navigation that may still run, and
+    // abort a goto that overlaps it): the protected page must end on sign-in.
+    await expect
+      .poll(async () => {
+        try {
+          await page.goto(`${app.url}/protected`);
+          return new URL(page.url()).pathname;
+        } catch {
+          return 'navigation aborted';
+        }
+      })
+      .toBe('/sign-in');
     expect((await page.request.get(`${app.url}/api/me`)).status()).toBe(401);
     await context.close();
   }, 120_000);
