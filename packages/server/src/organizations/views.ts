@@ -1,6 +1,7 @@
 import type { Member, Organization, Role, UserOrganization } from '@gatehouse/contract';
 import type * as q from './queries.js';
 import type * as roles from './role-queries.js';
+import { organizationData } from './event-data.js';
 import { parsePermissions } from './roles.js';
 
 export type OrganizationView = Organization;
@@ -12,17 +13,8 @@ export type MemberView = Member;
 
 export type RoleView = Role;
 
-export function organizationView(row: q.OrganizationRow): OrganizationView {
-  return {
-    id: row.id,
-    name: row.name,
-    slug: row.slug,
-    imageUrl: row.image_url,
-    mfaRequired: row.mfa_required === 1,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
+/** The same object the organization.* webhook events carry. */
+export const organizationView: (row: q.OrganizationRow) => OrganizationView = organizationData;
 
 export function memberView(row: q.MemberRow): MemberView {
   return {
