@@ -39,8 +39,10 @@ import type {
   ApiKeyListQuery,
 } from './route-bodies.js';
 import type {
+  ApiKeyList,
   ApiKeyPage,
   CreateApiKeyBody,
+  CreateOwnApiKeyBody,
   CreatedApiKey,
   CreateMachineBody,
   MachineList,
@@ -83,6 +85,7 @@ import type {
   VerifyDomainBody,
 } from './invitations.js';
 import type { Deleted } from './lists.js';
+import type { BackupCodes, MfaStatus, Reverified, ReverifyBody, TotpEnabled, TotpSetup, TotpVerifyBody } from './mfa.js';
 import type {
   AddCurrentMemberBody,
   AddMemberBody,
@@ -200,6 +203,15 @@ export interface SessionRoutes {
   'POST /v1/me/handoff': { body: HandoffBody; response: HandoffRedirect };
   'GET /v1/me/sessions': { response: SessionList };
   'DELETE /v1/me/sessions/{sessionId}': { response: void };
+  'GET /v1/me/mfa': { response: MfaStatus };
+  'POST /v1/me/mfa/totp': { response: TotpSetup };
+  'POST /v1/me/mfa/totp/verify': { body: TotpVerifyBody; response: TotpEnabled };
+  'DELETE /v1/me/mfa/totp': { response: void };
+  'POST /v1/me/mfa/backup-codes': { response: BackupCodes };
+  'POST /v1/me/reverify': { body: ReverifyBody; response: Reverified };
+  'GET /v1/me/api-keys': { response: ApiKeyList };
+  'POST /v1/me/api-keys': { body: CreateOwnApiKeyBody; response: CreatedApiKey };
+  'DELETE /v1/me/api-keys/{keyId}': { response: Deleted };
   'GET /v1/me/identities': { response: UserIdentityList };
   'POST /v1/me/identities': { body: LinkIdentityParams; response: SsoStarted };
   'POST /v1/me/identities/complete': { body: CompleteIdentityLinkParams; response: UserIdentity };
@@ -228,6 +240,9 @@ export interface SessionRoutes {
   'GET /v1/me/organization/membership-requests': { response: MembershipRequestList };
   'POST /v1/me/organization/membership-requests/{requestId}/accept': { response: MembershipRequest };
   'POST /v1/me/organization/membership-requests/{requestId}/reject': { response: MembershipRequest };
+  'GET /v1/me/organization/api-keys': { response: ApiKeyList };
+  'POST /v1/me/organization/api-keys': { body: CreateOwnApiKeyBody; response: CreatedApiKey };
+  'DELETE /v1/me/organization/api-keys/{keyId}': { response: Deleted };
 }
 
 /** The secret key: `@gatehouse/backend`'s admin client. */

@@ -242,7 +242,8 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     try {
       return await send(route, input, token);
     } catch (error) {
-      if (!(error instanceof GatehouseError) || error.status !== 401) throw error;
+      // invalid_credentials is about what was sent (a wrong password at reverify), not the token.
+      if (!(error instanceof GatehouseError) || error.status !== 401 || error.code === 'invalid_credentials') throw error;
       const renewed = await renewAfter401(token);
       if (!renewed) throw error;
       return send(route, input, renewed);
@@ -271,21 +272,36 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     return loadProfile();
   }
 
-  /** A call that spends the refresh token for new tokens (switch organization): same lock as refresh. */
-  async function rotate(body: Omit<SwitchOrganizationBody, 'refreshToken'>): Promise<GatehouseState> {
+  /**
+   * Replaces the stored session, under the lock, with `make(stored)`: the switch-organization answer
+   * (which spends the refresh token) or a reverified access token (which keeps it).
+   */
+  async function swap(make: (stored: StoredSession) => Promise<StoredSession>): Promise<void> {
     const epoch = signOuts;
     const signedOut = () => new GatehouseError({ status: 401, code: 'unauthenticated', message: 'No one is signed in. Sign in first.' });
     await lock(async () => {
       const stored = await store.read();
       if (!stored || epoch !== signOuts) throw signedOut();
-      const { session } = await spend('POST /v1/auth/switch-organization', { body: { ...body, refreshToken: stored.refreshToken } });
-      const next = toStored(session, Date.now());
+      const next = await make(stored);
       await store.write(next);
       if (epoch !== signOuts) throw signedOut();
       adopt(next, false);
       channel.post({ type: 'session', from: tabId });
     });
+  }
+
+  async function rotate(body: Omit<SwitchOrganizationBody, 'refreshToken'>): Promise<GatehouseState> {
+    await swap(async (stored) => {
+      const { session } = await spend('POST /v1/auth/switch-organization', { body: { ...body, refreshToken: stored.refreshToken } });
+      return toStored(session, Date.now());
+    });
     return loadProfile();
+  }
+
+  /** A new access token of this session (reverification): the stored refresh token stays, whichever tab rotated it last. */
+  async function replaceAccessToken(tokens: Omit<SessionTokens, 'refreshToken'>): Promise<GatehouseState> {
+    await swap(async (stored) => toStored({ ...tokens, refreshToken: stored.refreshToken }, Date.now()));
+    return state;
   }
 
   async function signOut(): Promise<GatehouseState> {
@@ -370,7 +386,7 @@ export function createGatehouse(options: GatehouseOptions): Gatehouse {
     })());
   }
 
-  const core: Core = { call, authed, fetch: doFetch, establish, rotate, signOut, loadProfile, patchState, state: () => state };
+  const core: Core = { call, authed, fetch: doFetch, establish, rotate, replaceAccessToken, signOut, loadProfile, patchState, state: () => state };
 
   return {
     ...createFlows(core),

@@ -65,6 +65,8 @@ export interface Core {
   establish(tokens: SessionTokens): Promise<GatehouseState>;
   /** Switches organization: new tokens for the stored refresh token, under the cross-tab lock. */
   rotate(body: Omit<SwitchOrganizationBody, 'refreshToken'>): Promise<GatehouseState>;
+  /** Holds a new access token of the same session (reverification); the refresh token stays. */
+  replaceAccessToken(tokens: Omit<SessionTokens, 'refreshToken'>): Promise<GatehouseState>;
   signOut(): Promise<GatehouseState>;
   loadProfile(): Promise<GatehouseState>;
   patchState(patch: Partial<GatehouseState>): GatehouseState;

@@ -1,5 +1,7 @@
 import type { Core, GatehouseState } from './core.js';
 import { GatehouseError } from './errors.js';
+import { userApiKeys } from './api-keys.js';
+import { createMfaFlows, reverify, type ReverifyParams } from './mfa.js';
 import { createOrganizationFlows, INVITATION_MARK, type OrganizationFlows } from './organization.js';
 import { createUpload, type ImageInput } from './upload.js';
 import type { ProfileUpdateBody, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody } from '@gatehouse/contract';
@@ -241,7 +243,17 @@ export function createFlows(core: Core) {
       },
     },
 
+    /**
+     * Verifies a factor again for this session ({password}, {code} or {backupCode}): sensitive
+     * changes refused with `reverification_required` then succeed for 10 minutes. Holds the new
+     * access token (its `amr` and `fva` say so).
+     */
+    reverify: (params: ReverifyParams) => reverify(core, params),
+
     user: {
+      ...createMfaFlows(core),
+      /** The user's own API keys; creating one needs a recent verification. */
+      apiKeys: userApiKeys(core),
       update: updateUser,
       /** Computes the SHA-256 and pixel size here, uploads through a ticket, and saves it as imageUrl. */
       setAvatar: async (file: ImageInput) => updateUser({ imageUrl: await upload('user_avatar', file) }),
@@ -271,6 +283,7 @@ export function createFlows(core: Core) {
       },
     },
 
+    /** The user's live sessions: device (`userAgent`), the factors each verified (`amr`), `current`. */
     sessions: {
       list: async (): Promise<SessionList['data']> => (await core.authed('GET /v1/me/sessions')).data,
       revoke: (sessionId: string): Promise<void> => core.authed('DELETE /v1/me/sessions/{sessionId}', { params: { sessionId } }),

@@ -2,6 +2,7 @@
  * The organization the session acts as: its record, members, invitations, domains and membership
  * requests (`gh.organization`). Every call needs membership; changes need the permission each names.
  */
+import { organizationApiKeys } from './api-keys.js';
 import type { Core } from './core.js';
 import type { ImageInput, Upload } from './upload.js';
 import type {
@@ -26,7 +27,14 @@ export const INVITATION_MARK = '__gh_invitation';
 export function createOrganizationFlows(core: Core, upload: Upload) {
   const updateOrganization = async (changes: UpdateCurrentOrganizationBody): Promise<UserOrganization> => {
     const updated = await core.authed('PATCH /v1/me/organization', { body: changes });
-    const summary = { id: updated.id, name: updated.name, slug: updated.slug, role: updated.role, imageUrl: updated.imageUrl };
+    const summary = {
+      id: updated.id,
+      name: updated.name,
+      slug: updated.slug,
+      role: updated.role,
+      imageUrl: updated.imageUrl,
+      mfaRequired: updated.mfaRequired,
+    };
     const state = core.state();
     core.patchState({ organization: summary, organizations: state.organizations.map((o) => (o.id === summary.id ? summary : o)) });
     return updated;
@@ -37,6 +45,8 @@ export function createOrganizationFlows(core: Core, upload: Upload) {
     update: updateOrganization,
     /** Needs org:manage. Same ticket flow as the avatar. */
     setImage: async (file: ImageInput) => updateOrganization({ imageUrl: await upload('organization_image', file) }),
+    /** The organization's API keys (org:manage). */
+    apiKeys: organizationApiKeys(core),
     members: {
       list: (params?: { limit?: number; cursor?: string }): Promise<Page<Member>> =>
         core.authed('GET /v1/me/organization/members', { query: params ?? {} }),

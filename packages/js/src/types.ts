@@ -37,6 +37,16 @@ export type {
   UserOrganization,
   UserIdentity,
   LinkIdentityParams,
+  ApiKey,
+  CreatedApiKey,
+  CreateOwnApiKeyBody,
+  Deleted,
+  BackupCodes,
+  MfaStatus,
+  Reverified,
+  ReverifyBody,
+  TotpEnabled,
+  TotpSetup,
 } from '@gatehouse/contract';
 
 /** GET /v1/me/sessions: one live session (never a token). */

@@ -34,12 +34,14 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startLiveGatehouse(): Promise<LiveGatehouse> {
+/** `now`: the server's clock (see testClock()), for rules that look at time. */
+export async function startLiveGatehouse(options: { now?: () => number } = {}): Promise<LiveGatehouse> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const live = { refreshes: [] as RefreshRecord[], errorCodes: [] as string[], throttleRefreshesOf: undefined as string | undefined };
   const isRefresh = (request: FastifyRequest) => request.method === 'POST' && request.url === '/v1/auth/refresh';
   const t = await startTestApp({
+    ...(options.now ? { now: options.now } : {}),
     // The store's public URLs must be this server's own loopback address to be saved as imageUrl.
     assetBaseUrl: url,
     // Links in emails (the hosted invitation page) and SSO redirect URIs must reach this server from a browser.
