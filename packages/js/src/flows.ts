@@ -250,8 +250,8 @@ export function createFlows(core: Core) {
      */
     reverify: (params: ReverifyParams) => reverify(core, params),
 
-    user: {
-      ...createMfaFlows(core),
+    // Assigned onto the second-factor calls, so that the declarations name their type.
+    user: Object.assign(createMfaFlows(core), {
       /** The user's own API keys; creating one needs a recent verification. */
       apiKeys: userApiKeys(core),
       update: updateUser,
@@ -281,7 +281,7 @@ export function createFlows(core: Core) {
         /** Refused with `conflict` when it is the user's last way to sign in. */
         unlink: (identityId: string): Promise<void> => core.authed('DELETE /v1/me/identities/{identityId}', { params: { identityId } }),
       },
-    },
+    }),
 
     /** The user's live sessions: device (`userAgent`), the factors each verified (`amr`), `current`. */
     sessions: {

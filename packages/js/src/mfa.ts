@@ -15,8 +15,21 @@ export function isReverificationRequired(error: unknown): error is GatehouseErro
   return error instanceof GatehouseError && error.code === 'reverification_required';
 }
 
-export function createMfaFlows(core: Core) {
-  const mfa = {
+/** `gh.user.mfa`, and Clerk's names for the same calls on `gh.user`. */
+export interface MfaFlows {
+  mfa: {
+    get(): Promise<MfaStatus>;
+    totp: { create(): Promise<TotpSetup>; verify(code: string): Promise<TotpEnabled>; remove(): Promise<void> };
+    backupCodes: { regenerate(): Promise<BackupCodes> };
+  };
+  createTOTP(): Promise<TotpSetup>;
+  verifyTOTP(params: { code: string }): Promise<TotpEnabled>;
+  disableTOTP(): Promise<void>;
+  createBackupCode(): Promise<BackupCodes>;
+}
+
+export function createMfaFlows(core: Core): MfaFlows {
+  const mfa: MfaFlows['mfa'] = {
     /** What the user has: `{totp: {enabled, createdAt?}, backupCodes: {remaining}, passkeys}`. */
     get: (): Promise<MfaStatus> => core.authed('GET /v1/me/mfa'),
     totp: {
