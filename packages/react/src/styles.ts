@@ -74,5 +74,18 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-success{color:var(--gh-color-success);font-size:13px;margin:0}
 .gh-visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .gh-spinner{width:16px;height:16px;border:2px solid currentColor;border-right-color:transparent;border-radius:50%;animation:gh-spin .7s linear infinite}
+/* Two-step verification, backup codes, API keys */
+.gh-box{border:1px solid var(--gh-color-border);border-radius:var(--gh-radius);background:var(--gh-color-surface);padding:16px;display:flex;flex-direction:column;gap:14px;margin-top:12px}
+.gh-box:first-child{margin-top:0}
+.gh-qr{display:block;flex:none;border-radius:8px;border:1px solid var(--gh-color-border)}
+.gh-code{display:block;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;background:var(--gh-color-background);border:1px solid var(--gh-color-border);border-radius:calc(var(--gh-radius) * .7);padding:8px 10px;word-break:break-all;margin-top:6px;user-select:all}
+.gh-codes{list-style:none;margin:0;padding:12px 16px;display:grid;grid-template-columns:repeat(2,1fr);gap:6px 24px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:14px;letter-spacing:.04em;background:var(--gh-color-background);border:1px solid var(--gh-color-border);border-radius:calc(var(--gh-radius) * .7)}
+.gh-badge.gh-on{color:var(--gh-color-success);border-color:color-mix(in srgb,var(--gh-color-success) 40%,transparent)}
+.gh-switch{flex:none;width:40px;height:24px;border-radius:999px;border:1px solid var(--gh-color-border);background:var(--gh-color-border);padding:2px;cursor:pointer;transition:background .15s}
+.gh-switch span{display:block;width:18px;height:18px;border-radius:50%;background:#fff;box-shadow:0 1px 2px rgba(0,0,0,.25);transition:transform .15s}
+.gh-switch[aria-checked=true]{background:var(--gh-color-primary);border-color:var(--gh-color-primary)}
+.gh-switch[aria-checked=true] span{transform:translateX(16px)}
+.gh-switch:focus-visible{outline:2px solid var(--gh-color-primary);outline-offset:2px}
+.gh-switch:disabled{opacity:.6;cursor:default}
 @keyframes gh-spin{to{transform:rotate(360deg)}}
 `;

@@ -2,9 +2,11 @@ import { useCallback, useEffect, useState } from 'react';
 import type { Member } from '@gatehouse/js';
 import { useGatehouse, useGatehouseState, type Appearance } from '../context.js';
 import { useOrganization, useOrganizationList } from '../hooks.js';
+import { ApiKeysSection } from './api-keys.js';
 import { useMenu } from './menu.js';
 import { DomainsTab } from './organization-domains.js';
 import { InvitationsTab, PendingOrganizations, usePendingOrganizations } from './organization-invitations.js';
+import { RequireMfa } from './organization-mfa.js';
 import { Avatar, displayName, Field, FORM, FormError, go, Header, Root, Submit, useForm } from './primitives.js';
 import { Tabs, type TabDef } from './tabs.js';
 import { Dialog, Icon } from './user-button.js';
@@ -150,6 +152,7 @@ export function OrganizationProfile(props: OrganizationProfileProps) {
             { id: 'members', label: 'Members', render: () => <MembersTab canManage={canManageMembers} /> },
             ...(canManageMembers ? [{ id: 'invitations', label: 'Invitations', render: () => <InvitationsTab invitationUrl={props.invitationUrl} /> }] : []),
             ...(canManage ? [{ id: 'domains', label: 'Domains', render: () => <DomainsTab /> }] : []),
+            ...(canManage ? [{ id: 'api-keys', label: 'API keys', render: () => <ApiKeysSection owner="organization" /> }] : []),
             { id: 'general', label: 'General', render: () => <GeneralTab canManage={canManage} /> },
             ...(props.extraTabs ?? []),
           ]}
@@ -166,6 +169,7 @@ function GeneralTab({ canManage }: { canManage: boolean }) {
   const [saved, setSaved] = useState(false);
   const form = useForm(['name', 'slug']);
   return (
+    <>
     <section className="gh-section">
       <h2 className="gh-section-title">Organization</h2>
       <div className="gh-row" style={{ marginBottom: 16 }}>
@@ -184,6 +188,8 @@ function GeneralTab({ canManage }: { canManage: boolean }) {
         </form>
       ) : <p className="gh-muted">Only members allowed to manage the organization can change it.</p>}
     </section>
+    {canManage ? <RequireMfa /> : null}
+    </>
   );
 }
 

@@ -1,10 +1,11 @@
-import { useEffect, useRef, useState } from 'react';
-import type { SessionView } from '@gatehouse/js';
+import { useRef, useState } from 'react';
 import { useGatehouse, useGatehouseState, type Appearance } from '../context.js';
 import { Avatar, displayName, Field, FORM, FormError, Root, Submit, useForm } from './primitives.js';
 import { useEnvironment } from './sign-in.js';
+import { ApiKeysSection } from './api-keys.js';
 import { ConnectedAccounts } from './social.js';
 import { Tabs } from './tabs.js';
+import { SecurityTab } from './user-security.js';
 
 export interface UserProfileProps {
   appearance?: Appearance;
@@ -12,7 +13,7 @@ export interface UserProfileProps {
   linkRedirectUrl?: string;
 }
 
-/** The signed-in user's account: profile and avatar, password, active sessions. */
+/** The signed-in user's account: profile and avatar; password, two-step verification and devices; API keys. */
 export function UserProfile(props: UserProfileProps) {
   const state = useGatehouseState();
   if (!state.isSignedIn || !state.user) return null;
@@ -24,6 +25,7 @@ export function UserProfile(props: UserProfileProps) {
           tabs={[
             { id: 'profile', label: 'Profile', render: () => <ProfileTab linkRedirectUrl={props.linkRedirectUrl} /> },
             { id: 'security', label: 'Security', render: () => <SecurityTab /> },
+            { id: 'api-keys', label: 'API keys', render: () => <ApiKeysSection owner="user" /> },
           ]}
         />
       </div>
@@ -86,68 +88,4 @@ function ProfileTab(props: { linkRedirectUrl?: string | undefined }) {
       {environment?.authMethods.sso ? <ConnectedAccounts connections={environment.ssoConnections} redirectUrl={props.linkRedirectUrl} /> : null}
     </>
   );
-}
-
-function SecurityTab() {
-  const client = useGatehouse();
-  const user = useGatehouseState().user!;
-  const form = useForm(['currentPassword', 'newPassword']);
-  const [values, setValues] = useState({ currentPassword: '', newPassword: '' });
-  const [changed, setChanged] = useState(false);
-  const [sessions, setSessions] = useState<SessionView[] | null>(null);
-  const list = useForm([]);
-  useEffect(() => {
-    void list.submit(async () => setSessions(await client.sessions.list()))();
-  }, [client]); // eslint-disable-line react-hooks/exhaustive-deps
-  return (
-    <>
-      {user.passwordEnabled ? (
-        <section className="gh-section" aria-labelledby="gh-password-title">
-          <h2 className="gh-section-title" id="gh-password-title">Password</h2>
-          <form className="gh-form" noValidate onSubmit={form.submit(async () => {
-            setChanged(false);
-            await client.user.changePassword(values);
-            setValues({ currentPassword: '', newPassword: '' });
-            setChanged(true);
-            setSessions(await client.sessions.list());
-          })}>
-            <Field label="Current password" name="currentPassword" type="password" autoComplete="current-password" value={values.currentPassword} onChange={(e) => setValues({ ...values, currentPassword: e.target.value })} error={form.errors.currentPassword} />
-            <Field label="New password" name="newPassword" type="password" autoComplete="new-password" value={values.newPassword} onChange={(e) => setValues({ ...values, newPassword: e.target.value })} error={form.errors.newPassword} />
-            <FormError error={form.errors[FORM]} />
-            <div className="gh-row">
-              <Submit busy={form.busy}>Change password</Submit>
-              <p className="gh-success" role="status">{changed ? 'Password changed. Your other devices were signed out.' : ''}</p>
-            </div>
-          </form>
-        </section>
-      ) : null}
-      <section className="gh-section" aria-labelledby="gh-sessions-title">
-        <h2 className="gh-section-title" id="gh-sessions-title">Active devices</h2>
-        <FormError error={list.errors[FORM]} />
-        <ul className="gh-list">
-          {(sessions ?? []).map((s) => (
-            <li key={s.id}>
-              <div style={{ flex: 1, minWidth: 0 }}>
-                <div className="gh-name gh-ellipsis">{describeAgent(s.userAgent)} {s.current ? <span className="gh-badge">This device</span> : null}</div>
-                <div className="gh-muted">Last active {new Date(s.lastActiveAt).toLocaleString()}</div>
-              </div>
-              {s.current ? null : (
-                <button type="button" className="gh-button gh-danger gh-small" onClick={() => void list.submit(async () => {
-                  await client.sessions.revoke(s.id);
-                  setSessions(await client.sessions.list());
-                })()}>Sign out</button>
-              )}
-            </li>
-          ))}
-        </ul>
-      </section>
-    </>
-  );
-}
-
-function describeAgent(agent: string | null): string {
-  if (!agent) return 'Unknown device';
-  const browser = /Edg\//.test(agent) ? 'Edge' : /Chrom(e|ium)\//.test(agent) ? 'Chrome' : /Firefox\//.test(agent) ? 'Firefox' : /Safari\//.test(agent) ? 'Safari' : 'Browser';
-  const os = /Windows/.test(agent) ? 'Windows' : /Mac OS X/.test(agent) ? 'macOS' : /Android/.test(agent) ? 'Android' : /iPhone|iPad/.test(agent) ? 'iOS' : /Linux/.test(agent) ? 'Linux' : '';
-  return os ? `${browser} on ${os}` : browser;
 }

@@ -32,15 +32,15 @@ export interface ReactSuite {
 /**
  * For the describe block it is called in: a running Gatehouse, the test application built from the
  * components' source, Chromium, and an OIDC provider when asked for; and the steps the tests share.
- * Each test file has its own, so files run in parallel.
+ * Each test file has its own, so files run in parallel. `now` is the server's clock (testClock()).
  */
-export function reactSuite(options: { oidc?: boolean } = {}) {
+export function reactSuite(options: { oidc?: boolean; now?: () => number } = {}) {
   const suite = {} as ReactSuite;
   beforeAll(async () => {
     const { chromium } = await import('playwright-core');
     mkdirSync(SCREENSHOTS, { recursive: true });
     const [live, app, browser, idp] = await Promise.all([
-      startLiveGatehouse(),
+      startLiveGatehouse(options.now ? { now: options.now } : {}),
       startAppServer(),
       chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }),
       options.oidc ? startOidcIdp() : undefined,
