@@ -78,8 +78,9 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-box{border:1px solid var(--gh-color-border);border-radius:var(--gh-radius);background:var(--gh-color-surface);padding:16px;display:flex;flex-direction:column;gap:14px;margin-top:12px}
 .gh-box:first-child{margin-top:0}
 .gh-qr{display:block;flex:none;border-radius:8px;border:1px solid var(--gh-color-border)}
-.gh-code{display:block;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;background:var(--gh-color-background);border:1px solid var(--gh-color-border);border-radius:calc(var(--gh-radius) * .7);padding:8px 10px;word-break:break-all;margin-top:6px;user-select:all}
+.gh-code{display:block;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;background:var(--gh-color-background);border:1px solid var(--gh-color-border);border-radius:calc(var(--gh-radius) * .7);padding:8px 10px;overflow-wrap:anywhere;margin-top:6px;user-select:all}
 .gh-codes{list-style:none;margin:0;padding:12px 16px;display:grid;grid-template-columns:repeat(2,1fr);gap:6px 24px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:14px;letter-spacing:.04em;background:var(--gh-color-background);border:1px solid var(--gh-color-border);border-radius:calc(var(--gh-radius) * .7)}
+.gh-name .gh-badge{margin-left:4px;vertical-align:1px}
 .gh-badge.gh-on{color:var(--gh-color-success);border-color:color-mix(in srgb,var(--gh-color-success) 40%,transparent)}
 .gh-switch{flex:none;width:40px;height:24px;border-radius:999px;border:1px solid var(--gh-color-border);background:var(--gh-color-border);padding:2px;cursor:pointer;transition:background .15s}
 .gh-switch span{display:block;width:18px;height:18px;border-radius:50%;background:#fff;box-shadow:0 1px 2px rgba(0,0,0,.25);transition:transform .15s}

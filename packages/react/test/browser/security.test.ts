@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import jsQR from 'jsqr';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { testClock } from '../../../server/test/helpers/app.js';
@@ -41,7 +42,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     await profile.getByRole('tab', { name: 'Security' }).click();
     await profile.getByRole('button', { name: 'Set up' }).click();
     await profile.getByRole('img', { name: 'QR code' }).waitFor();
-    await shot(page, 'user-profile-totp-setup-dark');
+    await shot(page, 'user-profile-totp-setup-dark', { fullPage: true, animations: 'disabled' });
 
     profile = await view(page, env, 'user-profile');
     await profile.getByRole('tab', { name: 'Security' }).click();
@@ -54,7 +55,20 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     expect((await profile.locator('[data-gh-secret]').textContent())!.replace(/\s/g, '')).toBe(secret);
     // The QR code is drawn here: an inline SVG, nothing fetched from elsewhere.
     expect(await qr.evaluate((svg) => svg.tagName.toLowerCase())).toBe('svg');
-    await shot(page, 'user-profile-totp-setup-light');
+    // What Chromium drew reads back, with an independent decoder, as the otpauth URL of this secret.
+    const side = 400;
+    const pixels = await qr.evaluate(async (svg, px) => {
+      const image = new Image();
+      image.src = `data:image/svg+xml;base64,${btoa(new XMLSerializer().serializeToString(svg))}`;
+      await image.decode();
+      const canvas = Object.assign(document.createElement('canvas'), { width: px, height: px });
+      const context = canvas.getContext('2d')!;
+      context.drawImage(image, 0, 0, px, px);
+      return Array.from(context.getImageData(0, 0, px, px).data);
+    }, side);
+    const decoded = jsQR(Uint8ClampedArray.from(pixels), side, side)?.data;
+    expect(decoded).toMatch(new RegExp(`^otpauth://totp/Acme:.+\\?secret=${secret}&issuer=Acme`));
+    await shot(page, 'user-profile-totp-setup-light', { fullPage: true, animations: 'disabled' });
 
     await profile.getByLabel('Code from your app').fill('000000' === totp(secret, clock.now()) ? '111111' : '000000');
     await profile.getByRole('button', { name: 'Turn on' }).click();
@@ -65,7 +79,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     await expect.poll(() => codes.count()).toBe(10);
     const shown = await codes.allTextContents();
     for (const code of shown) expect(code).toMatch(/^[a-z0-9]{10}$/);
-    await shot(page, 'user-profile-backup-codes-light');
+    await shot(page, 'user-profile-backup-codes-light', { fullPage: true, animations: 'disabled' });
     const [download] = await Promise.all([page.waitForEvent('download'), profile.getByRole('button', { name: 'Download' }).click()]);
     expect(readFileSync((await download.path())!, 'utf8').trim().split('\n')).toEqual(shown);
     await profile.getByRole('button', { name: 'I have saved them' }).click();
@@ -78,7 +92,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     await profile.getByRole('button', { name: 'New codes' }).click();
     await expect.poll(() => codes.count()).toBe(10);
     expect(await codes.allTextContents()).not.toEqual(shown);
-    await shot(page, 'user-profile-backup-codes-dark');
+    await shot(page, 'user-profile-backup-codes-dark', { fullPage: true, animations: 'disabled' });
     await profile.getByRole('button', { name: 'I have saved them' }).click();
 
     // Later: turning it off asks who this is first.
@@ -92,7 +106,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     await prompt.getByLabel('Authenticator code').fill('123456' === totp(secret, clock.now()) ? '654321' : '123456');
     await prompt.getByRole('button', { name: 'Confirm' }).click();
     await prompt.getByText(/The code is not right/).first().waitFor();
-    await shot(page, 'user-profile-reverify-light');
+    await shot(page, 'user-profile-reverify-light', { fullPage: true, animations: 'disabled' });
     await prompt.getByLabel('Authenticator code').fill(totp(secret, clock.now()));
     await prompt.getByRole('button', { name: 'Confirm' }).click();
     await profile.getByRole('button', { name: 'Set up' }).waitFor();
@@ -103,7 +117,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     const device = profile.locator('[data-gh-session]').first();
     await expect.poll(() => device.textContent()).toMatch(/Chrome on Linux\s*This device/);
     expect(await device.textContent()).toContain('Password + Authenticator app');
-    await shot(page, 'user-profile-devices-light');
+    await shot(page, 'user-profile-devices-light', { fullPage: true, animations: 'disabled' });
     await page.close();
   });
 
@@ -122,7 +136,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     const verified = await verifyKey(env, secret);
     expect(verified.statusCode).toBe(200);
     expect((verified.json() as { scopes: string[] }).scopes).toEqual(['invoices:read', 'invoices:write']);
-    await shot(page, 'user-profile-api-key-created-light');
+    await shot(page, 'user-profile-api-key-created-light', { fullPage: true, animations: 'disabled' });
     await profile.getByRole('button', { name: 'Done' }).click();
     await expect.poll(() => profile.locator('[data-gh-api-key]').count()).toBe(1);
     expect(await profile.locator('[data-gh-api-key]').textContent()).toMatch(/CI deploy.*invoices:read.*Never used.*Expires/);
@@ -138,10 +152,10 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     await prompt.getByLabel('Password').fill(GOOD_PASSWORD);
     await prompt.getByRole('button', { name: 'Confirm' }).click();
     await profile.locator('[data-gh-api-key-secret]').waitFor();
-    await shot(page, 'user-profile-api-key-created-dark');
+    await shot(page, 'user-profile-api-key-created-dark', { fullPage: true, animations: 'disabled' });
     await profile.getByRole('button', { name: 'Done' }).click();
     await expect.poll(() => profile.locator('[data-gh-api-key]').count()).toBe(2);
-    await shot(page, 'user-profile-api-keys-dark');
+    await shot(page, 'user-profile-api-keys-dark', { fullPage: true, animations: 'disabled' });
 
     await profile.getByRole('button', { name: 'Revoke CI deploy' }).click();
     await expect.poll(() => profile.locator('[data-gh-api-key]').count()).toBe(1);
@@ -163,7 +177,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
       expect((verified.json() as { subject: string }).subject).toMatch(/^org_/);
       await org.getByRole('button', { name: 'Done' }).click();
       await org.locator('[data-gh-api-key]').first().waitFor();
-      await shot(page, `organization-api-keys-${theme}`);
+      await shot(page, `organization-api-keys-${theme}`, { fullPage: true, animations: 'disabled' });
       await org.getByRole('button', { name: `Revoke Billing sync ${theme}` }).click();
       await org.getByText('No API keys yet.').waitFor();
       expect((await verifyKey(env, secret)).statusCode).toBe(401);
@@ -176,7 +190,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     await rule.click();
     await org.getByRole('alert').filter({ hasText: /second factor|two-step|authenticator/i }).waitFor();
     expect(await rule.getAttribute('aria-checked')).toBe('false');
-    await shot(page, 'organization-require-mfa-refused-light');
+    await shot(page, 'organization-require-mfa-refused-light', { fullPage: true, animations: 'disabled' });
 
     // With TOTP verified in this session, the switch turns on (and off).
     const setup = await page.evaluate(() =>
@@ -195,7 +209,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
       const before = await toggle.getAttribute('aria-checked');
       await toggle.click();
       await expect.poll(() => toggle.getAttribute('aria-checked')).toBe(before === 'true' ? 'false' : 'true');
-      if (theme === 'dark') await shot(page, 'organization-require-mfa-dark');
+      if (theme === 'dark') await shot(page, 'organization-require-mfa-dark', { fullPage: true, animations: 'disabled' });
     }
     const current = await suite.live.t.call({
       method: 'GET',

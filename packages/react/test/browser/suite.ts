@@ -79,7 +79,9 @@ export function reactSuite(options: { oidc?: boolean; now?: () => number } = {})
     return page;
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+  /** `fullPage`: the whole page, not only what the 960×720 window shows; `animations`: transitions finished. */
+  const shot = (page: Page, name: string, options: { fullPage?: boolean; animations?: 'disabled' } = {}) =>
+    page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), ...options });
 
   /** Creates an organization through the page's client and makes it active. */
   async function createActiveOrganization(page: Page, name: string) {
