@@ -15,4 +15,7 @@ export type { UserProfileProps } from './ui/user-profile.js';
 export { CreateOrganization, OrganizationProfile, OrganizationSwitcher } from './ui/organizations.js';
 export type { CreateOrganizationProps, OrganizationProfileProps, OrganizationSwitcherProps } from './ui/organizations.js';
 export type { TabDef } from './ui/tabs.js';
+export { QrCode } from './ui/qr.js';
+export { ReverifyPrompt, useReverification } from './ui/reverify.js';
+export type { Reverification } from './ui/reverify.js';
 export { STYLES } from './styles.js';
