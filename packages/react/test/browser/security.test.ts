@@ -72,7 +72,10 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
 
     await profile.getByLabel('Code from your app').fill('000000' === totp(secret, clock.now()) ? '111111' : '000000');
     await profile.getByRole('button', { name: 'Turn on' }).click();
-    await profile.getByText(/The code is not right/).first().waitFor();
+    await profile
+      .getByText(/The code is not right/)
+      .first()
+      .waitFor();
     await profile.getByLabel('Code from your app').fill(totp(secret, clock.now()));
     await profile.getByRole('button', { name: 'Turn on' }).click();
     const codes = profile.getByRole('list', { name: 'Backup codes' }).getByRole('listitem');
@@ -81,10 +84,18 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     for (const code of shown) expect(code).toMatch(/^[a-z0-9]{10}$/);
     await shot(page, 'user-profile-backup-codes-light', { fullPage: true, animations: 'disabled' });
     const [download] = await Promise.all([page.waitForEvent('download'), profile.getByRole('button', { name: 'Download' }).click()]);
-    expect(readFileSync((await download.path())!, 'utf8').trim().split('\n')).toEqual(shown);
+    expect(
+      readFileSync((await download.path())!, 'utf8')
+        .trim()
+        .split('\n'),
+    ).toEqual(shown);
     await profile.getByRole('button', { name: 'I have saved them' }).click();
     await profile.getByText('10 of 10 left.', { exact: false }).waitFor();
-    expect(await page.evaluate(() => (window as unknown as { gh: { state: { user: { twoFactorEnabled: boolean } } } }).gh.state.user.twoFactorEnabled)).toBe(true);
+    expect(
+      await page.evaluate(
+        () => (window as unknown as { gh: { state: { user: { twoFactorEnabled: boolean } } } }).gh.state.user.twoFactorEnabled,
+      ),
+    ).toBe(true);
 
     // New codes in the dark theme (the session verified TOTP just now: no question asked).
     profile = await view(page, env, 'user-profile', 'dark');
@@ -105,13 +116,20 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     await prompt.getByRole('button', { name: 'Use your authenticator app' }).click();
     await prompt.getByLabel('Authenticator code').fill('123456' === totp(secret, clock.now()) ? '654321' : '123456');
     await prompt.getByRole('button', { name: 'Confirm' }).click();
-    await prompt.getByText(/The code is not right/).first().waitFor();
+    await prompt
+      .getByText(/The code is not right/)
+      .first()
+      .waitFor();
     await shot(page, 'user-profile-reverify-light', { fullPage: true, animations: 'disabled' });
     await prompt.getByLabel('Authenticator code').fill(totp(secret, clock.now()));
     await prompt.getByRole('button', { name: 'Confirm' }).click();
     await profile.getByRole('button', { name: 'Set up' }).waitFor();
     await expect(prompt.count()).resolves.toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { gh: { state: { user: { twoFactorEnabled: boolean } } } }).gh.state.user.twoFactorEnabled)).toBe(false);
+    expect(
+      await page.evaluate(
+        () => (window as unknown as { gh: { state: { user: { twoFactorEnabled: boolean } } } }).gh.state.user.twoFactorEnabled,
+      ),
+    ).toBe(false);
 
     // The device list names the browser and the factors this session verified.
     const device = profile.locator('[data-gh-session]').first();
@@ -188,7 +206,10 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     await org.getByRole('tab', { name: 'General' }).click();
     const rule = org.getByRole('switch', { name: 'Require two-step verification' });
     await rule.click();
-    await org.getByRole('alert').filter({ hasText: /second factor|two-step|authenticator/i }).waitFor();
+    await org
+      .getByRole('alert')
+      .filter({ hasText: /second factor|two-step|authenticator/i })
+      .waitFor();
     expect(await rule.getAttribute('aria-checked')).toBe('false');
     await shot(page, 'organization-require-mfa-refused-light', { fullPage: true, animations: 'disabled' });
 
