@@ -11,12 +11,13 @@ import { describeAgent, describeFactors } from './user-agent.js';
 export function SecurityTab() {
   const user = useGatehouseState().user!;
   const { environment } = useEnvironment();
-  // A password change signs the other devices out: the list reloads.
+  // A password change signs the other devices out, a verified code joins this session's factors: the list reloads.
   const [generation, setGeneration] = useState(0);
+  const changed = () => setGeneration((g) => g + 1);
   return (
     <>
-      {user.passwordEnabled ? <PasswordSection onChanged={() => setGeneration((g) => g + 1)} /> : null}
-      {environment && environment.mfa !== 'off' ? <TwoFactorSection /> : null}
+      {user.passwordEnabled ? <PasswordSection onChanged={changed} /> : null}
+      {environment && environment.mfa !== 'off' ? <TwoFactorSection onChanged={changed} /> : null}
       <SessionsSection generation={generation} />
     </>
   );
@@ -52,7 +53,7 @@ function PasswordSection({ onChanged }: { onChanged: () => void }) {
 /** The base32 secret in groups of four, easier to type into an app. */
 const grouped = (secret: string) => secret.replace(/(.{4})/g, '$1 ').trim();
 
-function TwoFactorSection() {
+function TwoFactorSection({ onChanged }: { onChanged: () => void }) {
   const client = useGatehouse();
   const [status, setStatus] = useState<MfaStatus | null>(null);
   const [setup, setSetup] = useState<TotpSetup | null>(null);
@@ -60,8 +61,12 @@ function TwoFactorSection() {
   const [code, setCode] = useState('');
   const form = useForm(['code']);
   const reverification = useReverification();
-  const reload = useCallback(async () => setStatus(await client.user.mfa.get()), [client]);
-  useEffect(() => void form.submit(reload)(), [reload]); // eslint-disable-line react-hooks/exhaustive-deps
+  const load = useCallback(async () => setStatus(await client.user.mfa.get()), [client]);
+  const reload = async () => {
+    await load();
+    onChanged();
+  };
+  useEffect(() => void form.submit(load)(), [load]); // eslint-disable-line react-hooks/exhaustive-deps
   const enabled = status?.totp.enabled ?? false;
   return (
     <section className="gh-section" aria-labelledby="gh-mfa-title">

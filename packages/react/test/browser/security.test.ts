@@ -91,6 +91,8 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     ).toEqual(shown);
     await profile.getByRole('button', { name: 'I have saved them' }).click();
     await profile.getByText('10 of 10 left.', { exact: false }).waitFor();
+    // Enrolment in a fresh session verified the authenticator: the device list says so at once.
+    await expect.poll(() => profile.locator('[data-gh-session]').first().textContent()).toContain('Password + Authenticator app');
     expect(
       await page.evaluate(
         () => (window as unknown as { gh: { state: { user: { twoFactorEnabled: boolean } } } }).gh.state.user.twoFactorEnabled,
