@@ -6,6 +6,7 @@ import { EmailedSecrets } from '../auth/emailed-secrets.js';
 import { HandoffWay } from '../auth/handoff.js';
 import { InvitationWay } from '../auth/invitation.js';
 import { PasswordResetFlow } from '../auth/password-reset.js';
+import { PasskeyWay } from '../auth/passkey.js';
 import { PasswordWay } from '../auth/password.js';
 import { PasswordlessWay } from '../auth/passwordless.js';
 import { SignUpVerification } from '../auth/sign-up-verification.js';
@@ -27,6 +28,8 @@ import { OutboxWorker } from '../mail/worker.js';
 import { SecondFactorWriter } from '../mfa/factor-writer.js';
 import { MfaService } from '../mfa/service.js';
 import { OperatorService } from '../operators/service.js';
+import { PasskeyCeremonies } from '../passkeys/ceremonies.js';
+import { PasskeyService } from '../passkeys/service.js';
 import { OrganizationAccess } from '../organizations/access.js';
 import { assertUserDeletable, organizationClaims } from '../organizations/claims.js';
 import { MemberService } from '../organizations/member-service.js';
@@ -165,7 +168,18 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
   const membershipRequests = new RequestService({ store, access: organizationAccess, now });
 
   // ---- second factors and reverification; API keys (creating one's own needs a recent verification); machines
-  const mfa = new MfaService({ store, sessions, identity, tenancy, throttle, now, instanceSecret, writer: secondFactors });
+  // Passkeys: the ceremonies first (mfa's reverification uses them), the management after mfa (its 10-minute rule).
+  const passkeyCeremonies = new PasskeyCeremonies({ store, now });
+  const mfa = new MfaService({ store, sessions, identity, tenancy, throttle, now, instanceSecret, writer: secondFactors, passkeys: passkeyCeremonies });
+  const passkeys = new PasskeyService({
+    store,
+    ceremonies: passkeyCeremonies,
+    identity,
+    tenancy,
+    sessions,
+    now,
+    requireRecentVerification: (environment, caller, tx) => mfa.requireRecentVerification(environment, caller, tx),
+  });
   const apiKeys = new ApiKeyService({
     store,
     access: organizationAccess,
@@ -201,6 +215,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     sso: new SsoWay({ flows: ssoFlows, door }),
     invitation: new InvitationWay({ invitations, door }),
     handoff: new HandoffWay({ store, door, sessions, identity, now }),
+    passkey: new PasskeyWay({ store, ceremonies: passkeyCeremonies, identity, door }),
   };
 
   // ---- webhooks: the worker signs with the endpoints' sealed secrets; the service wakes it
@@ -239,6 +254,8 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     domains,
     membershipRequests,
     mfa,
+    passkeyCeremonies,
+    passkeys,
     apiKeys,
     machines,
     invitations,

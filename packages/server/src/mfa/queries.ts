@@ -5,6 +5,7 @@ import type { Database } from '../db/schema.js';
 import { newId } from '../lib/crypto.js';
 import { atomically, recordEvent } from '../db/events.js';
 import { readUserData } from '../identity/event-data.js';
+import { countPasskeys } from '../passkeys/queries.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -150,7 +151,7 @@ export async function countUnusedBackupCodes(db: Db, environmentId: EnvironmentI
 export async function secondFactorsChanged(db: Db, environmentId: EnvironmentId, userId: string, now: number): Promise<boolean> {
   return atomically(db, async (db) => {
     const totp = await findTotp(db, environmentId, userId);
-    const enabled = totp?.secret != null ? 1 : 0;
+    const enabled = totp?.secret != null || (await countPasskeys(db, environmentId, userId)) > 0 ? 1 : 0;
     const result = await db
       .updateTable('users')
       .set({ two_factor_enabled: enabled, updated_at: now })
