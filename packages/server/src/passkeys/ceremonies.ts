@@ -87,7 +87,7 @@ export class PasskeyCeremonies {
     challenge: string,
   ): Promise<void> {
     const now = this.options.now();
-    await q.deleteExpiredChallenges(this.db, now);
+    await q.deleteExpiredChallenges(this.db, environment.id, now);
     await q.putChallenge(this.db, {
       environment_id: environment.id,
       attempt_id: attemptId,

@@ -159,7 +159,7 @@ export async function consumeChallenge(db: Db, environmentId: EnvironmentId, att
   return result.numDeletedRows > 0n;
 }
 
-/** Housekeeping: challenges nobody verified. */
-export async function deleteExpiredChallenges(db: Db, now: number): Promise<void> {
-  await db.deleteFrom('passkey_challenges').where('expires_at', '<', now).execute();
+/** Housekeeping: the environment's challenges nobody verified. */
+export async function deleteExpiredChallenges(db: Db, environmentId: EnvironmentId, now: number): Promise<void> {
+  await db.deleteFrom('passkey_challenges').where('environment_id', '=', environmentId).where('expires_at', '<', now).execute();
 }

@@ -67,6 +67,6 @@ export const passkeys: Migration = {
       .addColumn('expires_at', 'bigint', (c) => c.notNull())
       .addPrimaryKeyConstraint('passkey_challenges_pk', ['environment_id', 'attempt_id'])
       .execute();
-    await db.schema.createIndex('passkey_challenges_expiry').on('passkey_challenges').columns(['expires_at']).execute();
+    await db.schema.createIndex('passkey_challenges_expiry').on('passkey_challenges').columns(['environment_id', 'expires_at']).execute();
   },
 };
