@@ -2,6 +2,7 @@ import type { Core, GatehouseState } from './core.js';
 import { GatehouseError } from './errors.js';
 import { createOrganizationFlows, INVITATION_MARK, type OrganizationFlows } from './organization.js';
 import { createUpload, type ImageInput } from './upload.js';
+import { createPasskeyFlows, type PasskeySignInOptions } from './passkeys.js';
 import type { ProfileUpdateBody, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody } from '@gatehouse/contract';
 import type {
   CreateUserOrganizationBody,
@@ -60,6 +61,7 @@ export function createFlows(core: Core) {
   const signedIn = async (answer: Promise<SignedIn>) => core.establish((await answer).session);
 
   const upload = createUpload(core);
+  const passkeys = createPasskeyFlows(core);
 
   const updateUser = async (changes: ProfileUpdate): Promise<GatehouseState> =>
     core.patchState({ user: await core.authed('PATCH /v1/me', { body: changes }) });
@@ -67,6 +69,12 @@ export function createFlows(core: Core) {
   return {
     signIn: {
       password: (params: SignInBody) => signedIn(core.call('POST /v1/auth/signin', { body: params })),
+      /**
+       * Signs in with a passkey; `{autofill: true}` waits for one picked in the autofill of an input
+       * with `autocomplete="username webauthn"` (conditional mediation). PasskeyError when WebAuthn is
+       * missing or the user cancels.
+       */
+      passkey: (options?: PasskeySignInOptions): Promise<GatehouseState> => passkeys.signIn(options),
       emailCode: {
         /** Emails a 6-digit code; the answer is the same whether or not the address has an account. */
         async start(params: { email: string }): Promise<GatehouseState> {
@@ -243,6 +251,8 @@ export function createFlows(core: Core) {
 
     user: {
       update: updateUser,
+      /** The user's passkeys: create (WebAuthn on this device), list, rename, remove (reverification). */
+      passkeys: passkeys.user,
       /** Computes the SHA-256 and pixel size here, uploads through a ticket, and saves it as imageUrl. */
       setAvatar: async (file: ImageInput) => updateUser({ imageUrl: await upload('user_avatar', file) }),
       /** Needs the current password; every other session of the user is revoked. */

@@ -37,6 +37,8 @@ export type {
   UserOrganization,
   UserIdentity,
   LinkIdentityParams,
+  Passkey,
+  PasskeyResponse,
 } from '@gatehouse/contract';
 
 /** GET /v1/me/sessions: one live session (never a token). */
