@@ -2,7 +2,7 @@ import type { Core, GatehouseState } from './core.js';
 import { GatehouseError } from './errors.js';
 import { createOrganizationFlows, INVITATION_MARK, type OrganizationFlows } from './organization.js';
 import { createUpload, type ImageInput } from './upload.js';
-import { createPasskeyFlows, type PasskeySignInOptions } from './passkeys.js';
+import { createPasskeyFlows, type PasskeySignInOptions, type PasskeyUserFlows } from './passkeys.js';
 import type { ProfileUpdateBody, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody } from '@gatehouse/contract';
 import type {
   CreateUserOrganizationBody,
@@ -252,7 +252,7 @@ export function createFlows(core: Core) {
     user: {
       update: updateUser,
       /** The user's passkeys: create (WebAuthn on this device), list, rename, remove (reverification). */
-      passkeys: passkeys.user,
+      passkeys: passkeys.user as PasskeyUserFlows,
       /** Computes the SHA-256 and pixel size here, uploads through a ticket, and saves it as imageUrl. */
       setAvatar: async (file: ImageInput) => updateUser({ imageUrl: await upload('user_avatar', file) }),
       /** Needs the current password; every other session of the user is revoked. */

@@ -3,7 +3,7 @@ export type { Gatehouse } from './client.js';
 export type { Degraded, GatehouseOptions, GatehouseState, Listener } from './core.js';
 export { SESSION_COOKIE } from './cookie.js';
 export { GatehouseError } from './errors.js';
-export { PasskeyError, passkeyAutofillSupported, passkeysSupported, type PasskeyFailure, type PasskeySignInOptions } from './passkeys.js';
+export { PasskeyError, passkeyAutofillSupported, passkeysSupported, type PasskeyFailure, type PasskeySignInOptions, type PasskeyUserFlows } from './passkeys.js';
 export { INVITATION_MARK } from './flows.js';
 export type { ImageInput, ProfileUpdate, SignUpParams, SignUpResult, SignUpVerifyParams } from './flows.js';
 export { imageDimensions, imageFacts, type ImageFacts } from './image.js';

@@ -206,3 +206,6 @@ export function createPasskeyFlows(core: Core) {
     },
   };
 }
+
+/** `user.passkeys`: named, so the declarations name its type rather than spell it out. */
+export type PasskeyUserFlows = ReturnType<typeof createPasskeyFlows>['user'];

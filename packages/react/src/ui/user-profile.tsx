@@ -4,6 +4,7 @@ import { useGatehouse, useGatehouseState, type Appearance } from '../context.js'
 import { Avatar, displayName, Field, FORM, FormError, Root, Submit, useForm } from './primitives.js';
 import { useEnvironment } from './sign-in.js';
 import { ConnectedAccounts } from './social.js';
+import { PasskeysSection } from './passkeys.js';
 import { Tabs } from './tabs.js';
 
 export interface UserProfileProps {
@@ -121,6 +122,7 @@ function SecurityTab() {
           </form>
         </section>
       ) : null}
+      <PasskeysSection />
       <section className="gh-section" aria-labelledby="gh-sessions-title">
         <h2 className="gh-section-title" id="gh-sessions-title">Active devices</h2>
         <FormError error={list.errors[FORM]} />
