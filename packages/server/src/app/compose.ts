@@ -122,7 +122,9 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
 
   // ---- identity, then organizations, which read users through it
   // Second factors as other domains' transactions touch them (import, takeover defence); mfa/'s service comes later.
-  const secondFactors = new SecondFactorWriter(instanceSecret, now);
+  // Passkeys' ceremonies and credentials (mfa's reverification and resets use them).
+  const passkeyCeremonies = new PasskeyCeremonies({ store, now });
+  const secondFactors = new SecondFactorWriter(instanceSecret, now, passkeyCeremonies);
   const identity = new IdentityService({
     store,
     sessions,
@@ -168,8 +170,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
   const membershipRequests = new RequestService({ store, access: organizationAccess, now });
 
   // ---- second factors and reverification; API keys (creating one's own needs a recent verification); machines
-  // Passkeys: the ceremonies first (mfa's reverification uses them), the management after mfa (its 10-minute rule).
-  const passkeyCeremonies = new PasskeyCeremonies({ store, now });
+  // Passkey management after mfa: its 10-minute rule, and the second factors' bookkeeping.
   const mfa = new MfaService({ store, sessions, identity, tenancy, throttle, now, instanceSecret, writer: secondFactors, passkeys: passkeyCeremonies });
   const passkeys = new PasskeyService({
     store,
@@ -178,6 +179,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     tenancy,
     sessions,
     now,
+    factors: secondFactors,
     requireRecentVerification: (environment, caller, tx) => mfa.requireRecentVerification(environment, caller, tx),
   });
   const apiKeys = new ApiKeyService({

@@ -5,7 +5,6 @@ import type { Database } from '../db/schema.js';
 import { newId } from '../lib/crypto.js';
 import { atomically, recordEvent } from '../db/events.js';
 import { readUserData } from '../identity/event-data.js';
-import { countPasskeys } from '../passkeys/queries.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -163,6 +162,17 @@ export async function secondFactorsChanged(db: Db, environmentId: EnvironmentId,
     await recordEvent(db, environmentId, 'user.updated', await readUserData(db, environmentId, userId));
     return true;
   });
+}
+
+/** How many passkeys the user has: a passkey counts as a second factor (twoFactorEnabled, `factors`). */
+export async function countPasskeys(db: Db, environmentId: EnvironmentId, userId: string): Promise<number> {
+  const row = await db
+    .selectFrom('passkeys')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+    .where('environment_id', '=', environmentId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 // ---- organizations that require a second factor

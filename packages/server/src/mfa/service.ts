@@ -17,7 +17,6 @@ import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { backupCodeHash, newBackupCodes } from './backup-codes.js';
 import * as q from './queries.js';
-import { countPasskeys } from '../passkeys/queries.js';
 import { sessionAttempt, type PasskeyCeremonies } from '../passkeys/ceremonies.js';
 import { SecondFactorWriter, totpBinding } from './factor-writer.js';
 import { acceptedStep, base32Encode, newTotpSecret, otpauthUrl } from './totp.js';
@@ -45,7 +44,7 @@ export interface MfaServiceOptions {
   now: () => number;
   instanceSecret: string;
   /** The WebAuthn ceremonies, for reverifying with a passkey. */
-  passkeys?: Pick<PasskeyCeremonies, 'authenticationOptions' | 'verifyAuthentication'> | undefined;
+  passkeys?: Pick<PasskeyCeremonies, 'authenticationOptions' | 'verifyAuthentication' | 'removeAllIn'> | undefined;
   /** The writer identity was given (the same sealing); by default one of its own. */
   writer?: SecondFactorWriter | undefined;
 }
@@ -80,7 +79,7 @@ export class MfaService {
   private readonly codeKey: Buffer;
 
   constructor(private readonly options: MfaServiceOptions) {
-    this.writer = options.writer ?? new SecondFactorWriter(options.instanceSecret, options.now);
+    this.writer = options.writer ?? new SecondFactorWriter(options.instanceSecret, options.now, options.passkeys);
     this.sealer = this.writer.sealer;
     this.codeKey = deriveSubkey(options.instanceSecret, 'backup-codes');
   }
@@ -119,7 +118,7 @@ export class MfaService {
     const [totp, remaining, passkeys] = await Promise.all([
       q.findTotp(db, environment.id, userId),
       q.countUnusedBackupCodes(db, environment.id, userId),
-      countPasskeys(db, environment.id, userId),
+      q.countPasskeys(db, environment.id, userId),
     ]);
     const factors: SecondFactor[] = [];
     if (totp?.secret != null) factors.push('totp');
@@ -132,7 +131,7 @@ export class MfaService {
     const [totp, remaining, passkeys] = await Promise.all([
       q.findTotp(this.db, environment.id, userId),
       q.countUnusedBackupCodes(this.db, environment.id, userId),
-      countPasskeys(this.db, environment.id, userId),
+      q.countPasskeys(this.db, environment.id, userId),
     ]);
     const enabled = totp?.secret != null;
     return {
@@ -208,7 +207,7 @@ export class MfaService {
     await inTransaction(this.db, async (tx) => {
       await this.requireRecentVerification(environment, caller, tx);
       if (!(await q.deleteTotp(tx, environment.id, caller.userId))) throw notFound('TOTP of this account');
-      if ((await countPasskeys(tx, environment.id, caller.userId)) === 0) await q.deleteBackupCodes(tx, environment.id, caller.userId);
+      if ((await q.countPasskeys(tx, environment.id, caller.userId)) === 0) await q.deleteBackupCodes(tx, environment.id, caller.userId);
       await q.secondFactorsChanged(tx, environment.id, caller.userId, this.now());
     });
   }
@@ -302,7 +301,7 @@ export class MfaService {
   /** POST /v1/me/reverify/passkey-options: a challenge for one of the user's own passkeys. */
   async reverifyPasskeyOptions(environment: Environment, caller: Caller, requestOrigin: string | undefined) {
     if (!this.options.passkeys) throw apiError('invalid_request', 'Passkeys are not available on this server.');
-    if ((await countPasskeys(this.db, environment.id, caller.userId)) === 0) {
+    if ((await q.countPasskeys(this.db, environment.id, caller.userId)) === 0) {
       throw apiError('invalid_request', 'This account has no passkey; reverify with a password, an authenticator code or a backup code.');
     }
     const { options } = await this.options.passkeys.authenticationOptions(

@@ -211,6 +211,11 @@ export class PasskeyCeremonies {
     return row;
   }
 
+  /** Removes every passkey of the user in the caller's transaction (an admin reset; an address proven for the first time). */
+  async removeAllIn(tx: Transaction<Database>, environment: Environment, userId: string): Promise<boolean> {
+    return q.deleteAllPasskeys(tx, environment.id, userId);
+  }
+
   // ---- authentication
 
   /**

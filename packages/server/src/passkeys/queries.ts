@@ -19,16 +19,6 @@ export function listPasskeys(db: Db, environmentId: EnvironmentId, userId: strin
     .execute();
 }
 
-export async function countPasskeys(db: Db, environmentId: EnvironmentId, userId: string): Promise<number> {
-  const row = await db
-    .selectFrom('passkeys')
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
-    .where('environment_id', '=', environmentId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
-}
-
 export function findPasskey(db: Db, environmentId: EnvironmentId, userId: string, id: string): Promise<PasskeyRow | undefined> {
   return db
     .selectFrom('passkeys')

@@ -5,7 +5,6 @@ import { isUniqueViolation, type Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { IdentityService } from '../identity/service.js';
 import { apiError, notFound } from '../lib/errors.js';
-import * as mfaQueries from '../mfa/queries.js';
 import type { SessionService } from '../sessions/service.js';
 import { parseAmr } from '../sessions/factors.js';
 import type { TenancyService } from '../tenancy/service.js';
@@ -25,6 +24,8 @@ export interface PasskeyServiceOptions {
   identity: Pick<IdentityService, 'findUser' | 'lockUser'>;
   tenancy: Pick<TenancyService, 'getProject'>;
   sessions: Pick<SessionService, 'lastVerification'>;
+  /** The second factors' bookkeeping (mfa's), in the change's transaction: twoFactorEnabled, user.updated, backup codes. */
+  factors: { passkeysChangedIn(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> };
   /** mfa's 10-minute rule (refuses actor sessions too), in the change's transaction. */
   requireRecentVerification: (environment: Environment, caller: Caller, tx: Transaction<Database>) => Promise<void>;
   now: () => number;
@@ -112,7 +113,7 @@ export class PasskeyService {
         await this.options.requireRecentVerification(environment, caller, tx);
         if (!(await this.options.identity.lockUser(tx, environment, caller.userId))) throw notFound(`User ${caller.userId}`);
         const stored = await this.options.ceremonies.store(tx, environment, caller.userId, credential, body.name ?? DEFAULT_NAME);
-        await mfaQueries.secondFactorsChanged(tx, environment.id, caller.userId, this.options.now());
+        await this.options.factors.passkeysChangedIn(tx, environment, caller.userId);
         return stored;
       });
       return passkeyView(row);
@@ -145,11 +146,7 @@ export class PasskeyService {
   private async removeIn(tx: Transaction<Database>, environment: Environment, userId: string, id: string): Promise<void> {
     if (!(await q.deletePasskey(tx, environment.id, userId, id))) throw notFound(`Passkey ${id}`);
     // The last second factor takes the backup codes with it (DESIGN "Removing the last second factor").
-    const totp = await mfaQueries.findTotp(tx, environment.id, userId);
-    if (totp?.secret == null && (await q.countPasskeys(tx, environment.id, userId)) === 0) {
-      await mfaQueries.deleteBackupCodes(tx, environment.id, userId);
-    }
-    await mfaQueries.secondFactorsChanged(tx, environment.id, userId, this.options.now());
+    await this.options.factors.passkeysChangedIn(tx, environment, userId);
   }
 
   // ---- operators (SK)
