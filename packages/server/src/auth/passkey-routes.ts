@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PasskeySignInBody, PasskeySignInOptions, PasskeySignInOptionsBody, SignedIn } from '@gatehouse/contract';
 import { environmentOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
-import { apiError } from '../lib/errors.js';
 import type { PasskeyWay } from './passkey.js';
 
 const publishable = { credentials: ['publishable'] } as const;
@@ -14,7 +13,8 @@ export const passkeyAuthRoutes: FastifyPluginAsyncTypebox<{ passkey: PasskeyWay 
     {
       config: publishable,
       schema: {
-        summary: 'Start a passkey sign-in: a challenge (discoverable: no allowCredentials) bound to a new attempt',
+        summary:
+          'Start a passkey sign-in: a challenge (discoverable: no allowCredentials) bound to a new attempt; with the attemptId of a second-factor attempt, for that user\'s passkeys',
         description:
           'The challenge lives 5 minutes and serves one verify. The RP ID is the environment\'s domain, or "localhost" for a development page on http://localhost:<port>. 403 method_disabled while authMethods.passkey is off.',
         tags: ['auth'],
@@ -22,15 +22,7 @@ export const passkeyAuthRoutes: FastifyPluginAsyncTypebox<{ passkey: PasskeyWay 
         response: { 200: PasskeySignInOptions },
       },
     },
-    async (request) => {
-      // A second-factor attempt's passkey options are the second-factor step's (auth/door.ts).
-      if (request.body.attemptId !== undefined) {
-        throw apiError('invalid_request', 'This call starts a passkey sign-in; send {} (a second-factor attempt asks for its options at its own step).', {
-          fields: ['attemptId'],
-        });
-      }
-      return passkey.start(environmentOf(request), request.headers.origin);
-    },
+    async (request) => passkey.start(environmentOf(request), request.headers.origin, request.body.attemptId),
   );
 
   app.post(

@@ -12,6 +12,11 @@ export interface PasskeyWayOptions {
   ceremonies: PasskeyCeremonies;
   identity: Pick<IdentityService, 'findUser'>;
   door: SignInDoor;
+  /**
+   * The second-factor step's lookup (auth/door.ts): the user of a live second-factor attempt of this
+   * environment, or undefined. Until it is wired, `{attemptId}` on the options call is refused.
+   */
+  secondFactorAttempt?: ((environment: Environment, attemptId: string) => Promise<string | undefined>) | undefined;
 }
 
 /**
@@ -28,9 +33,21 @@ export class PasskeyWay {
     }
   }
 
-  async start(environment: Environment, requestOrigin: string | undefined): Promise<PasskeySignInOptions> {
-    this.assertEnabled(environment);
-    return this.deps.ceremonies.authenticationOptions(environment, {}, requestOrigin);
+  /**
+   * Options for a discoverable sign-in (a new attempt), or, with the `attemptId` of a second-factor
+   * attempt, for that attempt's user's own passkeys (a passkey as the second factor: needs mfa on,
+   * not authMethods.passkey). The assertion then goes to the second-factor step, not to verify().
+   */
+  async start(environment: Environment, requestOrigin: string | undefined, attemptId?: string): Promise<PasskeySignInOptions> {
+    if (attemptId === undefined) {
+      this.assertEnabled(environment);
+      return this.deps.ceremonies.authenticationOptions(environment, {}, requestOrigin);
+    }
+    const userId = this.deps.secondFactorAttempt ? await this.deps.secondFactorAttempt(environment, attemptId) : undefined;
+    if (environment.settings.mfa === 'off' || userId === undefined) {
+      throw apiError('invalid_credentials', 'This sign-in attempt is unknown, finished or expired. Start the sign-in again.');
+    }
+    return this.deps.ceremonies.authenticationOptions(environment, { attemptId, userId }, requestOrigin);
   }
 
   async verify(environment: Environment, input: { attemptId: string; response: PasskeyResponse }, context: RequestContext): Promise<SignedIn> {

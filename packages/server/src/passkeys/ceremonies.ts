@@ -102,13 +102,15 @@ export class PasskeyCeremonies {
 
   /**
    * Spends the attempt's challenge (whatever the outcome that follows) and answers it when it was
-   * live, of this purpose and for this user (null: a discoverable sign-in); undefined otherwise.
+   * live, of this purpose and for this user (null: a discoverable sign-in's, for no user); undefined otherwise.
    */
   private async spend(environment: Environment, attemptId: string, purpose: string, userId: string | null) {
     const row = await q.findChallenge(this.db, environment.id, attemptId);
     if (!row || !(await q.consumeChallenge(this.db, environment.id, attemptId, row.challenge))) return undefined;
     if (row.purpose !== purpose || row.expires_at <= this.options.now()) return undefined;
-    if (userId !== null && row.user_id !== userId) return undefined;
+    // A discoverable sign-in (null) takes only a discoverable attempt's challenge: a user's own
+    // (reverification, a second factor) never serves the first-factor door.
+    if (userId === null ? row.user_id !== null : row.user_id !== userId) return undefined;
     return row;
   }
 

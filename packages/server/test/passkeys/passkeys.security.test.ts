@@ -228,6 +228,22 @@ describe('passkey attacks', () => {
     });
   });
 
+  describe("a user's own challenge at the first-factor door", () => {
+    it('a reverification challenge answered at /v1/auth/passkey/verify does not sign in', async () => {
+      const { user, authenticator } = await userWithPasskey();
+      const { options } = json(await passkeyCall(t, user.accessToken, 'POST', '/v1/me/reverify/passkey-options'));
+      const assertion = authenticator.get(options);
+      expectRefused(await passkeyVerify(t, t.project.development, `reverify:${decodeSessionId(user.accessToken)}`, assertion));
+    });
+
+    it('options for an attempt id that is no second-factor attempt are refused', async () => {
+      const { authenticator } = await userWithPasskey();
+      const { attemptId } = await passkeyOptions(t, authenticator);
+      const refused = await passkeyCall(t, t.project.development.publishableKey, 'POST', '/v1/auth/passkey/options', { attemptId });
+      expectRefused(refused);
+    });
+  });
+
   describe("a userHandle not the owner's", () => {
     it("an assertion carrying another user's handle is refused", async () => {
       const alice = await userWithPasskey();
