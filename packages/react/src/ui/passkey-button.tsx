@@ -20,7 +20,9 @@ export function PasskeyButton(props: { onDone: () => void; divider: boolean; dis
   const client = useGatehouse();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
-  const [supported] = useState(() => passkeysSupported());
+  // Decided after mount: a server render (Next.js) has no WebAuthn, and the first client render must match it.
+  const [supported, setSupported] = useState(false);
+  useEffect(() => setSupported(passkeysSupported()), []);
   if (!supported) return null;
   const start = async () => {
     setBusy(true);
