@@ -92,6 +92,27 @@ describe('passkeys', () => {
     for (let i = 0; i < 3; i++) expect((await signInWithPasskey(t, authenticator)).statusCode).toBe(200);
   });
 
+  it('adding and removing a passkey each send user.updated with twoFactorEnabled', async () => {
+    const user = await signUp(t);
+    const events = async () =>
+      (
+        await t.store.db
+          .selectFrom('webhook_events')
+          .select(['body'])
+          .where('environment_id', '=', t.project.development.id)
+          .where('type', '=', 'user.updated')
+          .orderBy('id')
+          .execute()
+      )
+        .map((row) => JSON.parse(row.body).data)
+        .filter((data: { id: string }) => data.id === user.userId);
+    const authenticator = new SoftAuthenticator(LOCAL_ORIGIN);
+    const { id } = json(await registerPasskey(t, user.accessToken, authenticator));
+    expect((await events()).map((d: { twoFactorEnabled: boolean }) => d.twoFactorEnabled)).toEqual([true]);
+    await passkeyCall(t, user.accessToken, 'DELETE', `/v1/me/passkeys/${id}`);
+    expect((await events()).map((d: { twoFactorEnabled: boolean }) => d.twoFactorEnabled)).toEqual([true, false]);
+  });
+
   it('passkey sign-in is 403 method_disabled while authMethods.passkey is off; registration while mfa is on still works', async () => {
     const project = await t.createProject('off');
     const refused = await passkeyCall(t, project.development.publishableKey, 'POST', '/v1/auth/passkey/options', {});
