@@ -269,6 +269,35 @@ describe('passkey attacks', () => {
     });
   });
 
+  describe('malformed responses', () => {
+    it('garbage in every field is refused as a bad credential or request, never a 500', async () => {
+      const { user, authenticator } = await userWithPasskey();
+      const junk = Buffer.from('not cbor, not json').toString('base64url');
+      type Assertion = ReturnType<SoftAuthenticator['get']>;
+      const bends: Array<(good: Assertion) => unknown> = [
+        (good) => ({ ...good, response: { ...good.response, clientDataJSON: junk } }),
+        (good) => ({ ...good, response: { ...good.response, authenticatorData: junk } }),
+        (good) => ({ ...good, response: { ...good.response, signature: junk } }),
+        (good) => ({ ...good, response: { clientDataJSON: good.response.clientDataJSON } }),
+        (good) => ({ ...good, id: junk, rawId: junk }),
+      ];
+      for (const bend of bends) {
+        // Each over a fresh challenge, so the garbage is what gets read.
+        const { attemptId, options } = await passkeyOptions(t, authenticator);
+        const answer = await passkeyVerify(t, t.project.development, attemptId, bend(authenticator.get(options, { counter: 1_000 })));
+        expect(answer.statusCode).toBe(401);
+      }
+      const started = json(await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys/registration')).options;
+      const created = authenticator.create(started);
+      const refused = await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys', {
+        response: { ...created, response: { ...created.response, attestationObject: junk } },
+      });
+      expect(refused.statusCode).toBe(400);
+      const wrongShape = await passkeyVerify(t, t.project.development, 'pka_x', { id: 'a', type: 'nope' });
+      expect(wrongShape.statusCode).toBe(400);
+    });
+  });
+
   describe('reverification', () => {
     it("a sign-in challenge's assertion does not reverify a session", async () => {
       const { user, authenticator } = await userWithPasskey();
