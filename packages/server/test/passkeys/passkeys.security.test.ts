@@ -315,6 +315,23 @@ describe('passkey attacks', () => {
     });
   });
 
+  describe('an actor session (impersonation)', () => {
+    it('cannot add, rename or remove a passkey of the user it acts as', async () => {
+      const { user, passkey } = await userWithPasskey();
+      // What an actor token's session records (the actor tokens arrive separately): amr ["actor"].
+      await t.store.db
+        .updateTable('sessions')
+        .set({ amr: JSON.stringify(['actor']) })
+        .where('environment_id', '=', t.project.development.id)
+        .where('id', '=', decodeSessionId(user.accessToken))
+        .execute();
+      expectRefused(await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys/registration'), 403, 'forbidden');
+      expectRefused(await passkeyCall(t, user.accessToken, 'PATCH', `/v1/me/passkeys/${passkey.id}`, { name: 'mine now' }), 403, 'forbidden');
+      expectRefused(await passkeyCall(t, user.accessToken, 'DELETE', `/v1/me/passkeys/${passkey.id}`), 403, 'forbidden');
+      expect(json(await passkeyCall(t, user.accessToken, 'GET', '/v1/me/passkeys')).data).toEqual([passkey]);
+    });
+  });
+
   describe('a stale session', () => {
     it('cannot plant a passkey of its own: registration needs a verification within 10 minutes', async () => {
       const user = await signUp(t);
