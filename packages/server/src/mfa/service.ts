@@ -65,7 +65,7 @@ function passwordLocked(seconds: number): string {
 function reverificationRequired(): ApiError {
   return apiError(
     'reverification_required',
-    'This change needs a recent verification: confirm it is you with POST /v1/me/reverify (your password, an authenticator code or a backup code), then retry within 10 minutes.',
+    'This change needs a recent verification: confirm it is you with POST /v1/me/reverify (your password, an authenticator code, a backup code or a passkey), then retry within 10 minutes.',
   );
 }
 
