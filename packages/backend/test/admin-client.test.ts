@@ -121,6 +121,13 @@ describe('the admin client against a running Gatehouse', () => {
     expect(await apiError(client.users.ban('user_missing'))).toMatchObject({ status: 404, code: 'not_found' });
   });
 
+  it('passkeys: a user without any lists none; an unknown user or passkey is 404', async () => {
+    const user = await client.users.create({ email: uniqueEmail('passkeys') });
+    expect(await client.users.listPasskeys(user.id)).toEqual([]);
+    expect(await apiError(client.users.listPasskeys('user_missing'))).toMatchObject({ status: 404, code: 'not_found' });
+    expect(await apiError(client.users.deletePasskey(user.id, 'passkey_missing'))).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
   it('invitations and domains: invite, list, revoke; add, change and delete a vouched domain', async () => {
     const owner = await client.users.create({ email: uniqueEmail('owner') });
     const org = await client.organizations.create({ name: 'Invites', ownerId: owner.id });

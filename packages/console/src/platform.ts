@@ -80,6 +80,12 @@ export function createPlatform(api: Api) {
         }),
       revokeSessions: (environmentId: string, userId: string) =>
         api('POST /v1/platform/environments/{environmentId}/users/{userId}/sessions/revoke', { params: { environmentId, userId } }),
+      passkeys: (environmentId: string, userId: string) =>
+        api('GET /v1/platform/environments/{environmentId}/users/{userId}/passkeys', { params: { environmentId, userId } }),
+      removePasskey: (environmentId: string, userId: string, passkeyId: string) =>
+        api('DELETE /v1/platform/environments/{environmentId}/users/{userId}/passkeys/{passkeyId}', {
+          params: { environmentId, userId, passkeyId },
+        }),
       identities: (environmentId: string, userId: string) =>
         api('GET /v1/platform/environments/{environmentId}/users/{userId}/identities', { params: { environmentId, userId } }),
       unlinkIdentity: (environmentId: string, userId: string, identityId: string) =>

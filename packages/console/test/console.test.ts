@@ -5,6 +5,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, CHROMIUM_ARGS, chromiumAvailable } from '../../js/test/helpers/browser.js';
 import { startOAuth2Server } from '../../server/test/helpers/oauth2-server.js';
+import { SoftAuthenticator } from '../../server/test/helpers/webauthn.js';
 import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../../server/test/helpers/process.js';
 import { assertConsoleBuilt, platformKey, SCREENSHOTS } from './helpers.js';
 
@@ -269,6 +270,43 @@ describe.skipIf(!chromiumAvailable())('the console', () => {
     expect(Number(await bar.getAttribute('height'))).toBeGreaterThan(0);
     await page.locator('svg[data-chart="requests"] polyline').first().waitFor();
     await shot('usage');
+  });
+
+  // After the active-users chart: this user's sign-in would count in it.
+  it("lists a user's passkeys and removes one", async () => {
+    const platform = { credential: platformKey(server.output) };
+    const environmentPath = `/v1/platform/environments/${state.environmentId}`;
+    expect((await api(environmentPath, { ...platform, method: 'PATCH', body: JSON.stringify({ authMethods: { passkey: true } }) })).status).toBe(200);
+    const email = 'ada.passkey@example.com';
+    expect((await api(`${environmentPath}/users`, { ...platform, method: 'POST', body: JSON.stringify({ email, password: PASSWORD }) })).status).toBe(201);
+    const signIn = await api('/v1/auth/signin', { method: 'POST', credential: state.publishableKey, body: JSON.stringify({ email, password: PASSWORD }) });
+    const accessToken = ((await signIn.json()) as { session: { accessToken: string } }).session.accessToken;
+    // A passkey made on a development page (RP ID localhost) by a software authenticator.
+    const origin = 'http://localhost:3000';
+    const authenticator = new SoftAuthenticator(origin);
+    const started = await api('/v1/me/passkeys/registration', { method: 'POST', credential: accessToken, headers: { origin } });
+    expect(started.status).toBe(200);
+    const { options } = (await started.json()) as { options: unknown };
+    const registered = await api('/v1/me/passkeys', {
+      method: 'POST',
+      credential: accessToken,
+      headers: { origin },
+      body: JSON.stringify({ response: authenticator.create(options), name: 'Ada’s phone' }),
+    });
+    expect(registered.status).toBe(201);
+
+    await tab('Users').click();
+    await page.getByLabel('Search by email, name or username').fill('ada.passkey');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: email }).click();
+    await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
+    await page.getByRole('cell', { name: 'Ada’s phone' }).waitFor();
+    await shot('user-passkeys');
+    await page.getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('dialog', { name: 'Remove this passkey' }).getByRole('button', { name: 'Remove passkey' }).click();
+    await page.getByText('No passkey.').waitFor();
+    const left = await api('/v1/me/passkeys', { credential: accessToken });
+    expect(((await left.json()) as { data: unknown[] }).data).toEqual([]);
   });
 
   it('shows the other pages, at desktop and phone width', async () => {

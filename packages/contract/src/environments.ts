@@ -33,6 +33,7 @@ export const AuthMethods = define(
       magicLink: Type.Boolean(),
       emailCode: Type.Boolean(),
       sso: Type.Boolean(),
+      passkey: Type.Boolean({ description: 'Passkeys as a first factor (docs/passkeys.md); default false' }),
     },
     { additionalProperties: false },
   ),

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Password } from './fields.js';
+import { PasskeyResponse } from './passkeys.js';
 import { define } from './registry.js';
 
 /** GET /v1/me/mfa: the signed-in user's second factors. */
@@ -48,8 +49,16 @@ export type TotpVerifyBody = Static<typeof TotpVerifyBody>;
 
 /** POST /v1/me/reverify: exactly one of the fields. */
 export const ReverifyBody = Type.Object(
-  { password: Type.Optional(Password), code: Type.Optional(TotpCode), backupCode: Type.Optional(BackupCode) },
-  { additionalProperties: false, description: 'Exactly one of password, code (TOTP) or backupCode' },
+  {
+    password: Type.Optional(Password),
+    code: Type.Optional(TotpCode),
+    backupCode: Type.Optional(BackupCode),
+    passkey: Type.Optional(PasskeyResponse),
+  },
+  {
+    additionalProperties: false,
+    description: 'Exactly one of password, code (TOTP), backupCode or passkey (after POST /v1/me/reverify/passkey-options)',
+  },
 );
 export type ReverifyBody = Static<typeof ReverifyBody>;
 

@@ -87,6 +87,16 @@ import type {
 import type { Deleted } from './lists.js';
 import type { BackupCodes, MfaStatus, Reverified, ReverifyBody, TotpEnabled, TotpSetup, TotpVerifyBody } from './mfa.js';
 import type {
+  Passkey,
+  PasskeyCreateBody,
+  PasskeyList,
+  PasskeyOptionsAnswer,
+  PasskeyRenameBody,
+  PasskeySignInBody,
+  PasskeySignInOptions,
+  PasskeySignInOptionsBody,
+} from './passkeys.js';
+import type {
   AddCurrentMemberBody,
   AddMemberBody,
   CreateOrganizationBody,
@@ -243,6 +253,13 @@ export interface SessionRoutes {
   'GET /v1/me/organization/api-keys': { response: ApiKeyList };
   'POST /v1/me/organization/api-keys': { body: CreateOwnApiKeyBody; response: CreatedApiKey };
   'DELETE /v1/me/organization/api-keys/{keyId}': { response: Deleted };
+  'POST /v1/auth/passkey/options': { body: PasskeySignInOptionsBody; response: PasskeySignInOptions };
+  'POST /v1/auth/passkey/verify': { body: PasskeySignInBody; response: SignedIn };
+  'POST /v1/me/passkeys/registration': { response: PasskeyOptionsAnswer };
+  'POST /v1/me/passkeys': { body: PasskeyCreateBody; response: Passkey };
+  'GET /v1/me/passkeys': { response: PasskeyList };
+  'PATCH /v1/me/passkeys/{passkeyId}': { body: PasskeyRenameBody; response: Passkey };
+  'DELETE /v1/me/passkeys/{passkeyId}': { response: Deleted };
 }
 
 /** The secret key: `@gatehouse/backend`'s admin client. */
@@ -259,6 +276,8 @@ export interface SecretKeyRoutes {
   'POST /v1/users/{userId}/sessions/revoke': { response: SessionsRevoked };
   'GET /v1/users/{userId}/identities': { response: UserIdentityList };
   'DELETE /v1/users/{userId}/identities/{identityId}': { response: void };
+  'GET /v1/users/{userId}/passkeys': { response: PasskeyList };
+  'DELETE /v1/users/{userId}/passkeys/{passkeyId}': { response: Deleted };
   'POST /v1/users/{userId}/ban': { response: User };
   'POST /v1/users/{userId}/unban': { response: User };
   'GET /v1/organizations': { query: OrganizationListQuery; response: OrganizationPage };

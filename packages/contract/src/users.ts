@@ -24,7 +24,7 @@ const userFields = {
   externalId: Nullable(
     Type.String({ description: 'The user’s id in the system they were imported from, or the application’s own; unique per environment' }),
   ),
-  twoFactorEnabled: Type.Boolean({ description: 'Whether the user has a second factor (TOTP)' }),
+  twoFactorEnabled: Type.Boolean({ description: 'Whether the user has a second factor (TOTP or a passkey)' }),
   lastSignInAt: Type.Union([Type.Integer({ description: 'When the user last started a session, by any method (ms since the epoch); null until then' }), Type.Null()]),
   createdAt: Type.Integer(),
   updatedAt: Type.Integer(),

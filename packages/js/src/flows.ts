@@ -4,6 +4,7 @@ import { userApiKeys } from './api-keys.js';
 import { createMfaFlows, reverify, type ReverifyParams } from './mfa.js';
 import { createOrganizationFlows, INVITATION_MARK, type OrganizationFlows } from './organization.js';
 import { createUpload, type ImageInput } from './upload.js';
+import { createPasskeyFlows, type PasskeySignInOptions, type PasskeyUserFlows } from './passkeys.js';
 import type { ProfileUpdateBody, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody } from '@gatehouse/contract';
 import type {
   CreateUserOrganizationBody,
@@ -62,6 +63,7 @@ export function createFlows(core: Core) {
   const signedIn = async (answer: Promise<SignedIn>) => core.establish((await answer).session);
 
   const upload = createUpload(core);
+  const passkeys = createPasskeyFlows(core);
 
   const updateUser = async (changes: ProfileUpdate): Promise<GatehouseState> =>
     core.patchState({ user: await core.authed('PATCH /v1/me', { body: changes }) });
@@ -69,6 +71,12 @@ export function createFlows(core: Core) {
   return {
     signIn: {
       password: (params: SignInBody) => signedIn(core.call('POST /v1/auth/signin', { body: params })),
+      /**
+       * Signs in with a passkey; `{autofill: true}` waits for one picked in the autofill of an input
+       * with `autocomplete="username webauthn"` (conditional mediation). PasskeyError when WebAuthn is
+       * missing or the user cancels.
+       */
+      passkey: (options?: PasskeySignInOptions): Promise<GatehouseState> => passkeys.signIn(options),
       emailCode: {
         /** Emails a 6-digit code; the answer is the same whether or not the address has an account. */
         async start(params: { email: string }): Promise<GatehouseState> {
@@ -255,6 +263,8 @@ export function createFlows(core: Core) {
       /** The user's own API keys; creating one needs a recent verification. */
       apiKeys: userApiKeys(core),
       update: updateUser,
+      /** The user's passkeys: create (WebAuthn on this device), list, rename, remove (reverification). */
+      passkeys: passkeys.user as PasskeyUserFlows,
       /** Computes the SHA-256 and pixel size here, uploads through a ticket, and saves it as imageUrl. */
       setAvatar: async (file: ImageInput) => updateUser({ imageUrl: await upload('user_avatar', file) }),
       /** Needs the current password; every other session of the user is revoked. */

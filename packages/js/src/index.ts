@@ -5,6 +5,7 @@ export { SESSION_COOKIE } from './cookie.js';
 export { GatehouseError } from './errors.js';
 export { isReverificationRequired, type ReverifyParams } from './mfa.js';
 export type { ApiKeyFlows, CreateApiKeyParams } from './api-keys.js';
+export { PasskeyError, passkeyAutofillSupported, passkeysSupported, type PasskeyFailure, type PasskeySignInOptions, type PasskeyUserFlows } from './passkeys.js';
 export { INVITATION_MARK } from './flows.js';
 export type { ImageInput, ProfileUpdate, SignUpParams, SignUpResult, SignUpVerifyParams } from './flows.js';
 export { imageDimensions, imageFacts, type ImageFacts } from './image.js';

@@ -47,6 +47,8 @@ export type {
   ReverifyBody,
   TotpEnabled,
   TotpSetup,
+  Passkey,
+  PasskeyResponse,
 } from '@gatehouse/contract';
 
 /** GET /v1/me/sessions: one live session (never a token). */

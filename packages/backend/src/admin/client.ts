@@ -33,6 +33,7 @@ import type {
   UpdateUserParams,
   User,
   UserListParams,
+  Passkey,
 } from './types.js';
 
 export interface GatehouseClientOptions {
@@ -130,6 +131,12 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
       updateMetadata: (userId: string, params: UpdateUserMetadataParams): Promise<User> =>
         http.request('PATCH /v1/users/{userId}/metadata', { params: { userId }, body: params }),
       ban: (userId: string): Promise<User> => http.request('POST /v1/users/{userId}/ban', { params: { userId } }),
+      /** The user's passkeys (names, dates; never keys). */
+      listPasskeys: async (userId: string): Promise<Passkey[]> =>
+        (await http.request('GET /v1/users/{userId}/passkeys', { params: { userId } })).data,
+      /** Removes one passkey at once (a lost device); the user's sessions stay. */
+      deletePasskey: (userId: string, passkeyId: string): Promise<Deleted> =>
+        http.request('DELETE /v1/users/{userId}/passkeys/{passkeyId}', { params: { userId, passkeyId } }),
       unban: (userId: string): Promise<User> => http.request('POST /v1/users/{userId}/unban', { params: { userId } }),
     },
     organizations: {

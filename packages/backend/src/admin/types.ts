@@ -25,6 +25,7 @@ import type {
 export type {
   ApiKey,
   CreatedApiKey,
+  Passkey,
   Machine,
   MachineToken,
   MachineWithSecret,

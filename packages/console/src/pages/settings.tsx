@@ -11,6 +11,7 @@ const METHODS: Array<[keyof Methods, string]> = [
   ['magicLink', 'Magic link'],
   ['emailCode', 'Email code'],
   ['sso', 'Single sign-on (SSO)'],
+  ['passkey', 'Passkeys'],
 ];
 
 /** Every setting of PATCH /v1/platform/environments/{id}, and the SignIn its methods make. */

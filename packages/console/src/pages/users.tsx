@@ -6,6 +6,7 @@ import type { Platform } from '../platform.js';
 import { href, navigate } from '../router.js';
 import { ConfirmButton, ErrorMessage, Loaded, Pending, Section, Table, useAction, useLoad } from '../ui.js';
 import { UserIdentities } from './user-identities.js';
+import { UserPasskeys } from './user-passkeys.js';
 
 export function UsersTab(props: { platform: Platform; environment: PlatformEnvironment; userId: string | undefined; projectId: string }) {
   return props.userId ? <UserDetail {...props} userId={props.userId} /> : <UserSearch {...props} />;
@@ -98,6 +99,7 @@ function UserDetail({ platform, environment, userId, projectId }: { platform: Pl
         </dl>
       </Section>
       <UserIdentities platform={platform} environmentId={environment.id} userId={userId} email={u.email} />
+      <UserPasskeys platform={platform} environmentId={environment.id} userId={userId} email={u.email} />
       <Section title="Sessions and access">
         {notice && (
           <p role="status" className="callout">

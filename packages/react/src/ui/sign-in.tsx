@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { GatehouseError, type EnvironmentInfo } from '@gatehouse/js';
 import { useGatehouse, type Appearance } from '../context.js';
 import { InvitationAcceptance, invitationToken } from './invitation.js';
+import { PasskeyButton, usePasskeyAutofill } from './passkey-button.js';
 import { Field, FORM, FormError, go, Header, Root, Submit, useAppearance, useForm } from './primitives.js';
 import { SsoButtons, type Connection } from './social.js';
 
@@ -91,6 +92,7 @@ export function SignIn(props: SignInProps) {
   useRedirectResult(form.submit, done);
 
   const methods = environment?.authMethods;
+  usePasskeyAutofill(Boolean(methods?.passkey) && step.kind === 'start' && !invitation, done);
   const name = appearance.applicationName;
   const subtitle = name ? `to continue to ${name}` : 'Welcome back! Sign in to continue.';
 
@@ -165,7 +167,8 @@ export function SignIn(props: SignInProps) {
         }
       >
         <SsoButtons connections={connections} busy={form.busy} onChoose={(connectionId) => void startSso({ connectionId })()} divider={!onlySso} />
-        <Field label="Email address" name="email" type="email" autoComplete="email" required autoFocus value={email} onChange={(e) => setEmail(e.target.value)} error={form.errors.email} />
+        {methods?.passkey ? <PasskeyButton onDone={done} divider disabled={form.busy} /> : null}
+        <Field label="Email address" name="email" type="email" autoComplete={methods?.passkey ? 'username webauthn' : 'email'} required autoFocus value={email} onChange={(e) => setEmail(e.target.value)} error={form.errors.email} />
         {sso ? <p className="gh-notice" role="status">{`${email.split('@')[1]} signs in with ${sso.name}.`}</p> : null}
         {usePassword ? <Field label="Password" name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} error={form.errors.password} /> : null}
         <FormError error={form.errors[FORM]} />

@@ -2,12 +2,13 @@ import { useCallback, useEffect, useState } from 'react';
 import type { MfaStatus, SessionView, TotpSetup } from '@gatehouse/js';
 import { useGatehouse, useGatehouseState } from '../context.js';
 import { Field, FORM, FormError, Submit, useForm } from './primitives.js';
+import { PasskeysSection } from './passkeys.js';
 import { QrCode } from './qr.js';
 import { ReverifyPrompt, useReverification } from './reverify.js';
 import { useEnvironment } from './sign-in.js';
 import { describeAgent, describeFactors } from './user-agent.js';
 
-/** UserProfile's Security tab: password, two-step verification, active devices. */
+/** UserProfile's Security tab: password, passkeys, two-step verification, active devices. */
 export function SecurityTab() {
   const user = useGatehouseState().user!;
   const { environment } = useEnvironment();
@@ -17,6 +18,7 @@ export function SecurityTab() {
   return (
     <>
       {user.passwordEnabled ? <PasswordSection onChanged={changed} /> : null}
+      <PasskeysSection />
       {environment && environment.mfa !== 'off' ? <TwoFactorSection onChanged={changed} /> : null}
       <SessionsSection generation={generation} />
     </>

@@ -6,6 +6,7 @@ import { EmailedSecrets } from '../auth/emailed-secrets.js';
 import { HandoffWay } from '../auth/handoff.js';
 import { InvitationWay } from '../auth/invitation.js';
 import { PasswordResetFlow } from '../auth/password-reset.js';
+import { PasskeyWay } from '../auth/passkey.js';
 import { PasswordWay } from '../auth/password.js';
 import { PasswordlessWay } from '../auth/passwordless.js';
 import { SignUpVerification } from '../auth/sign-up-verification.js';
@@ -27,6 +28,8 @@ import { OutboxWorker } from '../mail/worker.js';
 import { SecondFactorWriter } from '../mfa/factor-writer.js';
 import { MfaService } from '../mfa/service.js';
 import { OperatorService } from '../operators/service.js';
+import { PasskeyCeremonies } from '../passkeys/ceremonies.js';
+import { PasskeyService } from '../passkeys/service.js';
 import { OrganizationAccess } from '../organizations/access.js';
 import { assertUserDeletable, organizationClaims } from '../organizations/claims.js';
 import { MemberService } from '../organizations/member-service.js';
@@ -119,7 +122,9 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
 
   // ---- identity, then organizations, which read users through it
   // Second factors as other domains' transactions touch them (import, takeover defence); mfa/'s service comes later.
-  const secondFactors = new SecondFactorWriter(instanceSecret, now);
+  // Passkeys' ceremonies and credentials (mfa's reverification and resets use them).
+  const passkeyCeremonies = new PasskeyCeremonies({ store, now });
+  const secondFactors = new SecondFactorWriter(instanceSecret, now, passkeyCeremonies);
   const identity = new IdentityService({
     store,
     sessions,
@@ -165,7 +170,18 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
   const membershipRequests = new RequestService({ store, access: organizationAccess, now });
 
   // ---- second factors and reverification; API keys (creating one's own needs a recent verification); machines
-  const mfa = new MfaService({ store, sessions, identity, tenancy, throttle, now, instanceSecret, writer: secondFactors });
+  // Passkey management after mfa: its 10-minute rule, and the second factors' bookkeeping.
+  const mfa = new MfaService({ store, sessions, identity, tenancy, throttle, now, instanceSecret, writer: secondFactors, passkeys: passkeyCeremonies });
+  const passkeys = new PasskeyService({
+    store,
+    ceremonies: passkeyCeremonies,
+    identity,
+    tenancy,
+    sessions,
+    now,
+    factors: secondFactors,
+    requireRecentVerification: (environment, caller, tx) => mfa.requireRecentVerification(environment, caller, tx),
+  });
   const apiKeys = new ApiKeyService({
     store,
     access: organizationAccess,
@@ -201,6 +217,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     sso: new SsoWay({ flows: ssoFlows, door }),
     invitation: new InvitationWay({ invitations, door }),
     handoff: new HandoffWay({ store, door, sessions, identity, now }),
+    passkey: new PasskeyWay({ store, ceremonies: passkeyCeremonies, identity, door }),
   };
 
   // ---- webhooks: the worker signs with the endpoints' sealed secrets; the service wakes it
@@ -239,6 +256,8 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     domains,
     membershipRequests,
     mfa,
+    passkeyCeremonies,
+    passkeys,
     apiKeys,
     machines,
     invitations,

@@ -14,9 +14,10 @@ export const HANDOFF_FRAGMENT = '__gh_handoff';
 /**
  * The first factor a way in proved, named as the access token's `amr` names it: `pwd` (a password),
  * `email` (a magic link, an email code, a sign-up code or an invitation token), `sso` (an IdP or a
- * social provider). A `handoff` carries a sign-in that already passed this door on a hosted page.
+ * social provider), `passkey` (a passkey with user verification: both factors at once). A `handoff`
+ * carries a sign-in that already passed this door on a hosted page.
  */
-export type FirstFactor = 'pwd' | 'email' | 'sso' | 'handoff';
+export type FirstFactor = 'pwd' | 'email' | 'sso' | 'passkey' | 'handoff';
 
 /**
  * Who signs in, and with what: a first factor proven in this request, or (a hosted handoff) the

@@ -21,6 +21,7 @@ const METHOD_NAMES: Record<keyof EnvironmentSettings['authMethods'], string> = {
   magicLink: 'Magic-link sign-in',
   emailCode: 'Email-code sign-in',
   sso: 'Single sign-on',
+  passkey: 'Passkey sign-in',
 };
 
 export function requireMethod(environment: Environment, method: keyof EnvironmentSettings['authMethods']): void {

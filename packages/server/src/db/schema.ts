@@ -26,6 +26,8 @@ import type {
 } from './feature-tables.js';
 
 export * from './feature-tables.js';
+export * from './passkey-tables.js';
+import type { PasskeysTable, PasskeyUserHandlesTable, PasskeyChallengesTable } from './passkey-tables.js';
 
 export interface InstanceMetaTable {
   key: string;
@@ -249,6 +251,9 @@ export interface SignUpAttemptsTable {
 }
 
 export interface Database {
+  passkeys: PasskeysTable;
+  passkey_user_handles: PasskeyUserHandlesTable;
+  passkey_challenges: PasskeyChallengesTable;
   user_totp: UserTotpTable;
   user_backup_codes: UserBackupCodesTable;
   api_keys: ApiKeysTable;

@@ -3,6 +3,7 @@ import type { Database } from '../db/schema.js';
 import { apiError } from '../lib/errors.js';
 import { Sealer } from '../lib/sealing.js';
 import type { Environment } from '../tenancy/settings.js';
+import type { PasskeyCeremonies } from '../passkeys/ceremonies.js';
 import * as q from './queries.js';
 import { base32Decode } from './totp.js';
 
@@ -22,16 +23,31 @@ export class SecondFactorWriter {
   constructor(
     instanceSecret: string,
     private readonly now: () => number,
+    /** The passkeys domain: its credentials go with the second factors. */
+    private readonly passkeys?: Pick<PasskeyCeremonies, 'removeAllIn'> | undefined,
   ) {
     this.sealer = new Sealer(instanceSecret, 'mfa-secrets');
   }
 
-  /** Removes every second factor of the user in the caller's transaction (reset; an address proven for the first time). */
+  /** Removes every second factor and passkey of the user in the caller's transaction (reset; an address proven for the first time). */
   async removeAllIn(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> {
     const hadTotp = await q.deleteTotp(tx, environment.id, userId);
     const hadCodes = (await q.countUnusedBackupCodes(tx, environment.id, userId)) > 0;
     await q.deleteBackupCodes(tx, environment.id, userId);
-    if (hadTotp || hadCodes) await q.secondFactorsChanged(tx, environment.id, userId, this.now());
+    const hadPasskeys = (await this.passkeys?.removeAllIn(tx, environment, userId)) ?? false;
+    if (hadTotp || hadCodes || hadPasskeys) await q.secondFactorsChanged(tx, environment.id, userId, this.now());
+  }
+
+  /**
+   * After a passkey was added or removed, in its transaction: the user's summary flag and
+   * `user.updated`; with no second factor left (no TOTP, no passkey), the backup codes go too.
+   */
+  async passkeysChangedIn(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> {
+    const totp = await q.findTotp(tx, environment.id, userId);
+    if (totp?.secret == null && (await q.countPasskeys(tx, environment.id, userId)) === 0) {
+      await q.deleteBackupCodes(tx, environment.id, userId);
+    }
+    await q.secondFactorsChanged(tx, environment.id, userId, this.now());
   }
 
   /** An imported TOTP secret (base32, checked by identity), enabled at once; no backup codes are made. */

@@ -150,7 +150,7 @@ export async function countUnusedBackupCodes(db: Db, environmentId: EnvironmentI
 export async function secondFactorsChanged(db: Db, environmentId: EnvironmentId, userId: string, now: number): Promise<boolean> {
   return atomically(db, async (db) => {
     const totp = await findTotp(db, environmentId, userId);
-    const enabled = totp?.secret != null ? 1 : 0;
+    const enabled = totp?.secret != null || (await countPasskeys(db, environmentId, userId)) > 0 ? 1 : 0;
     const result = await db
       .updateTable('users')
       .set({ two_factor_enabled: enabled, updated_at: now })
@@ -162,6 +162,17 @@ export async function secondFactorsChanged(db: Db, environmentId: EnvironmentId,
     await recordEvent(db, environmentId, 'user.updated', await readUserData(db, environmentId, userId));
     return true;
   });
+}
+
+/** How many passkeys the user has: a passkey counts as a second factor (twoFactorEnabled, `factors`). */
+export async function countPasskeys(db: Db, environmentId: EnvironmentId, userId: string): Promise<number> {
+  const row = await db
+    .selectFrom('passkeys')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+    .where('environment_id', '=', environmentId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 // ---- organizations that require a second factor

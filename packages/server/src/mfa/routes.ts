@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BackupCodes, MfaStatus, Reverified, ReverifyBody, TotpEnabled, TotpSetup, TotpVerifyBody, User } from '@gatehouse/contract';
+import { BackupCodes, MfaStatus, PasskeyOptionsAnswer, Reverified, ReverifyBody, TotpEnabled, TotpSetup, TotpVerifyBody, User } from '@gatehouse/contract';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
@@ -104,7 +104,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteOptions> = async (app,
     {
       config: session,
       schema: {
-        summary: 'Verify a factor again (password, authenticator code or backup code): a new access token with the new amr and fva',
+        summary: 'Verify a factor again (password, authenticator code, backup code or passkey): a new access token with the new amr and fva',
         description:
           'Sensitive changes need a verification within the last 10 minutes (403 reverification_required otherwise). The refresh token is unchanged.',
         tags,
@@ -115,6 +115,23 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteOptions> = async (app,
     async (request) => {
       const { environment, session: current } = sessionOf(request);
       return mfa.reverify(environment, current, request.body, requestContext(request));
+    },
+  );
+
+  app.post(
+    '/v1/me/reverify/passkey-options',
+    {
+      config: session,
+      schema: {
+        summary: 'A challenge for one of your passkeys, to answer in POST /v1/me/reverify {passkey}',
+        description: 'The challenge lives 5 minutes; a new call voids the previous one. 400 when the account has no passkey.',
+        tags,
+        response: { 200: PasskeyOptionsAnswer },
+      },
+    },
+    async (request) => {
+      const { environment, session: current } = sessionOf(request);
+      return mfa.reverifyPasskeyOptions(environment, current, request.headers.origin);
     },
   );
 

@@ -17,6 +17,7 @@ import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { backupCodeHash, newBackupCodes } from './backup-codes.js';
 import * as q from './queries.js';
+import { sessionAttempt, type PasskeyCeremonies } from '../passkeys/ceremonies.js';
 import { SecondFactorWriter, totpBinding } from './factor-writer.js';
 import { acceptedStep, base32Encode, newTotpSecret, otpauthUrl } from './totp.js';
 
@@ -42,6 +43,8 @@ export interface MfaServiceOptions {
   throttle: SignInThrottle;
   now: () => number;
   instanceSecret: string;
+  /** The WebAuthn ceremonies, for reverifying with a passkey. */
+  passkeys?: Pick<PasskeyCeremonies, 'authenticationOptions' | 'verifyAuthentication' | 'removeAllIn'> | undefined;
   /** The writer identity was given (the same sealing); by default one of its own. */
   writer?: SecondFactorWriter | undefined;
 }
@@ -62,7 +65,7 @@ function passwordLocked(seconds: number): string {
 function reverificationRequired(): ApiError {
   return apiError(
     'reverification_required',
-    'This change needs a recent verification: confirm it is you with POST /v1/me/reverify (your password, an authenticator code or a backup code), then retry within 10 minutes.',
+    'This change needs a recent verification: confirm it is you with POST /v1/me/reverify (your password, an authenticator code, a backup code or a passkey), then retry within 10 minutes.',
   );
 }
 
@@ -76,7 +79,7 @@ export class MfaService {
   private readonly codeKey: Buffer;
 
   constructor(private readonly options: MfaServiceOptions) {
-    this.writer = options.writer ?? new SecondFactorWriter(options.instanceSecret, options.now);
+    this.writer = options.writer ?? new SecondFactorWriter(options.instanceSecret, options.now, options.passkeys);
     this.sealer = this.writer.sealer;
     this.codeKey = deriveSubkey(options.instanceSecret, 'backup-codes');
   }
@@ -112,26 +115,29 @@ export class MfaService {
 
   /** The user's second factors, in the order `needs_second_factor` lists them. */
   async factorsOf(environment: Environment, userId: string, db: Db = this.db): Promise<SecondFactor[]> {
-    const [totp, remaining] = await Promise.all([
+    const [totp, remaining, passkeys] = await Promise.all([
       q.findTotp(db, environment.id, userId),
       q.countUnusedBackupCodes(db, environment.id, userId),
+      q.countPasskeys(db, environment.id, userId),
     ]);
     const factors: SecondFactor[] = [];
     if (totp?.secret != null) factors.push('totp');
     if (remaining > 0) factors.push('backup_code');
+    if (passkeys > 0) factors.push('passkey');
     return factors;
   }
 
   async status(environment: Environment, userId: string): Promise<MfaStatus> {
-    const [totp, remaining] = await Promise.all([
+    const [totp, remaining, passkeys] = await Promise.all([
       q.findTotp(this.db, environment.id, userId),
       q.countUnusedBackupCodes(this.db, environment.id, userId),
+      q.countPasskeys(this.db, environment.id, userId),
     ]);
     const enabled = totp?.secret != null;
     return {
       totp: enabled ? { enabled, createdAt: totp!.enabled_at ?? totp!.created_at } : { enabled },
       backupCodes: { remaining },
-      passkeys: 0,
+      passkeys,
     };
   }
 
@@ -201,7 +207,7 @@ export class MfaService {
     await inTransaction(this.db, async (tx) => {
       await this.requireRecentVerification(environment, caller, tx);
       if (!(await q.deleteTotp(tx, environment.id, caller.userId))) throw notFound('TOTP of this account');
-      await q.deleteBackupCodes(tx, environment.id, caller.userId);
+      if ((await q.countPasskeys(tx, environment.id, caller.userId)) === 0) await q.deleteBackupCodes(tx, environment.id, caller.userId);
       await q.secondFactorsChanged(tx, environment.id, caller.userId, this.now());
     });
   }
@@ -266,16 +272,21 @@ export class MfaService {
    * token whose `fva` says so; the refresh token is unchanged.
    */
   async reverify(environment: Environment, caller: Caller, body: ReverifyBody, context: RequestContext): Promise<Reverified> {
-    const given = (['password', 'code', 'backupCode'] as const).filter((field) => body[field] !== undefined);
+    const given = (['password', 'code', 'backupCode', 'passkey'] as const).filter((field) => body[field] !== undefined);
     if (given.length !== 1) {
-      throw apiError('invalid_request', 'Send exactly one of "password", "code" (an authenticator code) or "backupCode".', {
-        fields: given.length === 0 ? ['password', 'code', 'backupCode'] : given,
+      throw apiError('invalid_request', 'Send exactly one of "password", "code" (an authenticator code), "backupCode" or "passkey".', {
+        fields: given.length === 0 ? ['password', 'code', 'backupCode', 'passkey'] : given,
       });
     }
     let factor: Amr;
     if (body.password !== undefined) {
       await this.checkPassword(environment, caller.userId, body.password);
       factor = 'pwd';
+    } else if (body.passkey !== undefined) {
+      if (!this.options.passkeys) throw apiError('invalid_request', 'Passkeys are not available on this server.');
+      // Bound to this session's latest reverify options and to this user's credentials.
+      await this.options.passkeys.verifyAuthentication(environment, sessionAttempt('reverify', caller.sessionId), body.passkey, caller.userId);
+      factor = 'passkey';
     } else if (body.code !== undefined) {
       factor = await this.verifySecondFactor(environment, caller.userId, { factor: 'totp', code: body.code });
     } else {
@@ -285,6 +296,20 @@ export class MfaService {
       throw new ApiError('session_revoked', 'This session is no longer live, so it cannot be reverified. Sign in again.');
     }
     return { session: await this.options.sessions.reissue(environment, caller.userId, caller.sessionId, context) };
+  }
+
+  /** POST /v1/me/reverify/passkey-options: a challenge for one of the user's own passkeys. */
+  async reverifyPasskeyOptions(environment: Environment, caller: Caller, requestOrigin: string | undefined) {
+    if (!this.options.passkeys) throw apiError('invalid_request', 'Passkeys are not available on this server.');
+    if ((await q.countPasskeys(this.db, environment.id, caller.userId)) === 0) {
+      throw apiError('invalid_request', 'This account has no passkey; reverify with a password, an authenticator code or a backup code.');
+    }
+    const { options } = await this.options.passkeys.authenticationOptions(
+      environment,
+      { attemptId: sessionAttempt('reverify', caller.sessionId), userId: caller.userId },
+      requestOrigin,
+    );
+    return { options };
   }
 
   private async checkPassword(environment: Environment, userId: string, password: string): Promise<void> {

@@ -106,7 +106,7 @@ export class OperatorService {
       callbackOrigins: origin ? [origin] : [],
       // The emailed code is the way back in for an operator whose password is throttled (six wrong
       // tries lock it for up to 15 minutes) or forgotten: without it the console has no fallback.
-      authMethods: { password: true, magicLink: false, emailCode: true, sso: false },
+      authMethods: { password: true, magicLink: false, emailCode: true, sso: false, passkey: false },
       signUp: false,
       // Every user of this environment is an operator: an organization's invitations would make
       // operators outside the audited operator invitations, so operators create none.

@@ -26,8 +26,16 @@ export function verifiedNow(amr: readonly Amr[], now: number): SessionFactors {
   return {
     amr: JSON.stringify(unique),
     first_factor_at: now,
-    second_factor_at: unique.some((f) => (SECOND_FACTORS as readonly string[]).includes(f)) ? now : null,
+    second_factor_at: unique.some((f) => verifiesSecondFactor(f)) ? now : null,
   };
+}
+
+/**
+ * Whether verifying `factor` counts as a second factor: the second factors, and a passkey, which
+ * verifies the user (possession and PIN or biometrics) and so satisfies MFA by itself.
+ */
+export function verifiesSecondFactor(factor: string): boolean {
+  return factor === 'passkey' || (SECOND_FACTORS as readonly string[]).includes(factor);
 }
 
 /** The session's `amr` column read back; anything unexpected reads as none. */

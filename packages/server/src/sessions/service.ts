@@ -13,7 +13,7 @@ import * as q from './queries.js';
 import type { RefreshTokens } from './refresh-token.js';
 import type { AccessTokens } from './tokens.js';
 import { AccessTokenIssuer, type ExtraClaimsProvider, type RequestContext, type SessionRef } from './access-token-issuer.js';
-import { factorsOf, SECOND_FACTORS, withFactor, parseAmr, type Amr, type SessionFactors } from './factors.js';
+import { factorsOf, verifiesSecondFactor, withFactor, parseAmr, type Amr, type SessionFactors } from './factors.js';
 import { sessionLiveness, sessionRecordOf, type CacheFreshness, type SessionCache, type SessionRecord } from './session-record.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -200,7 +200,9 @@ export class SessionService {
    * the caller's transaction when given. False when the session is not live or not the user's.
    */
   async recordFactor(environment: Environment, userId: string, sessionId: string, factor: Amr, db: Db = this.db): Promise<boolean> {
-    const second = (SECOND_FACTORS as readonly string[]).includes(factor);
+    const second = verifiesSecondFactor(factor);
+    // A passkey verifies both at once (a passkey sign-in sets both fva values to 0).
+    const first = !second || factor === 'passkey';
     // A concurrent verification of the same session may change its amr first: read it again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const session = await q.findSession(db, environment.id, sessionId);
@@ -209,7 +211,8 @@ export class SessionService {
       const written = await q.recordSessionFactor(db, environment.id, sessionId, {
         expectedAmr: session.amr,
         amr: JSON.stringify(withFactor(parseAmr(session.amr), factor)),
-        ...(second ? { second_factor_at: now } : { first_factor_at: now }),
+        ...(second ? { second_factor_at: now } : {}),
+        ...(first ? { first_factor_at: now } : {}),
       });
       if (written) return true;
     }

@@ -45,7 +45,7 @@ export function defaultSettings(): EnvironmentSettings {
   return {
     domain: null,
     callbackOrigins: [],
-    authMethods: { password: true, magicLink: true, emailCode: true, sso: false },
+    authMethods: { password: true, magicLink: true, emailCode: true, sso: false, passkey: false },
     signUp: true,
     accessTokenTtlSeconds: ACCESS_TOKEN_TTL.default,
     tokenAlgorithm: 'RS256',

@@ -15,7 +15,7 @@ describe('GET /v1/environment', () => {
       id: t.project.development.id,
       type: 'development',
       rateLimit: { requestsPerMinute: 1000 },
-      authMethods: { password: true, magicLink: true, emailCode: true, sso: false },
+      authMethods: { password: true, magicLink: true, emailCode: true, sso: false, passkey: false },
       signUp: true,
       ssoConnections: [],
       emailVerification: 'off',

@@ -57,7 +57,7 @@ describe('platform API', () => {
     for (const env of Object.values(byType) as Record<string, unknown>[]) {
       expect(env).toMatchObject({
         callbackOrigins: [],
-        authMethods: { password: true, magicLink: true, emailCode: true, sso: false },
+        authMethods: { password: true, magicLink: true, emailCode: true, sso: false, passkey: false },
         signUp: true,
         accessTokenTtlSeconds: 300,
         tokenAlgorithm: 'RS256',
@@ -96,7 +96,7 @@ describe('platform API', () => {
     expect(res.json()).toMatchObject({
       domain: 'example.test',
       callbackOrigins: ['https://app.partner.test', 'http://localhost:8080'],
-      authMethods: { password: true, magicLink: false, emailCode: true, sso: false },
+      authMethods: { password: true, magicLink: false, emailCode: true, sso: false, passkey: false },
       signUp: false,
       accessTokenTtlSeconds: 600,
       tokenAlgorithm: 'ES256',

@@ -1,0 +1,106 @@
+import type { CDPSession, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumAvailable } from '../helpers.js';
+import { reactSuite } from './suite.js';
+
+/**
+ * Passkeys end to end in Chromium, with a virtual authenticator (CDP WebAuthn domain: a platform
+ * authenticator with resident keys and user verification). The page is on http://localhost:<port>,
+ * a secure context whose RP ID is "localhost"; Gatehouse itself is on 127.0.0.1.
+ */
+describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', () => {
+  const { suite, environment, createUser, shot, signInWithPassword } = reactSuite();
+
+  async function localPage(env: { publishableKey: string }, view: string, theme = 'light', page?: Page): Promise<Page> {
+    const target = page ?? (await suite.browser.newPage({ viewport: { width: 960, height: 720 } }));
+    if (!page) target.on('pageerror', (error) => console.error('[page error]', error));
+    const url = suite.app.url({ pk: env.publishableKey, base: suite.live.url, view, theme }).replace('http://127.0.0.1:', 'http://localhost:');
+    await target.goto(url);
+    await target.waitForSelector('#status[data-loaded=true]');
+    return target;
+  }
+
+  async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('WebAuthn.enable', { enableUI: false });
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    return { cdp, authenticatorId };
+  }
+
+  async function signOut(page: Page) {
+    await page.evaluate(() => (window as unknown as { gh: { signOut(): Promise<unknown> } }).gh.signOut());
+    await page.waitForSelector('#status[data-signed-in=false]');
+  }
+
+  it('registers a passkey in UserProfile, then signs in with the passkey button and with autofill', async () => {
+    const env = await environment();
+    await suite.live.t.setSettings((env as unknown as { id: string }).id, { authMethods: { passkey: true } });
+    const { email, id: userId } = await createUser(env);
+
+    const page = await localPage(env, 'app');
+    const { cdp, authenticatorId } = await virtualAuthenticator(page);
+    await signInWithPassword(page, email);
+    await page.waitForSelector('#status[data-signed-in=true]');
+
+    // UserProfile → Security → Add a passkey.
+    await localPage(env, 'user-profile', 'light', page);
+    await page.getByRole('tab', { name: 'Security' }).click();
+    const section = page.locator('[data-gh-section=passkeys]');
+    await section.getByRole('button', { name: 'Add a passkey' }).click();
+    await expect.poll(() => section.locator('li').count()).toBe(1);
+    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+    expect(credentials).toHaveLength(1);
+    expect(credentials[0]!.isResidentCredential).toBe(true);
+    // The authenticator stores the random user handle, never the user id.
+    expect(Buffer.from(credentials[0]!.userHandle!, 'base64').toString('utf8')).not.toContain(userId);
+    await shot(page, 'passkeys-profile-light');
+
+    // Rename it.
+    await section.getByRole('button', { name: 'Rename' }).click();
+    await section.getByLabel('Passkey name').fill('This laptop');
+    await section.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => section.locator('li .gh-name').first().textContent()).toContain('This laptop');
+    await localPage(env, 'user-profile', 'dark', page);
+    await page.getByRole('tab', { name: 'Security' }).click();
+    await expect.poll(() => page.locator('[data-gh-section=passkeys] li').count()).toBe(1);
+    await shot(page, 'passkeys-profile-dark');
+
+    // Signed out, with the authenticator's presence off: the autofill request stays pending (as
+    // while the user has not picked anything), the page stays signed out, and the button signs in.
+    await signOut(page);
+    const presence = (enabled: boolean) => cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled });
+    await presence(false);
+    await localPage(env, 'sign-in', 'dark', page);
+    const button = page.getByRole('button', { name: 'Sign in with a passkey' });
+    await button.waitFor();
+    expect(await page.locator('[data-gh-component=sign-in] input[name=email]').getAttribute('autocomplete')).toBe('username webauthn');
+    await shot(page, 'passkeys-sign-in-dark');
+    await localPage(env, 'sign-in', 'light', page);
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+    await shot(page, 'passkeys-sign-in-light');
+    expect(await page.locator('#status').getAttribute('data-signed-in')).toBe('false');
+    await presence(true);
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.waitForSelector('#status[data-signed-in=true]');
+    const secretKey = (env as unknown as { secretKey: string }).secretKey;
+    const used = await suite.live.t.call({ method: 'GET', url: `/v1/users/${userId}/passkeys`, credential: secretKey });
+    expect((used.json() as { data: Array<{ lastUsedAt: number | null }> }).data[0]!.lastUsedAt).not.toBeNull();
+
+    // Autofill: with presence on, the virtual authenticator answers the page's conditional request
+    // as a user picking the passkey in the email field's autofill: signed in without a click.
+    await signOut(page);
+    await localPage(env, 'sign-in', 'light', page);
+    await page.waitForSelector('#status[data-signed-in=true]');
+    expect(suite.live.errorCodes.filter((code) => code !== 'reverification_required')).toEqual([]);
+    await page.close();
+  });
+});

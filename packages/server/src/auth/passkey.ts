@@ -1,0 +1,61 @@
+import type { PasskeyResponse, PasskeySignInOptions, SignedIn } from '@gatehouse/contract';
+import type { Store } from '../db/index.js';
+import type { IdentityService } from '../identity/service.js';
+import { apiError } from '../lib/errors.js';
+import type { PasskeyCeremonies } from '../passkeys/ceremonies.js';
+import type { RequestContext } from '../sessions/access-token-issuer.js';
+import type { Environment } from '../tenancy/settings.js';
+import type { SignInDoor } from './door.js';
+
+export interface PasskeyWayOptions {
+  store: Store;
+  ceremonies: PasskeyCeremonies;
+  identity: Pick<IdentityService, 'findUser'>;
+  door: SignInDoor;
+  /**
+   * The second-factor step's lookup (auth/door.ts): the user of a live second-factor attempt of this
+   * environment, or undefined. Until it is wired, `{attemptId}` on the options call is refused.
+   */
+  secondFactorAttempt?: ((environment: Environment, attemptId: string) => Promise<string | undefined>) | undefined;
+}
+
+/**
+ * Sign-in with a passkey as the first factor (discoverable credentials): options bound to a new
+ * attempt, then the assertion. User verification is required, so the passkey satisfies MFA by
+ * itself: the door stamps both factors.
+ */
+export class PasskeyWay {
+  constructor(private readonly deps: PasskeyWayOptions) {}
+
+  private assertEnabled(environment: Environment): void {
+    if (!environment.settings.authMethods.passkey) {
+      throw apiError('method_disabled', 'Passkey sign-in is turned off for this environment (authMethods.passkey).');
+    }
+  }
+
+  /**
+   * Options for a discoverable sign-in (a new attempt), or, with the `attemptId` of a second-factor
+   * attempt, for that attempt's user's own passkeys (a passkey as the second factor: needs mfa on,
+   * not authMethods.passkey). The assertion then goes to the second-factor step, not to verify().
+   */
+  async start(environment: Environment, requestOrigin: string | undefined, attemptId?: string): Promise<PasskeySignInOptions> {
+    if (attemptId === undefined) {
+      this.assertEnabled(environment);
+      return this.deps.ceremonies.authenticationOptions(environment, {}, requestOrigin);
+    }
+    const userId = this.deps.secondFactorAttempt ? await this.deps.secondFactorAttempt(environment, attemptId) : undefined;
+    if (environment.settings.mfa === 'off' || userId === undefined) {
+      throw apiError('invalid_credentials', 'This sign-in attempt is unknown, finished or expired. Start the sign-in again.');
+    }
+    return this.deps.ceremonies.authenticationOptions(environment, { attemptId, userId }, requestOrigin);
+  }
+
+  async verify(environment: Environment, input: { attemptId: string; response: PasskeyResponse }, context: RequestContext): Promise<SignedIn> {
+    this.assertEnabled(environment);
+    const { userId } = await this.deps.ceremonies.verifyAuthentication(environment, input.attemptId, input.response);
+    const user = await this.deps.identity.findUser(this.deps.store.db, environment, userId);
+    if (!user) throw apiError('invalid_credentials', 'This passkey could not be verified. Try again, or sign in another way.');
+    const session = await this.deps.door.completeSignIn(environment, { userId, firstFactor: 'passkey' }, context);
+    return { user: { id: user.id, email: user.email }, session };
+  }
+}

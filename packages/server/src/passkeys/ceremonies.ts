@@ -1,0 +1,314 @@
+import type { PasskeyResponse } from '@gatehouse/contract';
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type AuthenticatorTransportFuture,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Store } from '../db/index.js';
+import type { Database } from '../db/schema.js';
+import { constantTimeEqual, newId } from '../lib/crypto.js';
+import { apiError, ApiError } from '../lib/errors.js';
+import type { Environment } from '../tenancy/settings.js';
+import * as q from './queries.js';
+import { originAccepted, rpIdFor } from './relying-party.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** How long an options call's challenge can be answered (DESIGN "Passkey challenges"). */
+export const CHALLENGE_TTL_MS = 5 * 60_000;
+/** COSE algorithms offered at registration: ES256, EdDSA, RS256. */
+export const PASSKEY_ALGORITHMS = [-7, -8, -257];
+
+const INVALID = 'This passkey could not be verified. Try again, or sign in another way.';
+const REGISTRATION_FAILED = 'The passkey could not be registered: ';
+
+/** The attempt key of a session's own ceremonies: one live challenge per session and purpose. */
+export function sessionAttempt(kind: 'registration' | 'reverify', sessionId: string): string {
+  return `${kind}:${sessionId}`;
+}
+
+/** A credential just proven by a registration ceremony, not yet stored. */
+export interface NewCredential {
+  credentialId: string;
+  publicKey: string;
+  counter: number;
+  transports: string[];
+  backedUp: boolean;
+}
+
+/** Who a verified assertion belongs to. */
+export interface AssertedPasskey {
+  userId: string;
+  passkeyId: string;
+}
+
+function invalid(): ApiError {
+  return apiError('invalid_credentials', INVALID);
+}
+
+function clientOrigin(response: PasskeyResponse): string | undefined {
+  try {
+    const data: unknown = JSON.parse(Buffer.from(response.response.clientDataJSON, 'base64url').toString('utf8'));
+    const origin = (data as { origin?: unknown }).origin;
+    return typeof origin === 'string' ? origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The WebAuthn ceremonies, on @simplewebauthn/server, with the challenges in the database:
+ * registration and authentication options, each bound to an attempt (a sign-in, a session's
+ * registration or reverification, a second-factor attempt); a new options call voids the previous
+ * challenge of its attempt, and any verify (right or wrong) spends it by compare-and-set. The RP ID
+ * is fixed at the options call from the request's Origin (relying-party.ts) and stored with the
+ * challenge. The second-factor step of the door calls `registrationOptions`/`verifyRegistration`
+ * and `authenticationOptions`/`verifyAuthentication` with its own attempt id and user.
+ */
+export class PasskeyCeremonies {
+  constructor(private readonly options: { store: Store; now: () => number }) {}
+
+  private get db() {
+    return this.options.store.db;
+  }
+
+  private async issue(
+    environment: Environment,
+    attemptId: string,
+    purpose: 'registration' | 'authentication',
+    userId: string | null,
+    rpId: string,
+    challenge: string,
+  ): Promise<void> {
+    const now = this.options.now();
+    await q.deleteExpiredChallenges(this.db, environment.id, now);
+    await q.putChallenge(this.db, {
+      environment_id: environment.id,
+      attempt_id: attemptId,
+      purpose,
+      user_id: userId,
+      challenge,
+      rp_id: rpId,
+      created_at: now,
+      expires_at: now + CHALLENGE_TTL_MS,
+    });
+  }
+
+  /**
+   * Spends the attempt's challenge (whatever the outcome that follows) and answers it when it was
+   * live, of this purpose and for this user (null: a discoverable sign-in's, for no user); undefined otherwise.
+   */
+  private async spend(environment: Environment, attemptId: string, purpose: string, userId: string | null) {
+    const row = await q.findChallenge(this.db, environment.id, attemptId);
+    if (!row || !(await q.consumeChallenge(this.db, environment.id, attemptId, row.challenge))) return undefined;
+    if (row.purpose !== purpose || row.expires_at <= this.options.now()) return undefined;
+    // A discoverable sign-in (null) takes only a discoverable attempt's challenge: a user's own
+    // (reverification, a second factor) never serves the first-factor door.
+    if (userId === null ? row.user_id !== null : row.user_id !== userId) return undefined;
+    return row;
+  }
+
+  /** The user's random handle, made at their first registration (never the user id). */
+  private async userHandle(environment: Environment, userId: string): Promise<string> {
+    const existing = await q.findUserHandle(this.db, environment.id, userId);
+    return existing ?? q.ensureUserHandle(this.db, environment.id, userId, randomBytes(32).toString('base64url'));
+  }
+
+  // ---- registration
+
+  /** PublicKeyCredentialCreationOptions (JSON) for `user`, bound to `attemptId`. */
+  async registrationOptions(
+    environment: Environment,
+    user: { id: string; email: string; displayName?: string | null },
+    attemptId: string,
+    requestOrigin: string | undefined,
+    rpName: string,
+  ): Promise<Record<string, unknown>> {
+    const rpId = rpIdFor(environment, requestOrigin);
+    const [handle, existing] = await Promise.all([
+      this.userHandle(environment, user.id),
+      q.listPasskeys(this.db, environment.id, user.id),
+    ]);
+    const options = await generateRegistrationOptions({
+      rpName,
+      rpID: rpId,
+      userID: Buffer.from(handle, 'base64url'),
+      userName: user.email,
+      userDisplayName: user.displayName || user.email,
+      attestationType: 'none',
+      timeout: CHALLENGE_TTL_MS,
+      excludeCredentials: existing.map((p) => ({ id: p.credential_id, transports: transportsOf(p.transports) })),
+      authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+      supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
+    });
+    await this.issue(environment, attemptId, 'registration', user.id, rpId, options.challenge);
+    return options as unknown as Record<string, unknown>;
+  }
+
+  /**
+   * Verifies a `webauthn.create` response for `userId` against the attempt's challenge (spent
+   * either way). 400 invalid_request when it does not verify; the credential is not stored here.
+   */
+  async verifyRegistration(environment: Environment, userId: string, attemptId: string, response: PasskeyResponse): Promise<NewCredential> {
+    const row = await this.spend(environment, attemptId, 'registration', userId);
+    if (!row) {
+      throw apiError('invalid_request', `${REGISTRATION_FAILED}its challenge is unknown, used or expired. Ask for new options and try again.`);
+    }
+    const origin = clientOrigin(response);
+    if (!origin || !originAccepted(environment, row.rp_id, origin)) {
+      throw apiError('invalid_request', `${REGISTRATION_FAILED}it was made on a page this environment does not accept for passkeys.`);
+    }
+    try {
+      const result = await verifyRegistrationResponse({
+        response: response as unknown as RegistrationResponseJSON,
+        expectedChallenge: row.challenge,
+        expectedOrigin: origin,
+        expectedRPID: row.rp_id,
+        expectedType: 'webauthn.create',
+        requireUserVerification: true,
+        requireUserPresence: true,
+        supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
+      });
+      if (!result.verified) throw new Error('not verified');
+      const { credential, credentialBackedUp } = result.registrationInfo;
+      if (credential.id !== response.id) throw new Error('credential id mismatch');
+      return {
+        credentialId: credential.id,
+        publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+        counter: credential.counter,
+        transports: (response.response.transports ?? []).slice(0, 16),
+        backedUp: credentialBackedUp,
+      };
+    } catch (error) {
+      throw apiError(
+        'invalid_request',
+        `${REGISTRATION_FAILED}${error instanceof Error ? error.message : 'the response did not verify'}. Ask for new options and try again.`,
+      );
+    }
+  }
+
+  /** Stores a verified credential for the user, in the caller's transaction; 409 when this environment knows its id. */
+  async store(db: Db, environment: Environment, userId: string, credential: NewCredential, name: string): Promise<q.PasskeyRow> {
+    if (await q.findByCredentialId(db, environment.id, credential.credentialId)) throw duplicate();
+    const row: q.PasskeyRow = {
+      environment_id: environment.id,
+      id: newId('passkey', environment.id),
+      user_id: userId,
+      credential_id: credential.credentialId,
+      public_key: credential.publicKey,
+      counter: credential.counter,
+      transports: JSON.stringify(credential.transports),
+      backed_up: credential.backedUp ? 1 : 0,
+      name,
+      created_at: this.options.now(),
+      last_used_at: null,
+    };
+    await q.insertPasskey(db, row);
+    return row;
+  }
+
+  /** Removes every passkey of the user in the caller's transaction (an admin reset; an address proven for the first time). */
+  async removeAllIn(tx: Transaction<Database>, environment: Environment, userId: string): Promise<boolean> {
+    return q.deleteAllPasskeys(tx, environment.id, userId);
+  }
+
+  // ---- authentication
+
+  /**
+   * PublicKeyCredentialRequestOptions (JSON) bound to an attempt: discoverable (no
+   * allowCredentials) without a user; with one, that user's credentials.
+   */
+  async authenticationOptions(
+    environment: Environment,
+    input: { attemptId?: string | undefined; userId?: string | null | undefined },
+    requestOrigin: string | undefined,
+  ): Promise<{ attemptId: string; options: Record<string, unknown> }> {
+    const rpId = rpIdFor(environment, requestOrigin);
+    const attemptId = input.attemptId ?? newId('pka', environment.id);
+    const userId = input.userId ?? null;
+    const allow = userId === null ? [] : await q.listPasskeys(this.db, environment.id, userId);
+    const options = await generateAuthenticationOptions({
+      rpID: rpId,
+      userVerification: 'required',
+      timeout: CHALLENGE_TTL_MS,
+      allowCredentials: allow.map((p) => ({ id: p.credential_id, transports: transportsOf(p.transports) })),
+    });
+    await this.issue(environment, attemptId, 'authentication', userId, rpId, options.challenge);
+    return { attemptId, options: options as unknown as Record<string, unknown> };
+  }
+
+  /**
+   * Verifies a `webauthn.get` response against the attempt's challenge (spent either way): a
+   * credential of this environment (of `userId` when the attempt names one), the owner's user
+   * handle, an accepted origin, the stored RP ID, user presence and verification, and a counter
+   * that grows when either side's is non-zero. Records the use. Anything else: 401 invalid_credentials.
+   */
+  async verifyAuthentication(
+    environment: Environment,
+    attemptId: string,
+    response: PasskeyResponse,
+    userId: string | null = null,
+  ): Promise<AssertedPasskey> {
+    const row = await this.spend(environment, attemptId, 'authentication', userId);
+    if (!row || response.id !== response.rawId) throw invalid();
+    const passkey = await q.findByCredentialId(this.db, environment.id, response.id);
+    if (!passkey || (row.user_id !== null && passkey.user_id !== row.user_id)) throw invalid();
+    const handle = response.response.userHandle;
+    // A discoverable sign-in learns its user from the handle: it must be there, and the owner's.
+    if (handle || row.user_id === null) {
+      const owner = await q.findUserHandle(this.db, environment.id, passkey.user_id);
+      if (!handle || !owner || !constantTimeEqual(handle.replace(/=+$/, ''), owner)) throw invalid();
+    }
+    const origin = clientOrigin(response);
+    if (!origin || !originAccepted(environment, row.rp_id, origin)) throw invalid();
+    let verified;
+    try {
+      verified = await verifyAuthenticationResponse({
+        response: response as unknown as AuthenticationResponseJSON,
+        expectedChallenge: row.challenge,
+        expectedOrigin: origin,
+        expectedRPID: row.rp_id,
+        expectedType: 'webauthn.get',
+        requireUserVerification: true,
+        credential: {
+          id: passkey.credential_id,
+          publicKey: Buffer.from(passkey.public_key, 'base64url'),
+          counter: Number(passkey.counter),
+          transports: transportsOf(passkey.transports),
+        },
+      });
+    } catch {
+      throw invalid();
+    }
+    if (!verified.verified || !verified.authenticationInfo.userVerified) throw invalid();
+    const info = verified.authenticationInfo;
+    const recorded = await q.recordUse(this.db, environment.id, passkey.id, {
+      expectedCounter: Number(passkey.counter),
+      counter: info.newCounter,
+      backedUp: info.credentialBackedUp,
+      now: this.options.now(),
+    });
+    // Another use moved the counter meanwhile: with a non-zero counter only one of them can be genuine.
+    if (!recorded && (info.newCounter > 0 || Number(passkey.counter) > 0)) throw invalid();
+    return { userId: passkey.user_id, passkeyId: passkey.id };
+  }
+}
+
+export function duplicate(): ApiError {
+  return apiError('conflict', 'This passkey is already registered in this environment. Use it to sign in, or remove it first.');
+}
+
+function transportsOf(json: string): AuthenticatorTransportFuture[] {
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value) ? (value.filter((t) => typeof t === 'string') as AuthenticatorTransportFuture[]) : [];
+  } catch {
+    return [];
+  }
+}

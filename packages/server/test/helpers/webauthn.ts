@@ -1,0 +1,161 @@
+import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+
+/**
+ * A software WebAuthn authenticator (tests only): what a platform authenticator and the browser
+ * together answer to navigator.credentials.create() and .get(), built with node:crypto and a
+ * small CBOR encoder. Every field an attack needs to bend can be bent through `tamper`.
+ */
+
+// ---- CBOR (RFC 8949), just what attestation objects and COSE keys use
+
+type Cbor = number | string | Uint8Array | Cbor[] | Map<Cbor, Cbor> | { [key: string]: Cbor };
+
+function head(major: number, n: number): Buffer {
+  if (n < 24) return Buffer.from([(major << 5) | n]);
+  if (n < 0x100) return Buffer.from([(major << 5) | 24, n]);
+  if (n < 0x10000) return Buffer.from([(major << 5) | 25, n >> 8, n & 0xff]);
+  const b = Buffer.alloc(5);
+  b[0] = (major << 5) | 26;
+  b.writeUInt32BE(n, 1);
+  return b;
+}
+
+export function cbor(value: Cbor): Buffer {
+  if (typeof value === 'number') return value >= 0 ? head(0, value) : head(1, -1 - value);
+  if (typeof value === 'string') {
+    const bytes = Buffer.from(value, 'utf8');
+    return Buffer.concat([head(3, bytes.length), bytes]);
+  }
+  if (value instanceof Uint8Array) return Buffer.concat([head(2, value.length), Buffer.from(value)]);
+  if (Array.isArray(value)) return Buffer.concat([head(4, value.length), ...value.map(cbor)]);
+  const entries = value instanceof Map ? [...value.entries()] : Object.entries(value);
+  return Buffer.concat([head(5, entries.length), ...entries.flatMap(([k, v]) => [cbor(k), cbor(v)])]);
+}
+
+// ---- keys
+
+export type PasskeyAlgorithm = 'ES256' | 'EdDSA';
+
+function coseKey(alg: PasskeyAlgorithm, publicKey: KeyObject): Buffer {
+  const jwk = publicKey.export({ format: 'jwk' }) as { x: string; y?: string };
+  const x = Buffer.from(jwk.x, 'base64url');
+  if (alg === 'ES256') {
+    const y = Buffer.from(jwk.y!, 'base64url');
+    return cbor(new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, x], [-3, y]]));
+  }
+  return cbor(new Map<Cbor, Cbor>([[1, 1], [3, -8], [-1, 6], [-2, x]]));
+}
+
+const FLAG_UP = 0x01;
+const FLAG_UV = 0x04;
+const FLAG_AT = 0x40;
+
+export interface SoftCredential {
+  id: Buffer;
+  alg: PasskeyAlgorithm;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  rpId: string;
+  userHandle: string;
+  counter: number;
+}
+
+/** What a test may bend in one ceremony. */
+export interface Tamper {
+  origin?: string;
+  /** The RP ID hashed into authenticatorData (default: the options' RP ID). */
+  rpId?: string;
+  /** clientDataJSON.type */
+  type?: string;
+  challenge?: string;
+  up?: boolean;
+  uv?: boolean;
+  /** The counter to report (default: the credential's, plus one when counting). */
+  counter?: number;
+  userHandle?: string | null;
+  /** Use this credential id instead of a new one (create) or the stored one (get). */
+  credentialId?: Buffer;
+}
+
+function authData(rpId: string, flags: number, counter: number, attested?: Buffer): Buffer {
+  const count = Buffer.alloc(4);
+  count.writeUInt32BE(counter >>> 0);
+  return Buffer.concat([createHash('sha256').update(rpId).digest(), Buffer.from([flags]), count, ...(attested ? [attested] : [])]);
+}
+
+function clientData(type: string, challenge: string, origin: string): Buffer {
+  return Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
+}
+
+export class SoftAuthenticator {
+  readonly credentials: SoftCredential[] = [];
+
+  /**
+   * @param counting whether the authenticator keeps a signature counter (synced passkeys report 0)
+   */
+  constructor(
+    readonly origin: string,
+    readonly alg: PasskeyAlgorithm = 'ES256',
+    readonly counting = true,
+  ) {}
+
+  /** navigator.credentials.create({publicKey: options}) → PublicKeyCredential.toJSON() */
+  create(options: any, tamper: Tamper = {}) {
+    const rpId: string = options.rp.id;
+    const { privateKey, publicKey } = this.alg === 'ES256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync('ed25519');
+    const id = tamper.credentialId ?? randomBytes(32);
+    const counter = tamper.counter ?? 0;
+    const credential: SoftCredential = { id, alg: this.alg, privateKey, publicKey, rpId, userHandle: options.user.id, counter };
+    this.credentials.push(credential);
+    const idLength = Buffer.alloc(2);
+    idLength.writeUInt16BE(id.length);
+    const attested = Buffer.concat([Buffer.alloc(16), idLength, id, coseKey(this.alg, publicKey)]);
+    const flags = (tamper.up === false ? 0 : FLAG_UP) | (tamper.uv === false ? 0 : FLAG_UV) | FLAG_AT;
+    const data = authData(tamper.rpId ?? rpId, flags, counter, attested);
+    const attestationObject = cbor({ fmt: 'none', attStmt: {}, authData: data });
+    const client = clientData(tamper.type ?? 'webauthn.create', tamper.challenge ?? options.challenge, tamper.origin ?? this.origin);
+    return {
+      id: id.toString('base64url'),
+      rawId: id.toString('base64url'),
+      type: 'public-key',
+      authenticatorAttachment: 'platform',
+      clientExtensionResults: {},
+      response: {
+        clientDataJSON: client.toString('base64url'),
+        attestationObject: attestationObject.toString('base64url'),
+        transports: ['internal'],
+      },
+    };
+  }
+
+  /** navigator.credentials.get({publicKey: options}) → PublicKeyCredential.toJSON(); the first credential for the RP ID (or allowed). */
+  get(options: any, tamper: Tamper = {}, which?: SoftCredential) {
+    const allowed: string[] = (options.allowCredentials ?? []).map((c: { id: string }) => c.id);
+    const credential =
+      which ??
+      this.credentials.find((c) => c.rpId === options.rpId && (allowed.length === 0 || allowed.includes(c.id.toString('base64url'))));
+    if (!credential) throw new Error('no credential for this RP ID');
+    if (tamper.counter === undefined && this.counting) credential.counter += 1;
+    const counter = tamper.counter ?? credential.counter;
+    const flags = (tamper.up === false ? 0 : FLAG_UP) | (tamper.uv === false ? 0 : FLAG_UV);
+    const data = authData(tamper.rpId ?? options.rpId, flags, counter);
+    const client = clientData(tamper.type ?? 'webauthn.get', tamper.challenge ?? options.challenge, tamper.origin ?? this.origin);
+    const signed = Buffer.concat([data, createHash('sha256').update(client).digest()]);
+    const signature =
+      credential.alg === 'ES256' ? sign('sha256', signed, { key: credential.privateKey, dsaEncoding: 'der' }) : sign(null, signed, credential.privateKey);
+    const id = tamper.credentialId ?? credential.id;
+    return {
+      id: id.toString('base64url'),
+      rawId: id.toString('base64url'),
+      type: 'public-key',
+      authenticatorAttachment: 'platform',
+      clientExtensionResults: {},
+      response: {
+        clientDataJSON: client.toString('base64url'),
+        authenticatorData: data.toString('base64url'),
+        signature: signature.toString('base64url'),
+        userHandle: tamper.userHandle === undefined ? credential.userHandle : tamper.userHandle,
+      },
+    };
+  }
+}
