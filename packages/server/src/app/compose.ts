@@ -9,6 +9,7 @@ import { PasswordResetFlow } from '../auth/password-reset.js';
 import { PasswordWay } from '../auth/password.js';
 import { PasswordlessWay } from '../auth/passwordless.js';
 import { SignUpVerification } from '../auth/sign-up-verification.js';
+import { SecondFactorStep } from '../auth/second-factor.js';
 import { SsoWay } from '../auth/sso.js';
 import { warmUpPasswordHashing } from '../identity/passwords.js';
 import { PasswordService } from '../identity/password-service.js';
@@ -188,6 +189,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
   const door = new SignInDoor({
     store,
     starter: new SessionStarter({ store, issuer, refreshTokens, usage, now }),
+    secondFactorsOf: (environment, userId) => mfa.factorsOf(environment, userId),
     now,
     // Organization domains enrol every user who signs in or up.
     signedIn: (environment, user) => domains.enrol(environment, user),
@@ -201,6 +203,8 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     sso: new SsoWay({ flows: ssoFlows, door }),
     invitation: new InvitationWay({ invitations, door }),
     handoff: new HandoffWay({ store, door, sessions, identity, now }),
+    // The second step of a sign-in the door answered with an attempt (passkeys plug in as `passkeys`).
+    secondFactor: new SecondFactorStep({ store, mfa, identity, door, now }),
   };
 
   // ---- webhooks: the worker signs with the endpoints' sealed secrets; the service wakes it
