@@ -64,7 +64,7 @@ describe(`the second factor skipped or forged at sign-in (${testDb()})`, () => {
   }
 
   /** A 202 that carries nothing of a session. */
-  function expectStopped(response: { statusCode: number; body: string }, status: 'needs_second_factor' | 'needs_second_factor_setup') {
+  function expectStopped(response: Awaited<ReturnType<typeof signIn>>, status: 'needs_second_factor' | 'needs_second_factor_setup') {
     expect(response.statusCode, response.body).toBe(202);
     const body = json(response);
     expect(body).toEqual({

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Encode } from '../../src/mfa/totp.js';
 import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { json, me, refresh, signUp, uniqueEmail } from '../helpers/identity.js';
-import { enableTotp, mfaCall, reverify, secondFactor, totpCode } from '../helpers/mfa.js';
+import { enableTotp, mfaCall, secondFactor, totpCode } from '../helpers/mfa.js';
 
 const clock = testClock(1_820_000_000_000);
 /** RFC 6238's SHA-1 seed, as a base32 secret an exporting system would hand over. */
