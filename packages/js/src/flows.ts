@@ -3,7 +3,7 @@ import { GatehouseError } from './errors.js';
 import { createOrganizationFlows, INVITATION_MARK, type OrganizationFlows } from './organization.js';
 import { createSecondFactorFlows, type SignInState } from './second-factor.js';
 import { createUpload, type ImageInput } from './upload.js';
-import type { ProfileUpdateBody, SecondFactorNeeded, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody } from '@gatehouse/contract';
+import type { ProfileUpdateBody, SecondFactorNeeded, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody, TotpSetup } from '@gatehouse/contract';
 import type {
   CreateUserOrganizationBody,
   InvitationPreview,
@@ -94,7 +94,9 @@ export function createFlows(core: Core) {
       /** After a sign-in resolved `needs_second_factor`: a TOTP code or a backup code completes it. */
       secondFactor: attempts.secondFactor,
       /** After `needs_second_factor_setup`: a TOTP secret to scan; its first code (secondFactor) enables it and signs in. */
-      totpSetup: attempts.totpSetup,
+      totpSetup: attempts.totpSetup as (params?: { attemptId?: string }) => Promise<TotpSetup>,
+      /** Signs in with the session `secondFactor({activate: false})` kept back. */
+      activate: attempts.activate,
       /** The sign-in waiting for a second factor, or null. */
       pendingSecondFactor: attempts.pending,
       sso: {

@@ -25,6 +25,8 @@ export type { SecondFactorName, TotpSetup };
 /** The pending attempt of this client's last sign-in, and the calls that complete it. */
 export function createSecondFactorFlows(core: Core) {
   let pending: { attemptId: string; status: SecondFactorNeeded['status'] } | undefined;
+  /** A completed sign-in's session, kept back until activate(). */
+  let held: SessionTokens | undefined;
 
   const attempt = (attemptId?: string): string => {
     const id = attemptId ?? pending?.attemptId;
@@ -53,11 +55,32 @@ export function createSecondFactorFlows(core: Core) {
      * Completes the pending sign-in with a TOTP code or a backup code. A wrong code rejects with
      * `invalid_credentials` (the attempt survives 4 of them; after the 5th, sign in again).
      */
-    async secondFactor(params: { factor: 'totp' | 'backup_code'; code: string; attemptId?: string }): Promise<SecondFactorResult> {
+    async secondFactor(params: {
+      factor: 'totp' | 'backup_code';
+      code: string;
+      attemptId?: string;
+      /** false: keep the new session until `activate()` (e.g. to show backup codes before the signed-in page takes over). */
+      activate?: boolean;
+    }): Promise<SecondFactorResult> {
       const attemptId = attempt(params.attemptId);
       const done = await core.call('POST /v1/auth/signin/second-factor', { body: { attemptId, factor: params.factor, code: params.code } });
       pending = undefined;
-      return { ...(await core.establish(done.session)), status: 'complete', factors: [], backupCodes: done.backupCodes ?? null };
+      const backupCodes = done.backupCodes ?? null;
+      if (params.activate === false) {
+        held = done.session;
+        return { ...core.state(), status: 'complete', factors: [], backupCodes };
+      }
+      return { ...(await core.establish(done.session)), status: 'complete', factors: [], backupCodes };
+    },
+
+    /** Signs this client in with the session `secondFactor({activate: false})` kept back. */
+    async activate(): Promise<SignInState> {
+      const session = held;
+      if (!session) {
+        throw new GatehouseError({ status: 0, code: 'invalid_request', message: 'No completed sign-in is waiting: call secondFactor() first.' });
+      }
+      held = undefined;
+      return { ...(await core.establish(session)), status: 'complete', factors: [] };
     },
 
     /** For `needs_second_factor_setup`: a new TOTP secret and its otpauth:// URL (draw it as a QR code). */
