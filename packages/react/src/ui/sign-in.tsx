@@ -192,7 +192,7 @@ export function SignIn(props: SignInProps) {
       <div className="gh-card" data-gh-component="sign-in">
         <Header title={step.kind === 'second' ? 'Two-step verification' : invitation ? 'Accept your invitation' : 'Sign in'} subtitle={subtitle} logoUrl={appearance.logoUrl} />
         {body}
-        {environment?.signUp && props.signUpUrl && !invitation ? (
+        {environment?.signUp && props.signUpUrl && !invitation && step.kind !== 'second' ? (
           <p className="gh-footer">No account? <a className="gh-link" href={props.signUpUrl}>Sign up</a></p>
         ) : null}
       </div>
