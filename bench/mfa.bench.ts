@@ -43,7 +43,11 @@ async function rate(op: () => Promise<boolean | 'empty'>, seconds = SECONDS): Pr
 }
 
 function post(url: string, key: string, body: unknown) {
-  return fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 const code = (offset: number) => hotp(base32Decode(SECRET)!, timeStep(Date.now()) + offset);
@@ -63,11 +67,16 @@ export async function run(): Promise<void> {
     const emails: string[] = [];
     const make = async (totp: boolean) => {
       const email = `mfa-${randomBytes(5).toString('hex')}@example.test`;
-      await json(`${url}/v1/users`, { method: 'POST', token: env.secretKey, body: { email, password: PASSWORD, ...(totp ? { totpSecret: SECRET } : {}) } });
+      await json(`${url}/v1/users`, {
+        method: 'POST',
+        token: env.secretKey,
+        body: { email, password: PASSWORD, ...(totp ? { totpSecret: SECRET } : {}) },
+      });
       return email;
     };
     const plain = await make(false);
-    for (let i = 0; i < USERS; i += CONCURRENCY) emails.push(...(await Promise.all(Array.from({ length: Math.min(CONCURRENCY, USERS - i) }, () => make(true)))));
+    for (let i = 0; i < USERS; i += CONCURRENCY)
+      emails.push(...(await Promise.all(Array.from({ length: Math.min(CONCURRENCY, USERS - i) }, () => make(true)))));
     // Each user's steps in order (a code is accepted only for a step later than the last one used).
     const slots: Slot[] = [-1, 0, 1].flatMap((offset) => emails.map((email) => ({ email, offset })));
 
@@ -88,13 +97,18 @@ export async function run(): Promise<void> {
     const attempts: { attemptId: string; offset: number }[] = [];
     for (const slot of later) {
       const first = await post(`${url}/v1/auth/signin`, pk, { email: slot.email, password: PASSWORD });
-      if (first.status === 202) attempts.push({ attemptId: ((await first.json()) as { attemptId: string }).attemptId, offset: slot.offset });
+      if (first.status === 202)
+        attempts.push({ attemptId: ((await first.json()) as { attemptId: string }).attemptId, offset: slot.offset });
     }
     const refreshTokens: string[] = [];
     const second = await rate(async () => {
       const attempt = attempts.shift();
       if (!attempt) return 'empty';
-      const done = await post(`${url}/v1/auth/signin/second-factor`, pk, { attemptId: attempt.attemptId, factor: 'totp', code: code(attempt.offset) });
+      const done = await post(`${url}/v1/auth/signin/second-factor`, pk, {
+        attemptId: attempt.attemptId,
+        factor: 'totp',
+        code: code(attempt.offset),
+      });
       if (done.status !== 200) return false;
       refreshTokens.push(((await done.json()) as { session: { refreshToken: string } }).session.refreshToken);
       return true;

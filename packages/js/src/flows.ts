@@ -3,7 +3,15 @@ import { GatehouseError } from './errors.js';
 import { createOrganizationFlows, INVITATION_MARK, type OrganizationFlows } from './organization.js';
 import { createSecondFactorFlows, type SignInState } from './second-factor.js';
 import { createUpload, type ImageInput } from './upload.js';
-import type { ProfileUpdateBody, SecondFactorNeeded, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody, TotpSetup } from '@gatehouse/contract';
+import type {
+  ProfileUpdateBody,
+  SecondFactorNeeded,
+  SessionList,
+  SignUpBody,
+  SignUpPending,
+  SignUpVerifyBody,
+  TotpSetup,
+} from '@gatehouse/contract';
 import type {
   CreateUserOrganizationBody,
   InvitationPreview,

@@ -77,7 +77,11 @@ export function createSecondFactorFlows(core: Core) {
     async activate(): Promise<SignInState> {
       const session = held;
       if (!session) {
-        throw new GatehouseError({ status: 0, code: 'invalid_request', message: 'No completed sign-in is waiting: call secondFactor() first.' });
+        throw new GatehouseError({
+          status: 0,
+          code: 'invalid_request',
+          message: 'No completed sign-in is waiting: call secondFactor() first.',
+        });
       }
       held = undefined;
       return { ...(await core.establish(session)), status: 'complete', factors: [] };

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatehouse, GatehouseError, type Gatehouse } from '../src/index.js';
 import { totpCode } from '../../server/test/helpers/mfa.js';
-import { codeFrom, GOOD_PASSWORD, outbox, REDIRECT, startLiveGatehouse, tokenFrom, uniqueEmail, type LiveGatehouse } from './helpers/gatehouse.js';
+import {
+  codeFrom,
+  GOOD_PASSWORD,
+  outbox,
+  REDIRECT,
+  startLiveGatehouse,
+  tokenFrom,
+  uniqueEmail,
+  type LiveGatehouse,
+} from './helpers/gatehouse.js';
 
 /** The second factor through @gatehouse/js against a real Gatehouse over HTTP. */
 let live: LiveGatehouse;
@@ -22,13 +31,23 @@ async function client(): Promise<Gatehouse> {
 }
 
 const settings = (payload: Record<string, unknown>) =>
-  live.t.call({ method: 'PATCH', url: `/v1/platform/environments/${live.t.project.development.id}`, credential: live.t.platformKey, payload });
+  live.t.call({
+    method: 'PATCH',
+    url: `/v1/platform/environments/${live.t.project.development.id}`,
+    credential: live.t.platformKey,
+    payload,
+  });
 
 /** A user with TOTP enabled through the SDK's own session; answers its secret and backup codes. */
 async function userWithTotp() {
   const email = uniqueEmail('js-mfa');
   // A verified address: proving it later would remove the factors set before (the takeover defence).
-  await live.t.call({ method: 'POST', url: '/v1/users', credential: live.t.project.development.secretKey, payload: { email, password: GOOD_PASSWORD, emailVerified: true } });
+  await live.t.call({
+    method: 'POST',
+    url: '/v1/users',
+    credential: live.t.project.development.secretKey,
+    payload: { email, password: GOOD_PASSWORD, emailVerified: true },
+  });
   const owner = await client();
   await owner.signIn.password({ email, password: GOOD_PASSWORD });
   const setup = await owner.fetch(`${live.url}/v1/me/mfa/totp`, { method: 'POST' });

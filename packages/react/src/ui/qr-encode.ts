@@ -7,12 +7,28 @@
 /** Per version 1–10: [blocks, total codewords, data codewords] groups, for levels L and M. */
 const BLOCKS: Record<'L' | 'M', number[][]> = {
   L: [
-    [1, 26, 19], [1, 44, 34], [1, 70, 55], [1, 100, 80], [1, 134, 108],
-    [2, 86, 68], [2, 98, 78], [2, 121, 97], [2, 146, 116], [2, 86, 68, 2, 87, 69],
+    [1, 26, 19],
+    [1, 44, 34],
+    [1, 70, 55],
+    [1, 100, 80],
+    [1, 134, 108],
+    [2, 86, 68],
+    [2, 98, 78],
+    [2, 121, 97],
+    [2, 146, 116],
+    [2, 86, 68, 2, 87, 69],
   ],
   M: [
-    [1, 26, 16], [1, 44, 28], [1, 70, 44], [2, 50, 32], [2, 67, 43],
-    [4, 43, 27], [4, 49, 31], [2, 60, 38, 2, 61, 39], [3, 58, 36, 2, 59, 37], [4, 69, 43, 1, 70, 44],
+    [1, 26, 16],
+    [1, 44, 28],
+    [1, 70, 44],
+    [2, 50, 32],
+    [2, 67, 43],
+    [4, 43, 27],
+    [4, 49, 31],
+    [2, 60, 38, 2, 61, 39],
+    [3, 58, 36, 2, 59, 37],
+    [4, 69, 43, 1, 70, 44],
   ],
 };
 const ALIGNMENT = [[], [6, 18], [6, 22], [6, 26], [6, 30], [6, 34], [6, 22, 38], [6, 24, 42], [6, 26, 46], [6, 28, 50]];
@@ -122,7 +138,11 @@ class Matrix {
 
 function functionPatterns(m: Matrix): void {
   const n = m.size;
-  for (const [r0, c0] of [[0, 0], [0, n - 7], [n - 7, 0]] as const) {
+  for (const [r0, c0] of [
+    [0, 0],
+    [0, n - 7],
+    [n - 7, 0],
+  ] as const) {
     for (let r = -1; r <= 7; r++)
       for (let c = -1; c <= 7; c++) {
         const rr = r0 + r;
@@ -241,7 +261,8 @@ export function encodeQr(text: string): boolean[][] {
         const m = new Matrix(version);
         functionPatterns(m);
         placeData(m, data);
-        for (let r = 0; r < m.size; r++) for (let c = 0; c < m.size; c++) if (!m.reserved[r]![c] && MASKS[mask]!(r, c)) m.dark[r]![c] = !m.dark[r]![c];
+        for (let r = 0; r < m.size; r++)
+          for (let c = 0; c < m.size; c++) if (!m.reserved[r]![c] && MASKS[mask]!(r, c)) m.dark[r]![c] = !m.dark[r]![c];
         formatBits(m, level, mask);
         const score = penalty(m.dark);
         if (!best || score < best.score) best = { score, dark: m.dark };

@@ -13,7 +13,8 @@ export interface SecondFactorAsk {
 /** A sign-in call's result: `done` when signed in, else `ask` with the second factor to show. */
 export function settle(result: GatehouseState | SignInState, done: () => void, ask: (next: SecondFactorAsk) => void): void {
   const status = 'status' in result ? result.status : 'complete';
-  if (status === 'needs_second_factor' || status === 'needs_second_factor_setup') ask({ status, factors: 'factors' in result ? result.factors : [] });
+  if (status === 'needs_second_factor' || status === 'needs_second_factor_setup')
+    ask({ status, factors: 'factors' in result ? result.factors : [] });
   else done();
 }
 
@@ -55,9 +56,30 @@ function CodeStep(props: { factors: SecondFactorName[]; onDone: () => void; onRe
         {factor === 'totp' ? 'Enter the 6-digit code from your authenticator app.' : 'Enter one of your backup codes. Each works once.'}
       </p>
       {factor === 'totp' ? (
-        <Field key="totp" label="Authenticator code" name="code" inputMode="numeric" autoComplete="one-time-code" autoFocus maxLength={6} value={code} onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))} error={form.errors.code ?? form.errors[FORM]} />
+        <Field
+          key="totp"
+          label="Authenticator code"
+          name="code"
+          inputMode="numeric"
+          autoComplete="one-time-code"
+          autoFocus
+          maxLength={6}
+          value={code}
+          onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))}
+          error={form.errors.code ?? form.errors[FORM]}
+        />
       ) : (
-        <Field key="backup" label="Backup code" name="code" autoComplete="off" autoFocus spellCheck={false} value={code} onChange={(e) => setCode(e.target.value)} error={form.errors.code ?? form.errors[FORM]} />
+        <Field
+          key="backup"
+          label="Backup code"
+          name="code"
+          autoComplete="off"
+          autoFocus
+          spellCheck={false}
+          value={code}
+          onChange={(e) => setCode(e.target.value)}
+          error={form.errors.code ?? form.errors[FORM]}
+        />
       )}
       <Submit busy={form.busy}>Verify</Submit>
       <div className="gh-links">
@@ -66,7 +88,11 @@ function CodeStep(props: { factors: SecondFactorName[]; onDone: () => void; onRe
             {factor === 'totp' ? 'Use a backup code' : 'Use your authenticator app'}
           </button>
         ) : null}
-        {props.onRestart ? <button type="button" className="gh-link" onClick={props.onRestart}>Start over</button> : null}
+        {props.onRestart ? (
+          <button type="button" className="gh-link" onClick={props.onRestart}>
+            Start over
+          </button>
+        ) : null}
       </div>
     </form>
   );
@@ -91,10 +117,22 @@ function TotpSetupStep(props: { onDone: () => void }) {
   }, [client]);
 
   if (backupCodes) {
-    return <BackupCodesStep codes={backupCodes} onContinue={form.submit(async () => (await client.signIn.activate(), props.onDone()))} busy={form.busy} error={form.errors[FORM]} />;
+    return (
+      <BackupCodesStep
+        codes={backupCodes}
+        onContinue={form.submit(async () => (await client.signIn.activate(), props.onDone()))}
+        busy={form.busy}
+        error={form.errors[FORM]}
+      />
+    );
   }
   if (loadError) return <FormError error={loadError} />;
-  if (!setup) return <div className="gh-row" style={{ justifyContent: 'center' }}><span className="gh-spinner" aria-label="Loading" /></div>;
+  if (!setup)
+    return (
+      <div className="gh-row" style={{ justifyContent: 'center' }}>
+        <span className="gh-spinner" aria-label="Loading" />
+      </div>
+    );
   return (
     <form
       className="gh-form"
@@ -106,13 +144,29 @@ function TotpSetupStep(props: { onDone: () => void }) {
         setBackupCodes(done.backupCodes ?? []);
       })}
     >
-      <p className="gh-notice" role="status">This application requires two-step verification. Scan the QR code with an authenticator app, then enter the code it shows.</p>
+      <p className="gh-notice" role="status">
+        This application requires two-step verification. Scan the QR code with an authenticator app, then enter the code it shows.
+      </p>
       <div className="gh-qr-box">
         <QrCode value={setup.otpauthUrl} label="QR code for your authenticator app" />
       </div>
-      <p className="gh-muted" style={{ margin: 0 }}>Can't scan it? Enter this key in the app instead:</p>
-      <code className="gh-secret" data-gh-totp-secret="">{setup.secret.replace(/(.{4})(?=.)/g, '$1 ')}</code>
-      <Field label="Authenticator code" name="code" inputMode="numeric" autoComplete="one-time-code" autoFocus maxLength={6} value={code} onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))} error={form.errors.code ?? form.errors[FORM]} />
+      <p className="gh-muted" style={{ margin: 0 }}>
+        Can't scan it? Enter this key in the app instead:
+      </p>
+      <code className="gh-secret" data-gh-totp-secret="">
+        {setup.secret.replace(/(.{4})(?=.)/g, '$1 ')}
+      </code>
+      <Field
+        label="Authenticator code"
+        name="code"
+        inputMode="numeric"
+        autoComplete="one-time-code"
+        autoFocus
+        maxLength={6}
+        value={code}
+        onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))}
+        error={form.errors.code ?? form.errors[FORM]}
+      />
       <Submit busy={form.busy}>Verify and continue</Submit>
     </form>
   );
@@ -130,18 +184,38 @@ function BackupCodesStep(props: { codes: string[]; onContinue: () => void; busy:
   };
   return (
     <div className="gh-form" data-gh-step="backup-codes">
-      <p className="gh-notice" role="status">Two-step verification is on. Save these backup codes somewhere safe: each signs you in once if you lose your authenticator. They are shown only now.</p>
+      <p className="gh-notice" role="status">
+        Two-step verification is on. Save these backup codes somewhere safe: each signs you in once if you lose your authenticator. They are
+        shown only now.
+      </p>
       <ul className="gh-codes" aria-label="Backup codes">
         {props.codes.map((c) => (
-          <li key={c}><code>{c}</code></li>
+          <li key={c}>
+            <code>{c}</code>
+          </li>
         ))}
       </ul>
       <div className="gh-row">
-        <button type="button" className="gh-button gh-secondary" onClick={() => void navigator.clipboard?.writeText(text).then(() => setCopied(true), () => undefined)}>{copied ? 'Copied' : 'Copy'}</button>
-        <button type="button" className="gh-button gh-secondary" onClick={download}>Download</button>
+        <button
+          type="button"
+          className="gh-button gh-secondary"
+          onClick={() =>
+            void navigator.clipboard?.writeText(text).then(
+              () => setCopied(true),
+              () => undefined,
+            )
+          }
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" className="gh-button gh-secondary" onClick={download}>
+          Download
+        </button>
       </div>
       <FormError error={props.error} />
-      <button type="button" className="gh-button" onClick={props.onContinue} disabled={props.busy}>I saved them, continue</button>
+      <button type="button" className="gh-button" onClick={props.onContinue} disabled={props.busy}>
+        I saved them, continue
+      </button>
     </div>
   );
 }

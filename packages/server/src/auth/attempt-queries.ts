@@ -9,10 +9,17 @@ export type SignInAttemptRow = Selectable<SignInAttemptsTable>;
 /** Wrong codes an attempt survives; the fifth kills it. */
 export const MAX_WRONG_TRIES = 5;
 
-export async function insertAttempt(
+export async function insertSignInAttempt(
   db: Db,
   environmentId: EnvironmentId,
-  row: { id: string; userId: string; kind: SignInAttemptsTable['kind']; firstFactors: readonly string[]; createdAt: number; expiresAt: number },
+  row: {
+    id: string;
+    userId: string;
+    kind: SignInAttemptsTable['kind'];
+    firstFactors: readonly string[];
+    createdAt: number;
+    expiresAt: number;
+  },
 ): Promise<void> {
   await db
     .insertInto('sign_in_attempts')
@@ -30,7 +37,12 @@ export async function insertAttempt(
 }
 
 /** The attempt while it can still be completed: in this environment, unexpired, unspent, under the wrong-try limit. */
-export async function findLiveAttempt(db: Db, environmentId: EnvironmentId, id: string, now: number): Promise<SignInAttemptRow | undefined> {
+export async function findLiveAttempt(
+  db: Db,
+  environmentId: EnvironmentId,
+  id: string,
+  now: number,
+): Promise<SignInAttemptRow | undefined> {
   return db
     .selectFrom('sign_in_attempts')
     .selectAll()
@@ -46,7 +58,7 @@ export async function findLiveAttempt(db: Db, environmentId: EnvironmentId, id: 
  * Completes the attempt: true for exactly one caller, and only while it is live. Run in the
  * transaction that spends the second factor, so a lost race spends nothing.
  */
-export async function spendAttempt(db: Db, environmentId: EnvironmentId, id: string, now: number): Promise<boolean> {
+export async function spendSignInAttempt(db: Db, environmentId: EnvironmentId, id: string, now: number): Promise<boolean> {
   const result = await db
     .updateTable('sign_in_attempts')
     .set({ spent_at: now })

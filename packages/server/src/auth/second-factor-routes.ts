@@ -38,7 +38,8 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<{ step: SecondFactorS
     {
       config: publishable,
       schema: {
-        summary: 'Inside a needs_second_factor_setup attempt: a new TOTP secret to scan (confirm it with POST /v1/auth/signin/second-factor)',
+        summary:
+          'Inside a needs_second_factor_setup attempt: a new TOTP secret to scan (confirm it with POST /v1/auth/signin/second-factor)',
         description: 'Any other attempt is refused with 400 invalid_request: a first factor alone never enrols a second one.',
         tags: ['auth'],
         body: AttemptBody,

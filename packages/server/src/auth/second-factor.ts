@@ -63,7 +63,10 @@ export class SecondFactorStep {
   async totpSetup(environment: Environment, attemptId: string): Promise<TotpSetup> {
     const attempt = await this.liveAttempt(environment, attemptId);
     if (attempt.kind !== 'setup') {
-      throw apiError('invalid_request', 'This account already has a second factor: complete the sign-in with it (POST /v1/auth/signin/second-factor).');
+      throw apiError(
+        'invalid_request',
+        'This account already has a second factor: complete the sign-in with it (POST /v1/auth/signin/second-factor).',
+      );
     }
     return this.options.mfa.startTotp(environment, attempt.user_id);
   }
@@ -74,7 +77,8 @@ export class SecondFactorStep {
     const userId = attempt.user_id;
     const code = this.codeOf(body);
     const spend = async (tx: Parameters<Parameters<typeof inTransaction>[1]>[0]) => {
-      if (!(await q.spendAttempt(tx, environment.id, attempt.id, this.options.now()))) throw apiError('invalid_credentials', START_AGAIN);
+      if (!(await q.spendSignInAttempt(tx, environment.id, attempt.id, this.options.now())))
+        throw apiError('invalid_credentials', START_AGAIN);
     };
     let second: Amr;
     let backupCodes: string[] | undefined;
@@ -87,7 +91,10 @@ export class SecondFactorStep {
         await inTransaction(this.db, spend);
       } else if (attempt.kind === 'setup') {
         if (body.factor !== 'totp') {
-          throw apiError('invalid_request', 'Set up an authenticator first: POST /v1/auth/signin/second-factor/totp-setup, then send its code with factor "totp".');
+          throw apiError(
+            'invalid_request',
+            'Set up an authenticator first: POST /v1/auth/signin/second-factor/totp-setup, then send its code with factor "totp".',
+          );
         }
         second = 'totp';
         backupCodes = await inTransaction(this.db, async (tx) => {
@@ -117,7 +124,10 @@ export class SecondFactorStep {
 
   private codeOf(body: SecondFactorBody): string {
     if (body.factor === 'passkey') return '';
-    if (body.code === undefined) throw apiError('invalid_request', `Send the ${body.factor === 'totp' ? 'authenticator' : 'backup'} code as "code".`, { fields: ['code'] });
+    if (body.code === undefined)
+      throw apiError('invalid_request', `Send the ${body.factor === 'totp' ? 'authenticator' : 'backup'} code as "code".`, {
+        fields: ['code'],
+      });
     return body.code;
   }
 }

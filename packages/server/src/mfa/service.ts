@@ -191,7 +191,13 @@ export class MfaService {
   }
 
   /** Confirms the pending secret with `code` (spending its step): TOTP on, with a new set of backup codes. */
-  private async enablePendingTotp(tx: Transaction<Database>, environment: Environment, userId: string, code: string, start: string): Promise<string[]> {
+  private async enablePendingTotp(
+    tx: Transaction<Database>,
+    environment: Environment,
+    userId: string,
+    code: string,
+    start: string,
+  ): Promise<string[]> {
     const row = await q.findTotp(tx, environment.id, userId);
     if (row?.secret != null) throw apiError('conflict', 'TOTP is already enabled for this account.');
     if (!row?.pending_secret) throw apiError('invalid_request', `No TOTP setup is pending for this account: ${start}.`);

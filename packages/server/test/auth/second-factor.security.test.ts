@@ -58,8 +58,18 @@ describe(`the second factor skipped or forged at sign-in (${testDb()})`, () => {
 
   /** Live sessions and handoff tokens of the user: none may exist before the second factor. */
   async function issued(userId: string) {
-    const sessions = await t.store.db.selectFrom('sessions').select('id').where('environment_id', '=', dev().id as never).where('user_id', '=', userId).execute();
-    const handoffs = await t.store.db.selectFrom('handoff_tokens').select('id').where('environment_id', '=', dev().id as never).where('user_id', '=', userId).execute();
+    const sessions = await t.store.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('environment_id', '=', dev().id as never)
+      .where('user_id', '=', userId)
+      .execute();
+    const handoffs = await t.store.db
+      .selectFrom('handoff_tokens')
+      .select('id')
+      .where('environment_id', '=', dev().id as never)
+      .where('user_id', '=', userId)
+      .execute();
     return sessions.length + handoffs.length;
   }
 
@@ -149,7 +159,8 @@ describe(`the second factor skipped or forged at sign-in (${testDb()})`, () => {
     await required(async () => {
       const email = uniqueEmail('plain');
       const attemptId = expectStopped(await start(t, 'signup', { email, password: GOOD_PASSWORD }), 'needs_second_factor_setup');
-      const user = json(await t.call({ method: 'GET', url: `/v1/users?email=${encodeURIComponent(email)}`, credential: dev().secretKey })).data[0];
+      const user = json(await t.call({ method: 'GET', url: `/v1/users?email=${encodeURIComponent(email)}`, credential: dev().secretKey }))
+        .data[0];
       expect(await issued(user.id)).toBe(0);
       const done = await setUp(attemptId);
       expect(done.backupCodes).toHaveLength(10);
@@ -233,7 +244,9 @@ describe(`the second factor skipped or forged at sign-in (${testDb()})`, () => {
   it('one backup code raced on two attempts signs in once', async () => {
     const user = await withBackupCodes();
     const attempts = [await passwordAttempt(user.email), await passwordAttempt(user.email)];
-    const answers = await Promise.all(attempts.map((attemptId) => secondFactor(t, { attemptId, factor: 'backup_code', code: user.backupCodes[0] })));
+    const answers = await Promise.all(
+      attempts.map((attemptId) => secondFactor(t, { attemptId, factor: 'backup_code', code: user.backupCodes[0] })),
+    );
     expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 401]);
     expect(await issued(user.userId)).toBe(2); // the sign-up's session and one more
   });
@@ -249,7 +262,15 @@ describe(`the second factor skipped or forged at sign-in (${testDb()})`, () => {
     // The loser's backup code was not spent: it still works on a new attempt.
     const loser = answers.find((a) => a.statusCode === 401)!;
     expect(json(loser).error.message).toMatch(START_AGAIN);
-    const unused = (await Promise.all([1, 2].map(async (i) => (await secondFactor(t, { attemptId: await passwordAttempt(user.email), factor: 'backup_code', code: user.backupCodes[i] })).statusCode))).sort();
+    const unused = (
+      await Promise.all(
+        [1, 2].map(
+          async (i) =>
+            (await secondFactor(t, { attemptId: await passwordAttempt(user.email), factor: 'backup_code', code: user.backupCodes[i] }))
+              .statusCode,
+        ),
+      )
+    ).sort();
     expect(unused).toEqual([200, 401]);
   });
 
@@ -262,7 +283,7 @@ describe(`the second factor skipped or forged at sign-in (${testDb()})`, () => {
     expect(json(again).error).toMatchObject({ code: 'invalid_credentials', message: expect.stringMatching(START_AGAIN) });
   });
 
-  it("an attempt of one environment is not completed in another", async () => {
+  it('an attempt of one environment is not completed in another', async () => {
     const user = await verifiedWithTotp('cross');
     const attemptId = await passwordAttempt(user.email);
     const elsewhere = await secondFactor(t, { attemptId, factor: 'totp', code: totpCode(SECRET) }, t.project.production);

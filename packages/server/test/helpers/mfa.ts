@@ -39,7 +39,11 @@ export function secondFactor(t: TestApp, body: Record<string, unknown>, environm
 export async function signInWithTotp(t: TestApp, email: string, secret: string, options: { now?: number; offset?: number } = {}) {
   const first = await signIn(t, email, GOOD_PASSWORD);
   if (first.statusCode !== 202) throw new Error(`Expected a second-factor step: ${first.statusCode} ${first.body}`);
-  const done = await secondFactor(t, { attemptId: json(first).attemptId, factor: 'totp', code: totpCode(secret, options.now ?? Date.now(), options.offset ?? 0) });
+  const done = await secondFactor(t, {
+    attemptId: json(first).attemptId,
+    factor: 'totp',
+    code: totpCode(secret, options.now ?? Date.now(), options.offset ?? 0),
+  });
   if (done.statusCode !== 200) throw new Error(`Second factor failed: ${done.statusCode} ${done.body}`);
   return json(done).session as { accessToken: string; refreshToken: string };
 }
