@@ -22,18 +22,19 @@ export const ATTEMPT_TTL_MS = 10 * 60_000;
 export type FirstFactor = 'pwd' | 'email' | 'sso' | 'handoff';
 
 /**
- * First factors that start a session without a second one: a handoff carries a session that passed
- * this door already. (A passkey with user verification, and an actor token, join this list.)
+ * First factors that satisfy MFA by themselves, so the door starts a session without asking for a
+ * second one: a handoff (it carries a session that passed this door), a passkey with user
+ * verification, an actor token (impersonation). A way in that adds `passkey` or `actor` to
+ * `FirstFactor` is covered by this rule as it stands.
  */
-export const SKIPS_SECOND_FACTOR: ReadonlySet<FirstFactor> = new Set<FirstFactor>(['handoff']);
+export const SKIPS_SECOND_FACTOR: ReadonlySet<string> = new Set(['handoff', 'passkey', 'actor']);
 
 /**
  * Who signs in, and with what: a first factor proven in this request, or (a hosted handoff) the
  * factors the minting session verified, carried as they are: the new session is never fresher.
  */
 export type SignInAttempt =
-  | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff'> }
-  | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };
+  { userId: string; firstFactor: Exclude<FirstFactor, 'handoff'> } | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };
 
 /** What the door answers: a session, or the second factor to ask for first (202). */
 export type DoorOutcome = { session: SessionTokens } | SecondFactorNeeded;
@@ -41,6 +42,26 @@ export type DoorOutcome = { session: SessionTokens } | SecondFactorNeeded;
 /** A way's answer: the user and their session, or the 202 of the second step. */
 export function signedInOr<U>(user: U, outcome: DoorOutcome): { user: U; session: SessionTokens } | SecondFactorNeeded {
   return 'session' in outcome ? { user, session: outcome.session } : outcome;
+}
+
+/** What the door asks for instead of a session. */
+export type SecondFactorAsk = Pick<SecondFactorNeeded, 'status' | 'factors'>;
+
+/**
+ * The door's rule, whole: nothing under mfa "off", nor after a first factor that satisfies MFA by
+ * itself; the user's second factors when they have any; under "required", the setup of one; else
+ * nothing (a session). The user's factors are read only when they matter.
+ */
+export async function secondFactorRule(
+  mode: Environment['settings']['mfa'],
+  firstFactors: readonly string[],
+  userFactors: () => Promise<SecondFactorNeeded['factors']>,
+): Promise<SecondFactorAsk | undefined> {
+  if (mode === 'off' || firstFactors.some((f) => SKIPS_SECOND_FACTOR.has(f))) return undefined;
+  const factors = await userFactors();
+  if (factors.length > 0) return { status: 'needs_second_factor', factors };
+  if (mode === 'required') return { status: 'needs_second_factor_setup', factors: ['totp', 'passkey'] };
+  return undefined;
 }
 
 /** Runs once a session exists, in every sign-in and sign-up (organization domain enrolment). */
@@ -68,7 +89,9 @@ export class SignInDoor {
 
   async completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<DoorOutcome> {
     if (attempt.firstFactor === 'handoff') return this.start(environment, attempt.userId, { carried: attempt.carried }, context);
-    const asked = await this.secondFactorAsked(environment, attempt.userId, [attempt.firstFactor]);
+    const asked = await secondFactorRule(environment.settings.mfa, [attempt.firstFactor], () =>
+      this.options.secondFactorsOf(environment, attempt.userId),
+    );
     if (!asked) return this.start(environment, attempt.userId, { verified: [attempt.firstFactor] }, context);
     return this.issueAttempt(environment, attempt.userId, [attempt.firstFactor], asked);
   }
@@ -82,29 +105,12 @@ export class SignInDoor {
     return this.start(environment, done.userId, { verified: [...done.firstFactors, done.secondFactor] }, context);
   }
 
-  /**
-   * The rule: nothing under mfa "off", nor after a first factor that satisfies MFA by itself; the
-   * user's second factors when they have any; under "required", the setup of one; else nothing.
-   */
-  private async secondFactorAsked(
-    environment: Environment,
-    userId: string,
-    firstFactors: readonly FirstFactor[],
-  ): Promise<Pick<SecondFactorNeeded, 'status' | 'factors'> | undefined> {
-    const mode = environment.settings.mfa;
-    if (mode === 'off' || firstFactors.some((f) => SKIPS_SECOND_FACTOR.has(f))) return undefined;
-    const factors = await this.options.secondFactorsOf(environment, userId);
-    if (factors.length > 0) return { status: 'needs_second_factor', factors };
-    if (mode === 'required') return { status: 'needs_second_factor_setup', factors: ['totp', 'passkey'] };
-    return undefined;
-  }
-
   /** Stores the attempt (only the hash of its id: the id is the bearer of the first factor). */
   private async issueAttempt(
     environment: Environment,
     userId: string,
     firstFactors: readonly FirstFactor[],
-    asked: Pick<SecondFactorNeeded, 'status' | 'factors'>,
+    asked: SecondFactorAsk,
   ): Promise<SecondFactorNeeded> {
     const attemptId = newSecret('sia_', 24);
     const now = this.options.now();
@@ -134,7 +140,11 @@ export class SignInDoor {
    * A hosted page hands its signed-in user to the application: the redirect URL (origin lock) with
    * `#__gh_handoff=<token>`; only the token's hash is stored.
    */
-  async handOff(environment: Environment, session: { userId: string; sessionId: string }, redirectUrl: string): Promise<{ redirectUrl: string }> {
+  async handOff(
+    environment: Environment,
+    session: { userId: string; sessionId: string },
+    redirectUrl: string,
+  ): Promise<{ redirectUrl: string }> {
     const url = validateRedirectUrl(environment, redirectUrl);
     const token = newSecret('', 32);
     const now = this.options.now();
