@@ -24,6 +24,7 @@ const SMOKE: Record<string, string> = {
   BENCH_PAGES: '3',
   BENCH_RATE_WARM_UP_SECONDS: '0.2',
   BENCH_IMPORT_USERS: '1000',
+  BENCH_MFA_USERS: '12',
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -16,5 +16,6 @@ export * from './operators.js';
 export type * from './route-bodies.js';
 export type * from './routes.js';
 export * from './mfa.js';
+export * from './second-factor.js';
 export * from './api-keys.js';
 export * from './passkeys.js';

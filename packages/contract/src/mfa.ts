@@ -2,6 +2,9 @@ import { Type, type Static } from 'typebox';
 import { Password } from './fields.js';
 import { PasskeyResponse } from './passkeys.js';
 import { define } from './registry.js';
+import { SecondFactorName } from './second-factor.js';
+import { SessionTokens } from './sessions.js';
+import { AuthUser } from './users.js';
 
 /** GET /v1/me/mfa: the signed-in user's second factors. */
 export const MfaStatus = define(
@@ -74,3 +77,28 @@ export const Reverified = define(
   }),
 );
 export type Reverified = Static<typeof Reverified>;
+
+// ---- the second step of a sign-in
+
+/** POST /v1/auth/signin/second-factor: `code` for totp and backup_code; `response` (a WebAuthn assertion) for passkey. */
+export const SecondFactorBody = Type.Object(
+  {
+    attemptId: Type.String({ minLength: 1, maxLength: 128 }),
+    factor: SecondFactorName,
+    code: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The TOTP code or a backup code' })),
+    response: Type.Optional(Type.Unknown({ description: 'For factor "passkey": the WebAuthn response' })),
+  },
+  { additionalProperties: false },
+);
+export type SecondFactorBody = Static<typeof SecondFactorBody>;
+
+/** POST /v1/auth/signin/second-factor/totp-setup */
+export const AttemptBody = Type.Object({ attemptId: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false });
+export type AttemptBody = Static<typeof AttemptBody>;
+
+/** POST /v1/auth/signin/second-factor: signed in; `backupCodes` (shown once) when the step enabled TOTP. */
+export const SecondFactorSignedIn = define(
+  'SecondFactorSignedIn',
+  Type.Object({ user: AuthUser, session: SessionTokens, backupCodes: Type.Optional(BackupCodeList) }),
+);
+export type SecondFactorSignedIn = Static<typeof SecondFactorSignedIn>;

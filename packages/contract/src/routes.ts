@@ -85,7 +85,7 @@ import type {
   VerifyDomainBody,
 } from './invitations.js';
 import type { Deleted } from './lists.js';
-import type { BackupCodes, MfaStatus, Reverified, ReverifyBody, TotpEnabled, TotpSetup, TotpVerifyBody } from './mfa.js';
+import type { AttemptBody, BackupCodes, MfaStatus, Reverified, ReverifyBody, SecondFactorBody, SecondFactorSignedIn, TotpEnabled, TotpSetup, TotpVerifyBody } from './mfa.js';
 import type {
   Passkey,
   PasskeyCreateBody,
@@ -96,6 +96,7 @@ import type {
   PasskeySignInOptions,
   PasskeySignInOptionsBody,
 } from './passkeys.js';
+import type { SecondFactorNeeded } from './second-factor.js';
 import type {
   AddCurrentMemberBody,
   AddMemberBody,
@@ -136,7 +137,7 @@ import type {
   SignedIn,
   SignInBody,
   SignUpBody,
-  SignUpPending,
+  SignUpStarted,
   SignUpVerifyBody,
   UpdateUserBody,
   UpdateUserMetadataBody,
@@ -189,17 +190,19 @@ export type RouteCaller<T> = <K extends keyof T & string>(
 /** Publishable key and the user's access token: `@gatehouse/js`, and the hosted pages. */
 export interface SessionRoutes {
   'GET /v1/environment': { response: Environment };
-  'POST /v1/auth/signup': { body: SignUpBody; response: SignedIn | SignUpPending };
-  'POST /v1/auth/signup/verify': { body: SignUpVerifyBody; response: SignedIn };
-  'POST /v1/auth/signin': { body: SignInBody; response: SignedIn };
+  'POST /v1/auth/signup': { body: SignUpBody; response: SignedIn | SignUpStarted };
+  'POST /v1/auth/signup/verify': { body: SignUpVerifyBody; response: SignedIn | SecondFactorNeeded };
+  'POST /v1/auth/signin': { body: SignInBody; response: SignedIn | SecondFactorNeeded };
+  'POST /v1/auth/signin/second-factor': { body: SecondFactorBody; response: SecondFactorSignedIn };
+  'POST /v1/auth/signin/second-factor/totp-setup': { body: AttemptBody; response: TotpSetup };
   'POST /v1/auth/email-code': { body: EmailBody; response: EmailSent };
-  'POST /v1/auth/email-code/verify': { body: EmailCodeVerifyBody; response: SignedIn };
+  'POST /v1/auth/email-code/verify': { body: EmailCodeVerifyBody; response: SignedIn | SecondFactorNeeded };
   'POST /v1/auth/magic-link': { body: EmailLinkBody; response: EmailSent };
-  'POST /v1/auth/magic-link/verify': { body: TokenBody; response: SignedIn };
+  'POST /v1/auth/magic-link/verify': { body: TokenBody; response: SignedIn | SecondFactorNeeded };
   'POST /v1/auth/sso/start': { body: SsoStartBody; response: SsoStarted };
-  'POST /v1/auth/sso/verify': { body: TokenBody; response: SignedIn };
+  'POST /v1/auth/sso/verify': { body: TokenBody; response: SignedIn | SecondFactorNeeded };
   'POST /v1/auth/handoff': { body: TokenBody; response: SignedIn };
-  'POST /v1/auth/invitations/accept': { body: AcceptInvitationBody; response: InvitationAccepted };
+  'POST /v1/auth/invitations/accept': { body: AcceptInvitationBody; response: InvitationAccepted | SecondFactorNeeded };
   'POST /v1/auth/invitations/preview': { body: InvitationPreviewBody; response: InvitationPreview };
   'POST /v1/auth/password-reset': { body: EmailLinkBody; response: EmailSent };
   'POST /v1/auth/password-reset/complete': { body: PasswordResetCompleteBody; response: PasswordReset };

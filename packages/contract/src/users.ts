@@ -3,6 +3,7 @@ import { EMAIL_MAX_LENGTH, ImageUrl, Nullable, Password } from './fields.js';
 import { Page } from './lists.js';
 import { OrganizationSummary } from './organizations.js';
 import { define } from './registry.js';
+import { SecondFactorNeeded } from './second-factor.js';
 import { SessionTokens } from './sessions.js';
 
 /** A JSON object of the application's own data; at most 8 KiB as JSON. */
@@ -108,6 +109,10 @@ export const SignUpPending = define(
   }),
 );
 export type SignUpPending = Static<typeof SignUpPending>;
+
+/** 202 of POST /v1/auth/signup: a code was emailed, or (mfa "required", no verification) a second factor must be set up first. */
+export const SignUpStarted = define('SignUpStarted', Type.Union([SignUpPending, SecondFactorNeeded]));
+export type SignUpStarted = Static<typeof SignUpStarted>;
 
 /** POST /v1/auth/signup/verify */
 export const SignUpVerifyBody = Type.Object(

@@ -3,9 +3,18 @@ import { GatehouseError } from './errors.js';
 import { userApiKeys } from './api-keys.js';
 import { createMfaFlows, reverify, type ReverifyParams } from './mfa.js';
 import { createOrganizationFlows, INVITATION_MARK, type OrganizationFlows } from './organization.js';
+import { createSecondFactorFlows, type SignInState } from './second-factor.js';
 import { createUpload, type ImageInput } from './upload.js';
 import { createPasskeyFlows, type PasskeySignInOptions, type PasskeyUserFlows } from './passkeys.js';
-import type { ProfileUpdateBody, SessionList, SignUpBody, SignUpPending, SignUpVerifyBody } from '@gatehouse/contract';
+import type {
+  ProfileUpdateBody,
+  SecondFactorNeeded,
+  SessionList,
+  SignUpBody,
+  SignUpPending,
+  SignUpVerifyBody,
+  TotpSetup,
+} from '@gatehouse/contract';
 import type {
   CreateUserOrganizationBody,
   InvitationPreview,
@@ -32,10 +41,16 @@ export type SignUpVerifyParams = Pick<SignUpVerifyBody, 'code'> & Partial<Pick<S
 /**
  * What `signUp()` resolves with: the new state, plus whether the account exists yet. With the
  * environment's `emailVerification: "required"` it is `verification_required` (still signed out):
- * a 6-digit code went to the address, and `signUp.verify({code})` creates the account.
+ * a 6-digit code went to the address, and `signUp.verify({code})` creates the account. With `mfa:
+ * "required"` it is `needs_second_factor_setup` (the account exists, still signed out): see
+ * `signIn.totpSetup()`.
  */
 export type SignUpResult = GatehouseState &
-  ({ status: 'complete'; signUpId: null } | { status: 'verification_required'; signUpId: SignUpPending['signUpId'] });
+  (
+    | { status: 'complete'; signUpId: null; factors: [] }
+    | { status: 'verification_required'; signUpId: SignUpPending['signUpId']; factors: [] }
+    | { status: SecondFactorNeeded['status']; signUpId: null; factors: SecondFactorNeeded['factors'] }
+  );
 
 export { INVITATION_MARK };
 export type { ImageInput };
@@ -59,8 +74,9 @@ function forget(url: URL, names: string[]): void {
 export function createFlows(core: Core) {
   let pendingEmail: string | undefined;
   let pendingSignUp: string | undefined;
-  /** A sign-in route's answer made this client's session. */
-  const signedIn = async (answer: Promise<SignedIn>) => core.establish((await answer).session);
+  const attempts = createSecondFactorFlows(core);
+  /** A way in's answer: this client's session, or the second factor it waits for. */
+  const signedIn = async (answer: Promise<SignedIn | SecondFactorNeeded>): Promise<SignInState> => attempts.settle(await answer);
 
   const upload = createUpload(core);
   const passkeys = createPasskeyFlows(core);
@@ -84,7 +100,7 @@ export function createFlows(core: Core) {
           pendingEmail = params.email;
           return core.state();
         },
-        verify(params: { code: string; email?: string }): Promise<GatehouseState> {
+        verify(params: { code: string; email?: string }): Promise<SignInState> {
           const email = params.email ?? pendingEmail;
           if (!email) {
             const message = 'Call signIn.emailCode.start({email}) first, or pass the email to verify().';
@@ -93,6 +109,14 @@ export function createFlows(core: Core) {
           return signedIn(core.call('POST /v1/auth/email-code/verify', { body: { email, code: params.code } }));
         },
       },
+      /** After a sign-in resolved `needs_second_factor`: a TOTP code or a backup code completes it. */
+      secondFactor: attempts.secondFactor,
+      /** After `needs_second_factor_setup`: a TOTP secret to scan; its first code (secondFactor) enables it and signs in. */
+      totpSetup: attempts.totpSetup as (params?: { attemptId?: string }) => Promise<TotpSetup>,
+      /** Signs in with the session `secondFactor({activate: false})` kept back. */
+      activate: attempts.activate,
+      /** The sign-in waiting for a second factor, or null. */
+      pendingSecondFactor: attempts.pending,
       sso: {
         /**
          * Starts single sign-on, routed by the email's domain or to `connectionId`, and sends the
@@ -127,14 +151,16 @@ export function createFlows(core: Core) {
         const answer = await core.call('POST /v1/auth/signup', { body: params });
         if ('status' in answer && answer.status === 'verification_required') {
           pendingSignUp = answer.signUpId;
-          return { ...core.state(), status: 'verification_required', signUpId: answer.signUpId };
+          return { ...core.state(), status: 'verification_required', signUpId: answer.signUpId, factors: [] };
         }
         pendingSignUp = undefined;
-        return { ...(await core.establish((answer as SignedIn).session)), status: 'complete', signUpId: null };
+        const settled = await attempts.settle(answer as SignedIn | SecondFactorNeeded);
+        if (settled.status === 'complete') return { ...settled, status: 'complete', signUpId: null, factors: [] };
+        return { ...settled, status: settled.status, signUpId: null };
       },
       {
         /** The emailed code of a sign-up that answered `verification_required`: creates the account, signs it in. */
-        async verify(params: SignUpVerifyParams): Promise<GatehouseState> {
+        async verify(params: SignUpVerifyParams): Promise<SignInState> {
           const signUpId = params.signUpId ?? pendingSignUp;
           if (!signUpId) {
             const message = 'Call signUp({email, password}) first, or pass the signUpId it answered to verify().';
@@ -152,7 +178,7 @@ export function createFlows(core: Core) {
      * (or the `#__gh_handoff=` fragment) for a session, or throws the `error` it carries (SSO: e.g.
      * `account_exists`). Removes them from the address bar. Without any, returns the state.
      */
-    async handleRedirect(url: string | URL | undefined = currentUrl()): Promise<GatehouseState> {
+    async handleRedirect(url: string | URL | undefined = currentUrl()): Promise<SignInState | GatehouseState> {
       const target = url === undefined ? undefined : new URL(url);
       // A hosted page's redirect: a one-time handoff token in the fragment (never sent to servers).
       const handoff = target ? new URLSearchParams(target.hash.slice(1)).get('__gh_handoff') : null;
@@ -213,14 +239,14 @@ export function createFlows(core: Core) {
         core.call('POST /v1/auth/invitations/preview', { body: { token: token ?? currentUrl()?.searchParams.get('token') ?? '' } }),
       async acceptFromLink(
         params: { token?: string; password?: string; firstName?: string; lastName?: string } = {},
-      ): Promise<GatehouseState> {
+      ): Promise<SignInState> {
         const page = currentUrl();
         const { token: given, ...rest } = params;
         const token = given ?? page?.searchParams.get('token') ?? '';
-        const { session } = await core.call('POST /v1/auth/invitations/accept', { body: { token, ...rest } });
+        const answer = await core.call('POST /v1/auth/invitations/accept', { body: { token, ...rest } });
         // Gone from the address bar before the page hears it is signed in.
         if (page && given === undefined) forget(page, ['token', INVITATION_MARK]);
-        return core.establish(session);
+        return attempts.settle(answer);
       },
     },
 

@@ -10,6 +10,7 @@ export { INVITATION_MARK } from './flows.js';
 export type { ImageInput, ProfileUpdate, SignUpParams, SignUpResult, SignUpVerifyParams } from './flows.js';
 export { imageDimensions, imageFacts, type ImageFacts } from './image.js';
 export type { SessionInfo } from './session.js';
+export type { SecondFactorName, SecondFactorResult, SignInState, SignInStatus, TotpSetup } from './second-factor.js';
 export type { StorageAdapter, StorageOption, StoredSession } from './storage.js';
 export type * from './types.js';
 export type { ErrorCode } from '@gatehouse/contract';

@@ -89,4 +89,9 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-switch:focus-visible{outline:2px solid var(--gh-color-primary);outline-offset:2px}
 .gh-switch:disabled{opacity:.6;cursor:default}
 @keyframes gh-spin{to{transform:rotate(360deg)}}
+.gh-qr-box{display:flex;justify-content:center}
+.gh-qr{display:block;border-radius:var(--gh-radius);border:1px solid var(--gh-color-border)}
+.gh-secret{display:block;text-align:center;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:13px;letter-spacing:.04em;word-break:break-all;background:var(--gh-color-surface);border-radius:var(--gh-radius);padding:8px 10px;user-select:all}
+.gh-codes{display:grid;grid-template-columns:1fr 1fr;gap:6px 16px;list-style:none;margin:0;padding:12px;background:var(--gh-color-surface);border-radius:var(--gh-radius);font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:14px;text-align:center}
+.gh-codes code{font:inherit}
 `;

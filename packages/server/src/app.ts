@@ -12,6 +12,7 @@ import { passkeyAuthRoutes } from './auth/passkey-routes.js';
 import { passwordRoutes } from './auth/password-routes.js';
 import { authFlowRoutes } from './auth/passwordless-routes.js';
 import { sessionAuthRoutes, switchOrganizationRoutes } from './auth/session-routes.js';
+import { secondFactorRoutes } from './auth/second-factor-routes.js';
 import { ssoAuthRoutes } from './auth/sso-routes.js';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from './config.js';
 import { changeFeed } from './db/changes.js';
@@ -140,6 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(sessionAuthRoutes, { sessions: s.sessions });
   await app.register(sessionRoutes, { sessions: s.sessions, keys: s.keys, tokens: s.tokens, tenancy });
   await app.register(passwordRoutes, { identity: s.identity, password: ways.password, signUpVerification: ways.signUpVerification });
+  await app.register(secondFactorRoutes, { step: ways.secondFactor });
   await app.register(identityRoutes, {
     identity: s.identity,
     passwords: s.passwords,

@@ -5,6 +5,7 @@ import { createGatehouse, type Gatehouse } from '@gatehouse/js';
 import { GatehouseProvider, OrganizationProfile, OrganizationSwitcher, SignIn, SignUp, useAuth, UserButton, UserProfile } from '../index.js';
 import { InvitationAcceptance, invitationToken } from '../ui/invitation.js';
 import { Header, Root } from '../ui/primitives.js';
+import { SecondFactorStep, type SecondFactorAsk } from '../ui/second-factor.js';
 
 interface Config {
   page: 'sign-in' | 'sign-up' | 'user' | 'organization' | 'accept-invitation';
@@ -61,6 +62,8 @@ function Refused({ message }: { message: string }) {
 function AcceptInvitationPage() {
   const [token] = useState(() => invitationToken(true));
   const [error, setError] = useState<string | null>(null);
+  // The account waits for a second factor before the handoff (mfa).
+  const [second, setSecond] = useState<SecondFactorAsk | null>(null);
   // The organizations of whoever was signed in here before: the one that is new is the one joined.
   const [before] = useState(() => new Set(client.state.organizations.map((o) => o.id)));
   const onDone = () =>
@@ -79,8 +82,10 @@ function AcceptInvitationPage() {
     <Root>
       <div className="gh-card" data-gh-component="hosted-accept-invitation">
         <Header title="Accept your invitation" subtitle={`to ${config.applicationName}`} logoUrl={config.logoUrl ?? undefined} />
-        {token ? (
-          <InvitationAcceptance token={token} onDone={onDone} />
+        {second ? (
+          <SecondFactorStep ask={second} onDone={onDone} />
+        ) : token ? (
+          <InvitationAcceptance token={token} onDone={onDone} onSecondFactor={setSecond} />
         ) : (
           <p className="gh-form-error" role="alert">This invitation link has no token. Open the link from the invitation email as it is.</p>
         )}

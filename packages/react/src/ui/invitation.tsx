@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { GatehouseError, INVITATION_MARK, type InvitationPreview } from '@gatehouse/js';
 import { useGatehouse } from '../context.js';
 import { Field, FORM, FormError, Submit, useForm } from './primitives.js';
+import { settle, type SecondFactorAsk } from './second-factor.js';
 
 /**
  * The invitation token in this page's URL: a `token` next to the `__gh_invitation` mark that
@@ -18,7 +19,7 @@ export function invitationToken(unmarked = false): string | null {
  * account of that address or creates one (a password and names apply to a new account only; without a
  * password the newcomer signs in later with emailed codes or links), then joins the organization.
  */
-export function InvitationAcceptance(props: { token: string; onDone: () => void }) {
+export function InvitationAcceptance(props: { token: string; onDone: () => void; onSecondFactor: (next: SecondFactorAsk) => void }) {
   const client = useGatehouse();
   const form = useForm(['firstName', 'lastName', 'password']);
   const [values, setValues] = useState({ firstName: '', lastName: '', password: '' });
@@ -43,8 +44,9 @@ export function InvitationAcceptance(props: { token: string; onDone: () => void 
       data-gh-component="accept-invitation"
       onSubmit={form.submit(async () => {
         const fromUrl = invitationToken(true) === props.token;
+        let result;
         try {
-          await client.invitations.acceptFromLink({
+          result = await client.invitations.acceptFromLink({
             ...(fromUrl ? {} : { token: props.token }),
             ...(values.password ? { password: values.password } : {}),
             ...(values.firstName ? { firstName: values.firstName } : {}),
@@ -55,7 +57,7 @@ export function InvitationAcceptance(props: { token: string; onDone: () => void 
           if (error instanceof GatehouseError && error.code === 'invalid_credentials') throw new Error(error.message);
           throw error;
         }
-        props.onDone();
+        settle(result, props.onDone, props.onSecondFactor);
       })}
     >
       {preview ? (

@@ -4,6 +4,7 @@ import { useGatehouse, type Appearance } from '../context.js';
 import { InvitationAcceptance, invitationToken } from './invitation.js';
 import { PasskeyButton, usePasskeyAutofill } from './passkey-button.js';
 import { Field, FORM, FormError, go, Header, Root, Submit, useAppearance, useForm } from './primitives.js';
+import { SecondFactorStep, settle, type SecondFactorAsk } from './second-factor.js';
 import { SsoButtons, type Connection } from './social.js';
 
 export { SsoButtons, type Connection };
@@ -39,12 +40,13 @@ export interface SignInProps {
   appearance?: Appearance;
 }
 
-type Step = { kind: 'start' } | { kind: 'code'; email: string } | { kind: 'link'; email: string };
+type Step = { kind: 'start' } | { kind: 'code'; email: string } | { kind: 'link'; email: string } | { kind: 'second'; ask: SecondFactorAsk };
 /**
  * Arriving from an emailed link or back from an identity provider: exchanges the URL's token once
- * (an invitation's is left to the acceptance form), or shows the refusal it carries.
+ * (an invitation's is left to the acceptance form), or shows the refusal it carries. `ask` shows
+ * the second factor when the exchange stopped short of a session.
  */
-export function useRedirectResult(submit: ReturnType<typeof useForm>['submit'], done: () => void): void {
+export function useRedirectResult(submit: ReturnType<typeof useForm>['submit'], done: () => void, ask: (next: SecondFactorAsk) => void): void {
   const client = useGatehouse();
   const handled = useRef(false);
   useEffect(() => {
@@ -53,7 +55,7 @@ export function useRedirectResult(submit: ReturnType<typeof useForm>['submit'], 
     const url = new URL(location.href);
     // An invitation's token is the acceptance form's; a link's return is UserProfile's.
     if (invitationToken() || url.searchParams.has('__gh_link')) return;
-    if (url.searchParams.has('token') || url.searchParams.has('error')) void submit(async () => (await client.handleRedirect(), done()))();
+    if (url.searchParams.has('token') || url.searchParams.has('error')) void submit(async () => settle(await client.handleRedirect(), done, ask))();
   }, []); // eslint-disable-line react-hooks/exhaustive-deps
 }
 
@@ -89,7 +91,8 @@ export function SignIn(props: SignInProps) {
     go(props.afterSignInUrl);
   };
 
-  useRedirectResult(form.submit, done);
+  const ask = (next: SecondFactorAsk) => setStep({ kind: 'second', ask: next });
+  useRedirectResult(form.submit, done, ask);
 
   const methods = environment?.authMethods;
   usePasskeyAutofill(Boolean(methods?.passkey) && step.kind === 'start' && !invitation, done);
@@ -115,14 +118,16 @@ export function SignIn(props: SignInProps) {
 
   let body;
   if (invitation) {
-    body = <InvitationAcceptance token={invitation} onDone={done} />;
+    body = step.kind === 'second' ? <SecondFactorStep ask={step.ask} onDone={done} /> : <InvitationAcceptance token={invitation} onDone={done} onSecondFactor={ask} />;
   } else if (!environment) {
     body = loadError ? <FormError error={loadError} /> : <div className="gh-row" style={{ justifyContent: 'center' }}><span className="gh-spinner" aria-label="Loading" /></div>;
+  } else if (step.kind === 'second') {
+    body = <SecondFactorStep ask={step.ask} onDone={done} onRestart={() => setStep({ kind: 'start' })} />;
   } else if (step.kind === 'code') {
     body = (
       <div className="gh-form">
         <p className="gh-notice" role="status">We emailed a 6-digit code to <strong>{step.email}</strong>.</p>
-        <CodeForm email={step.email} onDone={done} />
+        <CodeForm email={step.email} onDone={done} onSecondFactor={ask} />
         <button type="button" className="gh-link" onClick={() => setStep({ kind: 'start' })}>Use another method</button>
       </div>
     );
@@ -158,8 +163,7 @@ export function SignIn(props: SignInProps) {
             ? startSso({ email })
             : usePassword
               ? form.submit(async () => {
-                  await client.signIn.password({ email, password });
-                  done();
+                  settle(await client.signIn.password({ email, password }), done, ask);
                 })
               : methods?.emailCode
                 ? startCode
@@ -189,9 +193,9 @@ export function SignIn(props: SignInProps) {
   return (
     <Root appearance={props.appearance}>
       <div className="gh-card" data-gh-component="sign-in">
-        <Header title={invitation ? 'Accept your invitation' : 'Sign in'} subtitle={subtitle} logoUrl={appearance.logoUrl} />
+        <Header title={step.kind === 'second' ? 'Two-step verification' : invitation ? 'Accept your invitation' : 'Sign in'} subtitle={subtitle} logoUrl={appearance.logoUrl} />
         {body}
-        {environment?.signUp && props.signUpUrl && !invitation ? (
+        {environment?.signUp && props.signUpUrl && !invitation && step.kind !== 'second' ? (
           <p className="gh-footer">No account? <a className="gh-link" href={props.signUpUrl}>Sign up</a></p>
         ) : null}
       </div>
@@ -199,7 +203,7 @@ export function SignIn(props: SignInProps) {
   );
 }
 
-function CodeForm(props: { email: string; onDone: () => void }) {
+function CodeForm(props: { email: string; onDone: () => void; onSecondFactor: (next: SecondFactorAsk) => void }) {
   const client = useGatehouse();
   const form = useForm(['code']);
   const [code, setCode] = useState('');
@@ -211,8 +215,7 @@ function CodeForm(props: { email: string; onDone: () => void }) {
   );
   function verify() {
     return form.submit(async () => {
-      await client.signIn.emailCode.verify({ email: props.email, code });
-      props.onDone();
+      settle(await client.signIn.emailCode.verify({ email: props.email, code }), props.onDone, props.onSecondFactor);
     })();
   }
 }

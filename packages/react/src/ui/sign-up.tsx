@@ -3,6 +3,7 @@ import { useGatehouse, type Appearance } from '../context.js';
 import { InvitationAcceptance, invitationToken } from './invitation.js';
 import { SsoButtons, thisPage, useEnvironment, useRedirectResult } from './sign-in.js';
 import { Field, FORM, FormError, go, Header, Root, Submit, useAppearance, useForm } from './primitives.js';
+import { SecondFactorStep, settle, type SecondFactorAsk } from './second-factor.js';
 
 export interface SignUpProps {
   afterSignUpUrl?: string;
@@ -25,6 +26,8 @@ export function SignUp(props: SignUpProps) {
   const { environment, error: loadError } = useEnvironment();
   const [values, setValues] = useState({ firstName: '', lastName: '', email: '', password: '' });
   const [verifying, setVerifying] = useState<string | null>(null);
+  /** The account exists but waits for a second factor (mfa "required"). */
+  const [second, setSecond] = useState<SecondFactorAsk | null>(null);
   const [invitation] = useState(invitationToken);
   const form = useForm(['firstName', 'lastName', 'email', 'password']);
   const set = (key: keyof typeof values) => (e: { target: { value: string } }) => setValues({ ...values, [key]: e.target.value });
@@ -33,7 +36,7 @@ export function SignUp(props: SignUpProps) {
     props.onSignUp?.();
     go(props.afterSignUpUrl);
   };
-  useRedirectResult(form.submit, done);
+  useRedirectResult(form.submit, done, setSecond);
   const start = async () => {
     const result = await client.signUp({
       email: values.email,
@@ -42,14 +45,17 @@ export function SignUp(props: SignUpProps) {
       ...(values.lastName ? { lastName: values.lastName } : {}),
     });
     if (result.status === 'verification_required') setVerifying(values.email);
-    else done();
+    else settle(result, done, setSecond);
   };
 
   let title = 'Create your account';
   let body;
-  if (invitation) {
+  if (second) {
+    title = 'Two-step verification';
+    body = <SecondFactorStep ask={second} onDone={done} />;
+  } else if (invitation) {
     title = 'Accept your invitation';
-    body = <InvitationAcceptance token={invitation} onDone={done} />;
+    body = <InvitationAcceptance token={invitation} onDone={done} onSecondFactor={setSecond} />;
   } else if (!environment) {
     body = loadError ? <FormError error={loadError} /> : <div className="gh-row" style={{ justifyContent: 'center' }}><span className="gh-spinner" aria-label="Loading" /></div>;
   } else if (!environment.signUp || !environment.authMethods.password) {
@@ -59,7 +65,7 @@ export function SignUp(props: SignUpProps) {
     body = (
       <div className="gh-form">
         <p className="gh-notice" role="status">We emailed a 6-digit code to <strong>{verifying}</strong>. Enter it to finish creating your account.</p>
-        <SignUpCodeForm onDone={done} />
+        <SignUpCodeForm onDone={done} onSecondFactor={setSecond} />
         <div className="gh-links">
           <button type="button" className="gh-link" onClick={() => void form.submit(start)()} disabled={form.busy}>Send a new code</button>
           <button type="button" className="gh-link" onClick={() => setVerifying(null)}>Change the email address</button>
@@ -100,14 +106,13 @@ export function SignUp(props: SignUpProps) {
   );
 }
 
-function SignUpCodeForm(props: { onDone: () => void }) {
+function SignUpCodeForm(props: { onDone: () => void; onSecondFactor: (next: SecondFactorAsk) => void }) {
   const client = useGatehouse();
   const form = useForm(['code']);
   const [code, setCode] = useState('');
   return (
     <form className="gh-form" noValidate onSubmit={form.submit(async () => {
-      await client.signUp.verify({ code });
-      props.onDone();
+      settle(await client.signUp.verify({ code }), props.onDone, props.onSecondFactor);
     })}>
       <Field label="Verification code" name="code" inputMode="numeric" autoComplete="one-time-code" autoFocus maxLength={6} value={code} onChange={(e) => setCode(e.target.value.replace(/\D/g, ''))} error={form.errors.code ?? form.errors[FORM]} />
       <Submit busy={form.busy}>Verify and create account</Submit>

@@ -10,6 +10,7 @@ import { PasskeyWay } from '../auth/passkey.js';
 import { PasswordWay } from '../auth/password.js';
 import { PasswordlessWay } from '../auth/passwordless.js';
 import { SignUpVerification } from '../auth/sign-up-verification.js';
+import { SecondFactorStep } from '../auth/second-factor.js';
 import { SsoWay } from '../auth/sso.js';
 import { warmUpPasswordHashing } from '../identity/passwords.js';
 import { PasswordService } from '../identity/password-service.js';
@@ -204,6 +205,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
   const door = new SignInDoor({
     store,
     starter: new SessionStarter({ store, issuer, refreshTokens, usage, now }),
+    secondFactorsOf: (environment, userId) => mfa.factorsOf(environment, userId),
     now,
     // Organization domains enrol every user who signs in or up.
     signedIn: (environment, user) => domains.enrol(environment, user),
@@ -218,6 +220,8 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     invitation: new InvitationWay({ invitations, door }),
     handoff: new HandoffWay({ store, door, sessions, identity, now }),
     passkey: new PasskeyWay({ store, ceremonies: passkeyCeremonies, identity, door }),
+    // The second step of a sign-in the door answered with an attempt (passkeys plug in as `passkeys`).
+    secondFactor: new SecondFactorStep({ store, mfa, identity, door, now }),
   };
 
   // ---- webhooks: the worker signs with the endpoints' sealed secrets; the service wakes it

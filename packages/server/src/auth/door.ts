@@ -1,15 +1,18 @@
-import type { SessionTokens } from '@gatehouse/contract';
+import type { SecondFactorNeeded, SessionTokens } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import type { RequestContext } from '../sessions/access-token-issuer.js';
-import type { SessionFactors } from '../sessions/factors.js';
+import type { Amr, SessionFactors } from '../sessions/factors.js';
 import type { SessionStarter, SignInUser } from '../sessions/start.js';
 import type { Environment } from '../tenancy/settings.js';
+import { insertSignInAttempt } from './attempt-queries.js';
 import { insertHandoff } from './handoff-queries.js';
 import { validateRedirectUrl } from '../tenancy/redirect.js';
 
 export const HANDOFF_TTL_MS = 60_000;
 export const HANDOFF_FRAGMENT = '__gh_handoff';
+/** How long a second-factor attempt waits for its second step. */
+export const ATTEMPT_TTL_MS = 10 * 60_000;
 
 /**
  * The first factor a way in proved, named as the access token's `amr` names it: `pwd` (a password),
@@ -20,12 +23,47 @@ export const HANDOFF_FRAGMENT = '__gh_handoff';
 export type FirstFactor = 'pwd' | 'email' | 'sso' | 'passkey' | 'handoff';
 
 /**
+ * First factors that satisfy MFA by themselves, so the door starts a session without asking for a
+ * second one: a handoff (it carries a session that passed this door), a passkey with user
+ * verification, an actor token (impersonation). A way in that adds `passkey` or `actor` to
+ * `FirstFactor` is covered by this rule as it stands.
+ */
+export const SKIPS_SECOND_FACTOR: ReadonlySet<string> = new Set(['handoff', 'passkey', 'actor']);
+
+/**
  * Who signs in, and with what: a first factor proven in this request, or (a hosted handoff) the
  * factors the minting session verified, carried as they are: the new session is never fresher.
  */
 export type SignInAttempt =
-  | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff'> }
-  | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };
+  { userId: string; firstFactor: Exclude<FirstFactor, 'handoff'> } | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };
+
+/** What the door answers: a session, or the second factor to ask for first (202). */
+export type DoorOutcome = { session: SessionTokens } | SecondFactorNeeded;
+
+/** A way's answer: the user and their session, or the 202 of the second step. */
+export function signedInOr<U>(user: U, outcome: DoorOutcome): { user: U; session: SessionTokens } | SecondFactorNeeded {
+  return 'session' in outcome ? { user, session: outcome.session } : outcome;
+}
+
+/** What the door asks for instead of a session. */
+export type SecondFactorAsk = Pick<SecondFactorNeeded, 'status' | 'factors'>;
+
+/**
+ * The door's rule, whole: nothing under mfa "off", nor after a first factor that satisfies MFA by
+ * itself; the user's second factors when they have any; under "required", the setup of one; else
+ * nothing (a session). The user's factors are read only when they matter.
+ */
+export async function secondFactorRule(
+  mode: Environment['settings']['mfa'],
+  firstFactors: readonly string[],
+  userFactors: () => Promise<SecondFactorNeeded['factors']>,
+): Promise<SecondFactorAsk | undefined> {
+  if (mode === 'off' || firstFactors.some((f) => SKIPS_SECOND_FACTOR.has(f))) return undefined;
+  const factors = await userFactors();
+  if (factors.length > 0) return { status: 'needs_second_factor', factors };
+  if (mode === 'required') return { status: 'needs_second_factor_setup', factors: ['totp', 'passkey'] };
+  return undefined;
+}
 
 /** Runs once a session exists, in every sign-in and sign-up (organization domain enrolment). */
 export type SignedInHook = (environment: Environment, user: SignInUser) => Promise<void>;
@@ -34,6 +72,8 @@ export interface SignInDoorOptions {
   store: Store;
   /** The session-writing capability: the composition root hands it to this door alone. */
   starter: SessionStarter;
+  /** The user's second factors, in the order `factors` lists them (mfa/service.ts). */
+  secondFactorsOf: (environment: Environment, userId: string) => Promise<SecondFactorNeeded['factors']>;
   now: () => number;
   signedIn?: SignedInHook | undefined;
 }
@@ -41,24 +81,71 @@ export interface SignInDoorOptions {
 /**
  * The one door to a session. Every way in (auth/*.ts) proves a first factor, then calls
  * `completeSignIn`; nothing else can start a session, mint its first refresh token or a hosted
- * handoff token (the test in test/unit/one-door.test.ts holds the source to that). This is where a
- * second factor will be decided: one place, so no way in can forget it.
+ * handoff token (test/unit/one-door.test.ts holds the source to that). Here, and only here, the
+ * second factor is decided: a session now, or an attempt (`sia_…`) that auth/second-factor.ts
+ * completes through `completeSecondFactor`.
  */
 export class SignInDoor {
   constructor(private readonly options: SignInDoorOptions) {}
 
-  async completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<SessionTokens> {
-    const proof = attempt.firstFactor === 'handoff' ? { carried: attempt.carried } : { verified: [attempt.firstFactor] };
-    const { tokens, user } = await this.options.starter.start(environment, attempt.userId, proof, context);
+  async completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<DoorOutcome> {
+    if (attempt.firstFactor === 'handoff') return this.start(environment, attempt.userId, { carried: attempt.carried }, context);
+    const asked = await secondFactorRule(environment.settings.mfa, [attempt.firstFactor], () =>
+      this.options.secondFactorsOf(environment, attempt.userId),
+    );
+    if (!asked) return this.start(environment, attempt.userId, { verified: [attempt.firstFactor] }, context);
+    return this.issueAttempt(environment, attempt.userId, [attempt.firstFactor], asked);
+  }
+
+  /** The second step succeeded (auth/second-factor.ts spent its attempt): the session, with both factors verified now. */
+  completeSecondFactor(
+    environment: Environment,
+    done: { userId: string; firstFactors: readonly Amr[]; secondFactor: Amr },
+    context: RequestContext,
+  ): Promise<{ session: SessionTokens }> {
+    return this.start(environment, done.userId, { verified: [...done.firstFactors, done.secondFactor] }, context);
+  }
+
+  /** Stores the attempt (only the hash of its id: the id is the bearer of the first factor). */
+  private async issueAttempt(
+    environment: Environment,
+    userId: string,
+    firstFactors: readonly FirstFactor[],
+    asked: SecondFactorAsk,
+  ): Promise<SecondFactorNeeded> {
+    const attemptId = newSecret('sia_', 24);
+    const now = this.options.now();
+    await insertSignInAttempt(this.options.store.db, environment.id, {
+      id: sha256Hex(attemptId),
+      userId,
+      kind: asked.status === 'needs_second_factor' ? 'second_factor' : 'setup',
+      firstFactors,
+      createdAt: now,
+      expiresAt: now + ATTEMPT_TTL_MS,
+    });
+    return { status: asked.status, attemptId, factors: asked.factors };
+  }
+
+  private async start(
+    environment: Environment,
+    userId: string,
+    proof: { verified: readonly Amr[] } | { carried: SessionFactors },
+    context: RequestContext,
+  ): Promise<{ session: SessionTokens }> {
+    const { tokens, user } = await this.options.starter.start(environment, userId, proof, context);
     if (this.options.signedIn) await this.options.signedIn(environment, user);
-    return tokens;
+    return { session: tokens };
   }
 
   /**
    * A hosted page hands its signed-in user to the application: the redirect URL (origin lock) with
    * `#__gh_handoff=<token>`; only the token's hash is stored.
    */
-  async handOff(environment: Environment, session: { userId: string; sessionId: string }, redirectUrl: string): Promise<{ redirectUrl: string }> {
+  async handOff(
+    environment: Environment,
+    session: { userId: string; sessionId: string },
+    redirectUrl: string,
+  ): Promise<{ redirectUrl: string }> {
     const url = validateRedirectUrl(environment, redirectUrl);
     const token = newSecret('', 32);
     const now = this.options.now();

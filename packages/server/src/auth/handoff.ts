@@ -47,7 +47,10 @@ export class HandoffWay {
     const minting = row.session_id === null ? undefined : await q.sessionFactors(this.options.store.db, environment.id, row.session_id);
     if (!minting) throw apiError('invalid_credentials', INVALID);
     const carried = factorsOf(minting);
-    const session = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'handoff', carried }, context);
+    const outcome = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'handoff', carried }, context);
+    // A handoff carries a session that passed the door already: it is never asked a second factor.
+    if (!('session' in outcome)) throw new Error('The door asked a hosted handoff for a second factor.');
+    const { session } = outcome;
     // A revoke-all that committed between the consume and the start did not see the new session:
     // once the minting session is found dead, the new one goes too (announced, like any sign-out).
     const later = this.options.now();

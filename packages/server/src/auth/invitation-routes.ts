@@ -3,6 +3,7 @@ import { AcceptInvitationBody, InvitationAccepted, InvitationPreview, Invitation
 import { environmentOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
 import type { InvitationWay } from './invitation.js';
+import { secondFactorAnswer, sendSignIn } from './second-factor-routes.js';
 
 const publishable = { credentials: ['publishable'] } as const;
 const tags = ['invitations'];
@@ -17,10 +18,10 @@ export const invitationAuthRoutes: FastifyPluginAsyncTypebox<{ invitation: Invit
         summary: 'Accept an invitation with the token of its emailed link: signs in, or creates the account (even when sign-up is off)',
         tags,
         body: AcceptInvitationBody,
-        response: { 200: InvitationAccepted },
+        response: { 200: InvitationAccepted, ...secondFactorAnswer },
       },
     },
-    async (request) => invitation.accept(environmentOf(request), request.body, requestContext(request)),
+    async (request, reply) => sendSignIn(reply, await invitation.accept(environmentOf(request), request.body, requestContext(request))),
   );
 
   app.post(

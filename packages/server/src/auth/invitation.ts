@@ -1,4 +1,4 @@
-import type { InvitationAccepted, InvitationPreview } from '@gatehouse/contract';
+import type { InvitationAccepted, InvitationPreview, SecondFactorNeeded } from '@gatehouse/contract';
 import type { RequestContext } from '../http/request-context.js';
 import type { InvitationService } from '../invitations/service.js';
 import type { Environment } from '../tenancy/settings.js';
@@ -21,9 +21,10 @@ export class InvitationWay {
     environment: Environment,
     input: { token: string; password?: string | undefined; firstName?: string | undefined; lastName?: string | undefined },
     context: RequestContext,
-  ): Promise<InvitationAccepted> {
+  ): Promise<InvitationAccepted | SecondFactorNeeded> {
     const { user, organizationId } = await this.options.invitations.acceptWithToken(environment, input);
-    const session = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'email' }, context);
-    return { user, session, organizationId };
+    // The invitation is accepted (the membership exists) either way; the session may wait for a second factor.
+    const outcome = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'email' }, context);
+    return 'session' in outcome ? { user, session: outcome.session, organizationId } : outcome;
   }
 }

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { SignedIn, SignInBody, SignUpBody, SignUpPending, SignUpVerifyBody } from '@gatehouse/contract';
+import { SignedIn, SignInBody, SignUpBody, SignUpStarted, SignUpVerifyBody } from '@gatehouse/contract';
 import { environmentOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';
 import type { IdentityService } from '../identity/service.js';
 import type { PasswordWay } from './password.js';
 import type { SignUpVerification } from './sign-up-verification.js';
+import { secondFactorAnswer, sendSignIn } from './second-factor-routes.js';
 
 export interface PasswordRouteOptions {
   identity: Pick<IdentityService, 'assertSignUpOpen'>;
@@ -28,7 +29,7 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRouteOptions> = a
           'With emailVerification "required" the answer is 202 {status:"verification_required", signUpId} and a 6-digit code is emailed, identically whether or not the address has an account; POST /v1/auth/signup/verify creates the account.',
         tags: ['auth'],
         body: SignUpBody,
-        response: { 201: SignedIn, 202: SignUpPending },
+        response: { 201: SignedIn, 202: SignUpStarted },
       },
     },
     async (request, reply) => {
@@ -37,7 +38,7 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRouteOptions> = a
         identity.assertSignUpOpen(environment);
         return reply.code(202).send(await signUpVerification.start(environment, request.body));
       }
-      return reply.code(201).send(await password.signUp(environment, request.body, requestContext(request)));
+      return sendSignIn(reply, await password.signUp(environment, request.body, requestContext(request)), 201);
     },
   );
 
@@ -49,13 +50,13 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRouteOptions> = a
         summary: 'Finish a verified sign-up with the emailed code: creates the account and signs it in',
         tags: ['auth'],
         body: SignUpVerifyBody,
-        response: { 201: SignedIn },
+        response: { 201: SignedIn, ...secondFactorAnswer },
       },
     },
     async (request, reply) => {
       const environment = environmentOf(request);
       identity.assertSignUpOpen(environment);
-      return reply.code(201).send(await signUpVerification.verify(environment, request.body, requestContext(request), request.ip));
+      return sendSignIn(reply, await signUpVerification.verify(environment, request.body, requestContext(request), request.ip), 201);
     },
   );
 
@@ -69,9 +70,10 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRouteOptions> = a
           'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time. Repeated failures for one address or from one client address are refused for a while with 429 rate_limited and Retry-After.',
         tags: ['auth'],
         body: SignInBody,
-        response: { 200: SignedIn },
+        response: { 200: SignedIn, ...secondFactorAnswer },
       },
     },
-    async (request) => password.signIn(environmentOf(request), request.body, requestContext(request), request.ip),
+    async (request, reply) =>
+      sendSignIn(reply, await password.signIn(environmentOf(request), request.body, requestContext(request), request.ip)),
   );
 };

@@ -6,6 +6,7 @@ import { requestContext } from '../http/request-context.js';
 import { Password } from '../identity/fields.js';
 import type { PasswordResetFlow } from './password-reset.js';
 import type { PasswordlessWay } from './passwordless.js';
+import { secondFactorAnswer, sendSignIn } from './second-factor-routes.js';
 
 const publishable = { credentials: ['publishable'] } as const;
 const tags = ['auth'];
@@ -54,10 +55,11 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ passwordless: Passwordl
         summary: 'Exchange a magic-link token for a session (creates the account on a sign-up link)',
         tags,
         body: body({ token: Token }),
-        response: { 200: SignedIn },
+        response: { 200: SignedIn, ...secondFactorAnswer },
       },
     },
-    async (request) => passwordless.verifyMagicLink(environmentOf(request), request.body.token, requestContext(request)),
+    async (request, reply) =>
+      sendSignIn(reply, await passwordless.verifyMagicLink(environmentOf(request), request.body.token, requestContext(request))),
   );
 
   app.post(
@@ -88,10 +90,11 @@ export const authFlowRoutes: FastifyPluginAsyncTypebox<{ passwordless: Passwordl
           'Repeated failures from one client address are refused for a while with 429 rate_limited and Retry-After. After many wrong codes for one address, each new code accepts a single try.',
         tags,
         body: body({ email: Email, code: Type.String({ pattern: '^[0-9]{6}$', description: 'The 6 digits from the email' }) }),
-        response: { 200: SignedIn },
+        response: { 200: SignedIn, ...secondFactorAnswer },
       },
     },
-    async (request) => passwordless.verifyEmailCode(environmentOf(request), request.body, requestContext(request), request.ip),
+    async (request, reply) =>
+      sendSignIn(reply, await passwordless.verifyEmailCode(environmentOf(request), request.body, requestContext(request), request.ip)),
   );
 
   app.post(

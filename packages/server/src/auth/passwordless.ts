@@ -1,4 +1,4 @@
-import type { SignedIn } from '@gatehouse/contract';
+import type { SecondFactorNeeded, SignedIn } from '@gatehouse/contract';
 import type { Selectable } from 'kysely';
 import type { Store } from '../db/index.js';
 import type { FlowTokensTable } from '../db/schema.js';
@@ -11,7 +11,7 @@ import { apiError, userBanned } from '../lib/errors.js';
 import { EMAIL_CODE_ACCOUNT, EMAIL_CODE_CLIENT, overAllowance } from '../ratelimit/throttle-policies.js';
 import { clientSubject, type SignInThrottle } from '../ratelimit/throttle.js';
 import type { Environment } from '../tenancy/settings.js';
-import type { SignInDoor } from './door.js';
+import { signedInOr, type SignInDoor } from './door.js';
 import { INVALID_LINK, MAX_CODE_ATTEMPTS, requireMethod, requireSignUp, type EmailedSecrets } from './emailed-secrets.js';
 import * as q from './queries.js';
 
@@ -48,7 +48,7 @@ export class PasswordlessWay {
     await this.options.secrets.startLinkFlow(environment, input, 'magic_link', { known: 'magic_link', unknown: 'sign_up_link' });
   }
 
-  async verifyMagicLink(environment: Environment, token: string, context: RequestContext): Promise<SignedIn> {
+  async verifyMagicLink(environment: Environment, token: string, context: RequestContext): Promise<SignedIn | SecondFactorNeeded> {
     requireMethod(environment, 'magicLink');
     const row = await q.consumeBySecret(this.db, environment.id, 'magic_link', sha256Hex(token), this.options.now());
     if (!row) throw apiError('invalid_credentials', INVALID_LINK);
@@ -78,7 +78,7 @@ export class PasswordlessWay {
     input: { email: string; code: string },
     context: RequestContext,
     clientAddress: string,
-  ): Promise<SignedIn> {
+  ): Promise<SignedIn | SecondFactorNeeded> {
     requireMethod(environment, 'emailCode');
     const email = normalizeEmail(input.email);
     const subjects = [
@@ -107,7 +107,7 @@ export class PasswordlessWay {
     });
   }
 
-  private async signInOrSignUp(environment: Environment, row: FlowToken, context: RequestContext): Promise<SignedIn> {
+  private async signInOrSignUp(environment: Environment, row: FlowToken, context: RequestContext): Promise<SignedIn | SecondFactorNeeded> {
     let user: { id: string; email: string };
     if (row.user_id !== null) {
       const found = await this.options.identity.findUser(this.db, environment, row.user_id);
@@ -122,7 +122,6 @@ export class PasswordlessWay {
       const { id, email } = await this.options.identity.createOrFindVerified(environment, row.email);
       user = { id, email };
     }
-    const session = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'email' }, context);
-    return { user, session };
+    return signedInOr(user, await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'email' }, context));
   }
 }

@@ -1,4 +1,4 @@
-import type { SignedIn, SignUpBody } from '@gatehouse/contract';
+import type { SecondFactorNeeded, SignedIn, SignUpBody } from '@gatehouse/contract';
 import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { RequestContext } from '../http/request-context.js';
@@ -12,7 +12,7 @@ import type { Mail } from '../mail/mail.js';
 import { EMAIL_CODE_CLIENT } from '../ratelimit/throttle-policies.js';
 import { clientSubject, type SignInThrottle } from '../ratelimit/throttle.js';
 import type { Environment } from '../tenancy/settings.js';
-import type { SignInDoor } from './door.js';
+import { signedInOr, type SignInDoor } from './door.js';
 import { FLOW_TTL_MS, MAX_CODE_ATTEMPTS } from './emailed-secrets.js';
 import * as q from './queries.js';
 
@@ -78,7 +78,7 @@ export class SignUpVerification {
     input: { signUpId: string; code: string },
     context: RequestContext,
     clientAddress: string,
-  ): Promise<SignedIn> {
+  ): Promise<SignedIn | SecondFactorNeeded> {
     const subjects = [{ policy: EMAIL_CODE_CLIENT, subject: clientSubject(clientAddress) }];
     const db = this.options.store.db;
     const attempt = await this.options.throttle.guard(environment.id, subjects, codesLocked, async () => {
@@ -121,7 +121,7 @@ export class SignUpVerification {
       }
       throw error;
     }
-    const session = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'email' }, context);
-    return { user: { id: user.id, email: user.email }, session };
+    const outcome = await this.options.door.completeSignIn(environment, { userId: user.id, firstFactor: 'email' }, context);
+    return signedInOr({ id: user.id, email: user.email }, outcome);
   }
 }

@@ -6,6 +6,7 @@ import { acceptFormBodies } from '../http/forms.js';
 import { requestContext } from '../http/request-context.js';
 import type { SsoFlowService } from '../sso/flow.js';
 import type { SsoWay } from './sso.js';
+import { secondFactorAnswer, sendSignIn } from './second-factor-routes.js';
 
 const Str = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
@@ -34,8 +35,8 @@ export const ssoAuthRoutes: FastifyPluginAsyncTypebox<{ flows: Pick<SsoFlowServi
     '/v1/auth/sso/verify',
     {
       config: { credentials: ['publishable'] },
-      schema: { summary: 'Exchange the token SSO returned to redirectUrl for a session', tags: ['auth'], body: Type.Object({ token: Str(512) }, { additionalProperties: false }), response: { 200: SignedIn } },
+      schema: { summary: 'Exchange the token SSO returned to redirectUrl for a session', tags: ['auth'], body: Type.Object({ token: Str(512) }, { additionalProperties: false }), response: { 200: SignedIn, ...secondFactorAnswer } },
     },
-    async (request) => sso.verify(environmentOf(request), request.body.token, requestContext(request)),
+    async (request, reply) => sendSignIn(reply, await sso.verify(environmentOf(request), request.body.token, requestContext(request))),
   );
 };

@@ -250,10 +250,25 @@ export interface SignUpAttemptsTable {
   consumed_at: number | null;
 }
 
+/** Second-factor attempts (auth/second-factor.ts): a first factor proven, no session yet. */
+export interface SignInAttemptsTable {
+  environment_id: EnvironmentId;
+  id: string;
+  user_id: string;
+  kind: 'second_factor' | 'setup';
+  /** JSON array of the first factors' amr names. */
+  first_factors: string;
+  created_at: number;
+  expires_at: number;
+  wrong_tries: Generated<number>;
+  spent_at: number | null;
+}
+
 export interface Database {
   passkeys: PasskeysTable;
   passkey_user_handles: PasskeyUserHandlesTable;
   passkey_challenges: PasskeyChallengesTable;
+  sign_in_attempts: SignInAttemptsTable;
   user_totp: UserTotpTable;
   user_backup_codes: UserBackupCodesTable;
   api_keys: ApiKeysTable;

@@ -171,27 +171,9 @@ export class MfaService {
     this.assertEnrolmentOpen(environment);
     const { userId } = caller;
     return this.guarded(environment, userId, async () => {
-      const row = await q.findTotp(this.db, environment.id, userId);
-      if (row?.secret != null) throw apiError('conflict', 'TOTP is already enabled for this account.');
-      if (!row?.pending_secret) {
-        throw apiError(
-          'invalid_request',
-          'No TOTP setup is pending for this account: start with POST /v1/me/mfa/totp, then send its code here.',
-        );
-      }
-      const pending = row.pending_secret;
-      const step = acceptedStep(this.sealer.open(this.binding(environment, userId), pending), code, this.now(), row.last_step);
-      if (step === undefined) throw apiError('invalid_credentials', WRONG_CODE);
-      const backupCodes = newBackupCodes();
-      await inTransaction(this.db, async (tx) => {
-        if (!(await q.claimStep(tx, environment.id, userId, step))) throw apiError('invalid_credentials', WRONG_CODE);
-        if (!(await q.enableTotp(tx, environment.id, userId, pending, this.now()))) {
-          throw apiError('conflict', 'A newer TOTP setup replaced this secret. Scan the latest QR code and send its code.');
-        }
-        const hashes = backupCodes.map((c) => this.hash(environment, userId, c));
-        await q.replaceBackupCodes(tx, environment.id, userId, hashes, this.now());
-        await q.secondFactorsChanged(tx, environment.id, userId, this.now());
-      });
+      const backupCodes = await inTransaction(this.db, (tx) =>
+        this.enablePendingTotp(tx, environment, userId, code, 'start with POST /v1/me/mfa/totp, then send its code here'),
+      );
       // Enrolment proves the authenticator, not who holds the session: it counts as this session's
       // second factor only when the session itself verified a factor in the last 10 minutes (else a
       // stolen, stale session could make itself fresh by enrolling an authenticator of its own).
@@ -200,6 +182,42 @@ export class MfaService {
       }
       return { totp: { enabled: true as const }, backupCodes };
     });
+  }
+
+  /**
+   * The setup step of a sign-in under mfa "required" (auth/second-factor.ts): the code confirms the
+   * pending secret from `…/totp-setup`, in the caller's transaction (which spends the attempt).
+   * Counted against the user's allowance like every code.
+   */
+  enrolTotpAtSignIn(environment: Environment, userId: string, code: string, tx: Transaction<Database>): Promise<string[]> {
+    this.assertEnrolmentOpen(environment);
+    return this.guarded(environment, userId, () =>
+      this.enablePendingTotp(tx, environment, userId, code, 'start with POST /v1/auth/signin/second-factor/totp-setup, then send its code'),
+    );
+  }
+
+  /** Confirms the pending secret with `code` (spending its step): TOTP on, with a new set of backup codes. */
+  private async enablePendingTotp(
+    tx: Transaction<Database>,
+    environment: Environment,
+    userId: string,
+    code: string,
+    start: string,
+  ): Promise<string[]> {
+    const row = await q.findTotp(tx, environment.id, userId);
+    if (row?.secret != null) throw apiError('conflict', 'TOTP is already enabled for this account.');
+    if (!row?.pending_secret) throw apiError('invalid_request', `No TOTP setup is pending for this account: ${start}.`);
+    const pending = row.pending_secret;
+    const step = acceptedStep(this.sealer.open(this.binding(environment, userId), pending), code, this.now(), row.last_step);
+    if (step === undefined || !(await q.claimStep(tx, environment.id, userId, step))) throw apiError('invalid_credentials', WRONG_CODE);
+    if (!(await q.enableTotp(tx, environment.id, userId, pending, this.now()))) {
+      throw apiError('conflict', 'A newer TOTP setup replaced this secret. Scan the latest QR code and send its code.');
+    }
+    const backupCodes = newBackupCodes();
+    const hashes = backupCodes.map((c) => this.hash(environment, userId, c));
+    await q.replaceBackupCodes(tx, environment.id, userId, hashes, this.now());
+    await q.secondFactorsChanged(tx, environment.id, userId, this.now());
+    return backupCodes;
   }
 
   /** DELETE /v1/me/mfa/totp (reverification). The last second factor takes the backup codes with it. */

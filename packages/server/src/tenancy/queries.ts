@@ -165,6 +165,7 @@ export const ENVIRONMENT_DATA_TABLES = [
   'organization_roles',
   'organizations',
   'sessions',
+  'sign_in_attempts',
   'user_backup_codes',
   'user_totp',
   'flow_tokens',

@@ -40,19 +40,20 @@ describe('POST /v1/me/reverify, and amr and fva in the access token', () => {
 
   it('with a TOTP code or a backup code: the second factor joins amr and fva[1] becomes 0', async () => {
     const user = await signUp(t);
+    // A second, password-only session from before TOTP (a sign-in after it would ask for the code).
+    const signedIn = json(await signIn(t, user.email, GOOD_PASSWORD)).session;
     const { secret, backupCodes } = await enableTotp(t, user.accessToken, clock.now);
     clock.advance(2 * MINUTE);
     const byCode = await reverify(t, user.accessToken, { code: totpCode(secret, clock.now()) });
     expect(byCode.statusCode).toBe(200);
     expect(decodeJwt(json(byCode).session.accessToken).payload).toMatchObject({ amr: ['pwd', 'totp'], fva: [2, 0] });
 
-    const signedIn = json(await signIn(t, user.email, GOOD_PASSWORD)).session;
     // Compared without case, "-" or spaces.
     const code = backupCodes[0]!;
     const typed = `${code.slice(0, 5).toUpperCase()}-${code.slice(5)}`;
     const byBackup = await reverify(t, signedIn.accessToken, { backupCode: typed });
     expect(byBackup.statusCode).toBe(200);
-    expect(decodeJwt(json(byBackup).session.accessToken).payload).toMatchObject({ amr: ['pwd', 'backup_code'], fva: [0, 0] });
+    expect(decodeJwt(json(byBackup).session.accessToken).payload).toMatchObject({ amr: ['pwd', 'backup_code'], fva: [2, 0] });
     expect(json(await mfaCall(t, user.accessToken, 'GET', '/v1/me/mfa')).backupCodes.remaining).toBe(9);
   });
 

@@ -51,9 +51,9 @@ describe('an organization requiring MFA reached without it', () => {
   it('a second factor enrolled in another session does not make this session verified', async () => {
     const owner = await person(t);
     const org = await requiringOrg(owner);
-    await enableTotp(t, owner.accessToken);
-    // A password-only sign-in: the user has TOTP, this session never verified it.
+    // A password-only session from before TOTP: the user has TOTP now, this session never verified it.
     const signedIn = json(await signIn(t, owner.email, GOOD_PASSWORD)).session;
+    await enableTotp(t, owner.accessToken);
     const second: Person = { ...owner, accessToken: signedIn.accessToken, refreshToken: signedIn.refreshToken };
     const switched = await switchTo(t, second, org.id);
     expect(switched.statusCode).toBe(403);

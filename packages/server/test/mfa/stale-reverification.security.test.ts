@@ -105,9 +105,9 @@ describe('reverification skipped: a stale session making sensitive changes', () 
 
   it("another session's verification does not count for this one", async () => {
     const user = await signUp(t);
+    const other = json(await signIn(t, user.email, GOOD_PASSWORD)).session;
     await enableTotp(t, user.accessToken, clock.now);
     clock.advance(10 * MINUTE + 1);
-    const other = json(await signIn(t, user.email, GOOD_PASSWORD)).session;
     expect((await reverify(t, other.accessToken, { password: GOOD_PASSWORD })).statusCode).toBe(200);
     expect((await mfaCall(t, user.accessToken, 'DELETE', '/v1/me/mfa/totp')).statusCode).toBe(403);
     expect((await mfaCall(t, other.accessToken, 'DELETE', '/v1/me/mfa/totp')).statusCode).toBe(204);

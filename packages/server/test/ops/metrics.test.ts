@@ -9,6 +9,7 @@ import { listenForScrapes } from '../../src/metrics/plugin.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { start } from '../helpers/flows.js';
 import { GOOD_PASSWORD, signIn, signUp, uniqueEmail } from '../helpers/identity.js';
+import { enableTotp, signInWithTotp } from '../helpers/mfa.js';
 import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/process.js';
 import { dropPostgresSchema, openTestStore, testDb } from '../helpers/store.js';
 import { createEndpoint, startReceiver, type Receiver } from '../webhooks/receiver.js';
@@ -84,6 +85,9 @@ describe(`metrics (${testDb()})`, () => {
     const user = await signUp(t);
     expect((await signIn(t, user.email, GOOD_PASSWORD)).statusCode).toBe(200);
     expect((await signIn(t, user.email, 'not the password at all')).statusCode).toBe(401);
+    // A sign-in that asks for a second factor (202), then its second step.
+    const { secret } = await enableTotp(t, user.accessToken);
+    await signInWithTotp(t, user.email, secret, { offset: 1 });
     expect((await t.call({ method: 'GET', url: `/v1/users/${user.userId}`, credential: env.secretKey })).statusCode).toBe(200);
     // A 429: an environment whose limit is 2 a minute.
     const limited = (await t.createProject('Limited')).development;
@@ -111,9 +115,11 @@ describe(`metrics (${testDb()})`, () => {
     expect(types.get('nodejs_eventloop_lag_seconds')).toBe('gauge');
 
     expect(value(samples, 'gatehouse_http_requests_total', { method: 'GET', route: '/v1/users/:userId', status: '200' })).toBe(1);
-    expect(value(samples, 'gatehouse_http_request_duration_seconds_count', { method: 'POST', route: '/v1/auth/signin' })).toBe(2);
+    expect(value(samples, 'gatehouse_http_request_duration_seconds_count', { method: 'POST', route: '/v1/auth/signin' })).toBe(3);
     expect(value(samples, 'gatehouse_sign_ins_total', { method: 'password', outcome: 'success' })).toBe(1);
     expect(value(samples, 'gatehouse_sign_ins_total', { method: 'password', outcome: 'failure' })).toBe(1);
+    expect(value(samples, 'gatehouse_sign_ins_total', { method: 'password', outcome: 'second_factor' })).toBe(1);
+    expect(value(samples, 'gatehouse_sign_ins_total', { method: 'second_factor', outcome: 'success' })).toBe(1);
     expect(value(samples, 'gatehouse_rate_limit_refusals_total')).toBe(statuses.filter((s) => s === 429).length);
     expect(value(samples, 'gatehouse_outbox_depth', { kind: 'email' })).toBeGreaterThanOrEqual(1);
     expect(value(samples, 'gatehouse_outbox_oldest_age_seconds', { kind: 'email' })).toBeGreaterThanOrEqual(0);

@@ -32,6 +32,9 @@ async function fill(t: TestApp, project: TestProject) {
   const user = await signUp(t, { environment: env });
   // TOTP and its backup codes (user_totp, user_backup_codes rows).
   await enableTotp(t, user.accessToken);
+  // A sign-in waiting for its second factor (a sign_in_attempts row).
+  const waiting = await t.call({ method: 'POST', url: '/v1/auth/signin', credential: env.publishableKey, payload: { email: user.email, password: 'correct horse battery staple' } });
+  expect(waiting.statusCode, waiting.body).toBe(202);
   const organization = await t.call({
     method: 'POST',
     url: '/v1/organizations',

@@ -53,6 +53,18 @@ const RULES: readonly Rule[] = [
     pattern: /\binsertHandoff\b/,
     allowed: ['auth/handoff-queries.ts', 'auth/door.ts'],
   },
+  {
+    // Only the door decides that a second factor comes first.
+    what: 'issues a second-factor attempt',
+    pattern: /\binsertSignInAttempt\b/,
+    allowed: ['auth/attempt-queries.ts', 'auth/door.ts'],
+  },
+  {
+    // A session after the second factor only once the attempt is spent, by the second step.
+    what: 'completes a second-factor attempt',
+    pattern: /\bcompleteSecondFactor\s*\(|\bspendSignInAttempt\b/,
+    allowed: ['auth/door.ts', 'auth/attempt-queries.ts', 'auth/second-factor.ts'],
+  },
 ];
 
 /** Every place a source breaks a rule, as `file: what`. */
@@ -93,6 +105,24 @@ describe('the one door to a session', () => {
       'identity/routes.ts: holds the session starter',
       'identity/routes.ts: starts a session through a starter',
     ]);
+  });
+
+  it('fails when a way in skips the attempt: issuing one itself, or completing one without the second step', () => {
+    const way = `
+      import { insertSignInAttempt, spendSignInAttempt } from './attempt-queries.js';
+      await insertSignInAttempt(db, environment.id, row);
+      if (await spendSignInAttempt(db, environment.id, id, now)) return this.door.completeSecondFactor(environment, done, context);`;
+    expect(breaches([{ file: 'auth/magic-link.ts', source: way }])).toEqual([
+      'auth/magic-link.ts: issues a second-factor attempt',
+      'auth/magic-link.ts: completes a second-factor attempt',
+    ]);
+  });
+
+  it('holds the door to its rule: the decision and the attempt are in door.ts', () => {
+    const door = server.find((s) => s.file === 'auth/door.ts')?.source ?? '';
+    expect(door).toMatch(/SKIPS_SECOND_FACTOR/);
+    expect(door).toMatch(/\binsertSignInAttempt\(/);
+    expect(door).toMatch(/needs_second_factor_setup/);
   });
 
   it('fails when a service writes a session, a refresh token or a handoff token itself', () => {

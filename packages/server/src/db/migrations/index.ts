@@ -28,6 +28,7 @@ import { identityLinkCompletion } from './0029_identity_link_completion.js';
 import { mfa } from './0030_mfa.js';
 import { apiKeys } from './0031_api_keys.js';
 import { machines } from './0032_machines.js';
+import { secondFactorAttempts } from './0033_second_factor_attempts.js';
 import { passkeys } from './0035_passkeys.js';
 
 /**
@@ -64,5 +65,6 @@ export const migrations: Record<string, Migration> = {
   '0030_mfa': mfa,
   '0031_api_keys': apiKeys,
   '0032_machines': machines,
+  '0033_second_factor_attempts': secondFactorAttempts,
   '0035_passkeys': passkeys,
 };

@@ -1,0 +1,94 @@
+import type { SecondFactorName, SecondFactorNeeded, SessionTokens, TotpSetup } from '@gatehouse/contract';
+import type { Core, GatehouseState } from './core.js';
+import { GatehouseError } from './errors.js';
+
+/**
+ * Where a sign-in stands once its first factor succeeded (Clerk's `signIn.status`): `complete`
+ * (signed in), `needs_second_factor` (call `signIn.secondFactor({factor, code})` with one of
+ * `factors`), or `needs_second_factor_setup` (the environment requires a second factor and the user
+ * has none: `signIn.totpSetup()`, then `signIn.secondFactor({factor: "totp", code})`).
+ */
+export type SignInStatus = 'complete' | SecondFactorNeeded['status'];
+
+/** What every call that can end signed in resolves with: the state, and where the sign-in stands. */
+export type SignInState = GatehouseState & {
+  status: SignInStatus;
+  /** The second factors to choose from (in the order totp, backup_code, passkey); empty when complete. */
+  factors: SecondFactorName[];
+};
+
+/** `signIn.secondFactor()`'s answer: signed in; `backupCodes` (show them once) when the step enabled TOTP. */
+export type SecondFactorResult = SignInState & { backupCodes: string[] | null };
+
+export type { SecondFactorName, TotpSetup };
+
+/** The pending attempt of this client's last sign-in, and the calls that complete it. */
+export function createSecondFactorFlows(core: Core) {
+  let pending: { attemptId: string; status: SecondFactorNeeded['status'] } | undefined;
+  /** A completed sign-in's session, kept back until activate(). */
+  let held: SessionTokens | undefined;
+
+  const attempt = (attemptId?: string): string => {
+    const id = attemptId ?? pending?.attemptId;
+    if (!id) {
+      const message = 'No sign-in is waiting for a second factor: sign in first (its status is then "needs_second_factor").';
+      throw new GatehouseError({ status: 0, code: 'invalid_request', message });
+    }
+    return id;
+  };
+
+  return {
+    /** A way in's answer: signs this client in, or remembers the attempt and says which factor comes next. */
+    async settle(answer: { session: SessionTokens } | SecondFactorNeeded): Promise<SignInState> {
+      if ('attemptId' in answer) {
+        pending = { attemptId: answer.attemptId, status: answer.status };
+        return { ...core.state(), status: answer.status, factors: answer.factors };
+      }
+      pending = undefined;
+      return { ...(await core.establish(answer.session)), status: 'complete', factors: [] };
+    },
+
+    /** The attempt waiting for its second factor, if any (e.g. to hand it to another component). */
+    pending: () => (pending ? { ...pending } : null),
+
+    /**
+     * Completes the pending sign-in with a TOTP code or a backup code. A wrong code rejects with
+     * `invalid_credentials` (the attempt survives 4 of them; after the 5th, sign in again).
+     */
+    async secondFactor(params: {
+      factor: 'totp' | 'backup_code';
+      code: string;
+      attemptId?: string;
+      /** false: keep the new session until `activate()` (e.g. to show backup codes before the signed-in page takes over). */
+      activate?: boolean;
+    }): Promise<SecondFactorResult> {
+      const attemptId = attempt(params.attemptId);
+      const done = await core.call('POST /v1/auth/signin/second-factor', { body: { attemptId, factor: params.factor, code: params.code } });
+      pending = undefined;
+      const backupCodes = done.backupCodes ?? null;
+      if (params.activate === false) {
+        held = done.session;
+        return { ...core.state(), status: 'complete', factors: [], backupCodes };
+      }
+      return { ...(await core.establish(done.session)), status: 'complete', factors: [], backupCodes };
+    },
+
+    /** Signs this client in with the session `secondFactor({activate: false})` kept back. */
+    async activate(): Promise<SignInState> {
+      const session = held;
+      if (!session) {
+        throw new GatehouseError({
+          status: 0,
+          code: 'invalid_request',
+          message: 'No completed sign-in is waiting: call secondFactor() first.',
+        });
+      }
+      held = undefined;
+      return { ...(await core.establish(session)), status: 'complete', factors: [] };
+    },
+
+    /** For `needs_second_factor_setup`: a new TOTP secret and its otpauth:// URL (draw it as a QR code). */
+    totpSetup: (params: { attemptId?: string } = {}): Promise<TotpSetup> =>
+      core.call('POST /v1/auth/signin/second-factor/totp-setup', { body: { attemptId: attempt(params.attemptId) } }),
+  };
+}

@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AttemptBody, SecondFactorBody, SecondFactorNeeded, SecondFactorSignedIn, TotpSetup } from '@gatehouse/contract';
+import type { FastifyReply } from 'fastify';
+import { environmentOf } from '../http/credentials.js';
+import { requestContext } from '../http/request-context.js';
+import type { SecondFactorStep } from './second-factor.js';
+
+const publishable = { credentials: ['publishable'] } as const;
+
+/** The door's answer on the wire: 202 when a second factor comes first, else `status` (200, or 201 for a sign-up). */
+export function sendSignIn<T extends object>(reply: FastifyReply, result: T | SecondFactorNeeded, status = 200) {
+  return reply.code('status' in result && 'attemptId' in result ? 202 : status).send(result);
+}
+
+/** A way in's `202` answer, for its route's schema. */
+export const secondFactorAnswer = { 202: SecondFactorNeeded } as const;
+
+/** POST /v1/auth/signin/second-factor and …/totp-setup. */
+export const secondFactorRoutes: FastifyPluginAsyncTypebox<{ step: SecondFactorStep }> = async (app, { step }) => {
+  app.post(
+    '/v1/auth/signin/second-factor',
+    {
+      config: publishable,
+      schema: {
+        summary: 'Complete a sign-in that answered 202 needs_second_factor (or needs_second_factor_setup) with the second factor',
+        description:
+          'An attempt lives 10 minutes, belongs to its environment, is single-use, and dies after 5 wrong codes (then start the sign-in again). A wrong code is 401 invalid_credentials; past 10 wrong codes per user in 15 minutes every try is 429 rate_limited. On a setup attempt the TOTP code enables TOTP and the answer carries the backup codes, shown once.',
+        tags: ['auth'],
+        body: SecondFactorBody,
+        response: { 200: SecondFactorSignedIn },
+      },
+    },
+    async (request) => step.complete(environmentOf(request), request.body, requestContext(request)),
+  );
+
+  app.post(
+    '/v1/auth/signin/second-factor/totp-setup',
+    {
+      config: publishable,
+      schema: {
+        summary:
+          'Inside a needs_second_factor_setup attempt: a new TOTP secret to scan (confirm it with POST /v1/auth/signin/second-factor)',
+        description: 'Any other attempt is refused with 400 invalid_request: a first factor alone never enrols a second one.',
+        tags: ['auth'],
+        body: AttemptBody,
+        response: { 200: TotpSetup },
+      },
+    },
+    async (request) => step.totpSetup(environmentOf(request), request.body.attemptId),
+  );
+};

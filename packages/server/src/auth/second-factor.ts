@@ -1,0 +1,143 @@
+import type { SecondFactorBody, SecondFactorSignedIn, TotpSetup } from '@gatehouse/contract';
+import { inTransaction } from '../db/changes.js';
+import type { Store } from '../db/index.js';
+import type { RequestContext } from '../http/request-context.js';
+import type { IdentityService } from '../identity/service.js';
+import { sha256Hex } from '../lib/crypto.js';
+import { ApiError, apiError } from '../lib/errors.js';
+import type { MfaService } from '../mfa/service.js';
+import { parseAmr, type Amr } from '../sessions/factors.js';
+import type { Environment } from '../tenancy/settings.js';
+import * as q from './attempt-queries.js';
+import type { SignInDoor } from './door.js';
+
+/**
+ * Where passkeys plug in as a second factor (passkeys/): verifies a WebAuthn `response` for this
+ * user, bound to this attempt, or throws 401 invalid_credentials. Absent until passkeys exist.
+ */
+export interface PasskeyAssertions {
+  verifyForAttempt(environment: Environment, input: { userId: string; attemptId: string; response: unknown }): Promise<void>;
+}
+
+export interface SecondFactorStepOptions {
+  store: Store;
+  mfa: Pick<MfaService, 'verifySecondFactor' | 'enrolTotpAtSignIn' | 'startTotp'>;
+  identity: Pick<IdentityService, 'findUser'>;
+  door: Pick<SignInDoor, 'completeSecondFactor'>;
+  passkeys?: PasskeyAssertions | undefined;
+  now: () => number;
+}
+
+const START_AGAIN = 'This sign-in attempt is no longer valid: it expired, was completed, or belongs elsewhere. Start the sign-in again.';
+const TOO_MANY =
+  'This sign-in attempt has ended after 5 wrong codes. Start the sign-in again (your password, link or code), then enter a current code.';
+
+/** A wrong code, as opposed to a dead attempt: only these count against the attempt. */
+class WrongCode extends Error {
+  constructor(readonly error: ApiError) {
+    super(error.message);
+  }
+}
+
+/**
+ * The second step of a sign-in (DESIGN "One door to a session"): completes an attempt the door
+ * issued, with a TOTP code, a backup code or (once they exist) a passkey, or enrols TOTP on a
+ * setup attempt. Spends the attempt with a compare-and-set in the transaction that spends the
+ * code, so an attempt starts at most one session even under a race.
+ */
+export class SecondFactorStep {
+  constructor(private readonly options: SecondFactorStepOptions) {}
+
+  private get db() {
+    return this.options.store.db;
+  }
+
+  private async liveAttempt(environment: Environment, attemptId: string): Promise<q.SignInAttemptRow> {
+    const id = sha256Hex(attemptId);
+    const row = await q.findLiveAttempt(this.db, environment.id, id, this.options.now());
+    if (row) return row;
+    throw apiError('invalid_credentials', (await q.diedOfWrongTries(this.db, environment.id, id)) ? TOO_MANY : START_AGAIN);
+  }
+
+  /** POST /v1/auth/signin/second-factor/totp-setup: only a setup attempt may enrol (a password alone never enrols a factor). */
+  async totpSetup(environment: Environment, attemptId: string): Promise<TotpSetup> {
+    const attempt = await this.liveAttempt(environment, attemptId);
+    if (attempt.kind !== 'setup') {
+      throw apiError(
+        'invalid_request',
+        'This account already has a second factor: complete the sign-in with it (POST /v1/auth/signin/second-factor).',
+      );
+    }
+    return this.options.mfa.startTotp(environment, attempt.user_id);
+  }
+
+  /** POST /v1/auth/signin/second-factor */
+  async complete(environment: Environment, body: SecondFactorBody, context: RequestContext): Promise<SecondFactorSignedIn> {
+    const attempt = await this.liveAttempt(environment, body.attemptId);
+    const userId = attempt.user_id;
+    const code = this.codeOf(body);
+    const spend = async (tx: Parameters<Parameters<typeof inTransaction>[1]>[0]) => {
+      if (!(await q.spendSignInAttempt(tx, environment.id, attempt.id, this.options.now())))
+        throw apiError('invalid_credentials', START_AGAIN);
+    };
+    let second: Amr;
+    let backupCodes: string[] | undefined;
+    try {
+      if (body.factor === 'passkey') {
+        second = 'passkey';
+        const passkeys = this.options.passkeys;
+        if (!passkeys) throw apiError('invalid_request', 'Passkeys are not available on this server; use factor "totp" or "backup_code".');
+        await wrong(passkeys.verifyForAttempt(environment, { userId, attemptId: body.attemptId, response: body.response }));
+        await inTransaction(this.db, spend);
+      } else if (attempt.kind === 'setup') {
+        if (body.factor !== 'totp') {
+          throw apiError(
+            'invalid_request',
+            'Set up an authenticator first: POST /v1/auth/signin/second-factor/totp-setup, then send its code with factor "totp".',
+          );
+        }
+        second = 'totp';
+        backupCodes = await inTransaction(this.db, async (tx) => {
+          const codes = await wrong(this.options.mfa.enrolTotpAtSignIn(environment, userId, code, tx));
+          await spend(tx);
+          return codes;
+        });
+      } else {
+        const factor = body.factor;
+        second = await inTransaction(this.db, async (tx) => {
+          const used = await wrong(this.options.mfa.verifySecondFactor(environment, userId, { factor, code }, tx));
+          await spend(tx);
+          return used;
+        });
+      }
+    } catch (error) {
+      if (!(error instanceof WrongCode)) throw error;
+      await q.recordWrongTry(this.db, environment.id, attempt.id);
+      throw error.error;
+    }
+    const user = await this.options.identity.findUser(this.db, environment, userId);
+    if (!user) throw apiError('invalid_credentials', START_AGAIN);
+    const firstFactors = parseAmr(attempt.first_factors) as Amr[];
+    const { session } = await this.options.door.completeSecondFactor(environment, { userId, firstFactors, secondFactor: second }, context);
+    return { user: { id: user.id, email: user.email }, session, ...(backupCodes ? { backupCodes } : {}) };
+  }
+
+  private codeOf(body: SecondFactorBody): string {
+    if (body.factor === 'passkey') return '';
+    if (body.code === undefined)
+      throw apiError('invalid_request', `Send the ${body.factor === 'totp' ? 'authenticator' : 'backup'} code as "code".`, {
+        fields: ['code'],
+      });
+    return body.code;
+  }
+}
+
+/** Marks a refused code (401) as a wrong try of the attempt; the throttle's 429 and other refusals are not. */
+async function wrong<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'invalid_credentials') throw new WrongCode(error);
+    throw error;
+  }
+}
