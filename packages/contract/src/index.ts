@@ -17,3 +17,4 @@ export type * from './route-bodies.js';
 export type * from './routes.js';
 export * from './mfa.js';
 export * from './api-keys.js';
+export * from './impersonation.js';

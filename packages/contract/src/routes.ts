@@ -48,6 +48,7 @@ import type {
   VerifiedApiKey,
   VerifyApiKeyBody,
 } from './api-keys.js';
+import type { ActorToken, ActorTokenRedeemBody, CreateActorTokenBody } from './impersonation.js';
 import type { AuditLogPage, ConsoleConfig, InstanceStatus, Operator, OperatorInvitation, OperatorPage, RequestRate } from './operators.js';
 import type { UploadTicket, ProjectLogo } from './assets.js';
 import type { CapturedEmailPage, EmailSent, OutboxEmailPage, PasswordReset } from './emails.js';
@@ -186,6 +187,7 @@ export interface SessionRoutes {
   'POST /v1/auth/sso/start': { body: SsoStartBody; response: SsoStarted };
   'POST /v1/auth/sso/verify': { body: TokenBody; response: SignedIn };
   'POST /v1/auth/handoff': { body: TokenBody; response: SignedIn };
+  'POST /v1/auth/actor-token': { body: ActorTokenRedeemBody; response: SignedIn };
   'POST /v1/auth/invitations/accept': { body: AcceptInvitationBody; response: InvitationAccepted };
   'POST /v1/auth/invitations/preview': { body: InvitationPreviewBody; response: InvitationPreview };
   'POST /v1/auth/password-reset': { body: EmailLinkBody; response: EmailSent };
@@ -272,6 +274,7 @@ export interface SecretKeyRoutes {
   'GET /v1/machines': { response: MachineList };
   'DELETE /v1/machines/{machineId}': { response: Deleted };
   'POST /v1/machines/{machineId}/secret': { response: MachineWithSecret };
+  'POST /v1/actor-tokens': { body: CreateActorTokenBody; response: ActorToken };
 }
 
 /**

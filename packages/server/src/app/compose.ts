@@ -4,6 +4,8 @@ import { AssetService } from '../assets/service.js';
 import { SignInDoor } from '../auth/door.js';
 import { EmailedSecrets } from '../auth/emailed-secrets.js';
 import { HandoffWay } from '../auth/handoff.js';
+import { ActorWay } from '../auth/actor.js';
+import { ImpersonationService, type ImpersonationAudit } from '../impersonation/service.js';
 import { InvitationWay } from '../auth/invitation.js';
 import { PasswordResetFlow } from '../auth/password-reset.js';
 import { PasswordWay } from '../auth/password.js';
@@ -178,6 +180,19 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
   const machines = new MachineService(store, tenancy, new MachineTokens(keys, tokens, now, signatureThread), now);
   const invitations = new InvitationService({ store, access: organizationAccess, identity, passwords, now, baseUrl, mail });
   const operators = new OperatorService({ store, tenancy, identity, passwords, baseUrl, now, mail });
+  // ---- impersonation: actor tokens, recorded in the operators' audit log
+  const impersonationAudit: ImpersonationAudit = async ({ actor, action, target, status }) => {
+    const email = actor.kind === 'operator' && actor.id ? await operators.operatorEmail(actor.id) : null;
+    await operators.record({ kind: actor.kind, id: actor.id, email }, action, target, status);
+  };
+  const impersonation = new ImpersonationService({
+    store,
+    identity,
+    isOperatorsEnvironment: (id) => operators.isReserved(id),
+    audit: impersonationAudit,
+    baseUrl,
+    now,
+  });
 
   // ---- SSO: connections, the IdP round trip, linked identities
   const ssoConnections = new SsoConnectionService(store, instanceSecret, baseUrl, now, options.sso);
@@ -201,6 +216,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     sso: new SsoWay({ flows: ssoFlows, door }),
     invitation: new InvitationWay({ invitations, door }),
     handoff: new HandoffWay({ store, door, sessions, identity, now }),
+    actor: new ActorWay({ store, door, identity, audit: impersonationAudit, now }),
   };
 
   // ---- webhooks: the worker signs with the endpoints' sealed secrets; the service wakes it
@@ -241,6 +257,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     mfa,
     apiKeys,
     machines,
+    impersonation,
     invitations,
     operators,
     ssoConnections,

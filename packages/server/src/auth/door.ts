@@ -14,16 +14,19 @@ export const HANDOFF_FRAGMENT = '__gh_handoff';
 /**
  * The first factor a way in proved, named as the access token's `amr` names it: `pwd` (a password),
  * `email` (a magic link, an email code, a sign-up code or an invitation token), `sso` (an IdP or a
- * social provider). A `handoff` carries a sign-in that already passed this door on a hosted page.
+ * social provider), `actor` (an actor token: impersonation, docs/impersonation.md). A `handoff`
+ * carries a sign-in that already passed this door on a hosted page.
  */
-export type FirstFactor = 'pwd' | 'email' | 'sso' | 'handoff';
+export type FirstFactor = 'pwd' | 'email' | 'sso' | 'actor' | 'handoff';
 
 /**
  * Who signs in, and with what: a first factor proven in this request, or (a hosted handoff) the
  * factors the minting session verified, carried as they are: the new session is never fresher.
  */
 export type SignInAttempt =
-  | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff'> }
+  | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff' | 'actor'> }
+  /** Impersonation: who acts (`act.sub`). Such a session skips the second factor and lives at most an hour. */
+  | { userId: string; firstFactor: 'actor'; actor: { sub: string } }
   | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };
 
 /** Runs once a session exists, in every sign-in and sign-up (organization domain enrolment). */
@@ -47,7 +50,12 @@ export class SignInDoor {
   constructor(private readonly options: SignInDoorOptions) {}
 
   async completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<SessionTokens> {
-    const proof = attempt.firstFactor === 'handoff' ? { carried: attempt.carried } : { verified: [attempt.firstFactor] };
+    const proof =
+      attempt.firstFactor === 'handoff'
+        ? { carried: attempt.carried }
+        : attempt.firstFactor === 'actor'
+          ? { verified: ['actor' as const], actor: attempt.actor.sub }
+          : { verified: [attempt.firstFactor] };
     const { tokens, user } = await this.options.starter.start(environment, attempt.userId, proof, context);
     if (this.options.signedIn) await this.options.signedIn(environment, user);
     return tokens;

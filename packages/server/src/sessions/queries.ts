@@ -146,7 +146,7 @@ const rotateCurrent = reusableQuery(
     })
       .where('expires_at', '>', number(p.now))
       .where('last_active_at', '>', number(p.activeSince))
-      .returning(['user_id', 'active_organization_id', 'amr', 'first_factor_at', 'second_factor_at', 'created_at']);
+      .returning(['user_id', 'active_organization_id', 'amr', 'first_factor_at', 'second_factor_at', 'created_at', 'actor']);
   },
 );
 
@@ -174,6 +174,7 @@ export async function rotateCurrentRefreshToken(
       first_factor_at: number | null;
       second_factor_at: number | null;
       created_at: number;
+      actor: string | null;
     }
   | undefined
 > {

@@ -28,6 +28,7 @@ import { identityLinkCompletion } from './0029_identity_link_completion.js';
 import { mfa } from './0030_mfa.js';
 import { apiKeys } from './0031_api_keys.js';
 import { machines } from './0032_machines.js';
+import { actorTokens } from './0034_actor_tokens.js';
 
 /**
  * The one set of migrations for both dialects, one file each. Append only: a migration that has
@@ -63,4 +64,5 @@ export const migrations: Record<string, Migration> = {
   '0030_mfa': mfa,
   '0031_api_keys': apiKeys,
   '0032_machines': machines,
+  '0034_actor_tokens': actorTokens,
 };
