@@ -75,4 +75,9 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .gh-spinner{width:16px;height:16px;border:2px solid currentColor;border-right-color:transparent;border-radius:50%;animation:gh-spin .7s linear infinite}
 @keyframes gh-spin{to{transform:rotate(360deg)}}
+.gh-impersonation{position:fixed;top:0;left:0;right:0;z-index:2147483000;display:flex;gap:12px;align-items:center;justify-content:center;flex-wrap:wrap;padding:8px 16px;background:#f59e0b;color:#1c1917;font-weight:500;max-width:none;box-shadow:0 2px 8px rgba(0,0,0,.2)}
+.gh-root.gh-impersonation[data-theme=dark]{background:#b45309;color:#fff7ed}
+@media (prefers-color-scheme:dark){.gh-root.gh-impersonation[data-theme=auto]{background:#b45309;color:#fff7ed}}
+.gh-impersonation-signout{font:inherit;font-weight:600;padding:4px 12px;border-radius:999px;border:1px solid currentColor;background:transparent;color:inherit;cursor:pointer}
+.gh-impersonation-signout:hover{background:rgba(0,0,0,.08)}
 `;
