@@ -49,6 +49,7 @@ import type {
   VerifyApiKeyBody,
 } from './api-keys.js';
 import type { ActorToken, ActorTokenRedeemBody, CreateActorTokenBody } from './impersonation.js';
+import type { MfaStatus } from './mfa.js';
 import type { AuditLogPage, ConsoleConfig, InstanceStatus, Operator, OperatorInvitation, OperatorPage, RequestRate } from './operators.js';
 import type { UploadTicket, ProjectLogo } from './assets.js';
 import type { CapturedEmailPage, EmailSent, OutboxEmailPage, PasswordReset } from './emails.js';
@@ -275,6 +276,8 @@ export interface SecretKeyRoutes {
   'DELETE /v1/machines/{machineId}': { response: Deleted };
   'POST /v1/machines/{machineId}/secret': { response: MachineWithSecret };
   'POST /v1/actor-tokens': { body: CreateActorTokenBody; response: ActorToken };
+  'GET /v1/users/{userId}/mfa': { response: MfaStatus };
+  'DELETE /v1/users/{userId}/mfa': { response: User };
 }
 
 /**

@@ -6,6 +6,8 @@ import type { Platform } from '../platform.js';
 import { href, navigate } from '../router.js';
 import { ConfirmButton, ErrorMessage, Loaded, Pending, Section, Table, useAction, useLoad } from '../ui.js';
 import { UserIdentities } from './user-identities.js';
+import { Impersonate, UserSecondFactors } from './user-security.js';
+import { ApiKeysSection } from './api-keys.js';
 
 export function UsersTab(props: { platform: Platform; environment: PlatformEnvironment; userId: string | undefined; projectId: string }) {
   return props.userId ? <UserDetail {...props} userId={props.userId} /> : <UserSearch {...props} />;
@@ -98,6 +100,17 @@ function UserDetail({ platform, environment, userId, projectId }: { platform: Pl
         </dl>
       </Section>
       <UserIdentities platform={platform} environmentId={environment.id} userId={userId} email={u.email} />
+      <UserSecondFactors
+        platform={platform}
+        environmentId={environment.id}
+        user={u}
+        onReset={(updated) => {
+          user.setData(updated);
+          sessions.reload();
+        }}
+      />
+      <ApiKeysSection platform={platform} environmentId={environment.id} subject={userId} />
+      <Impersonate platform={platform} environmentId={environment.id} user={u} />
       <Section title="Sessions and access">
         {notice && (
           <p role="status" className="callout">
