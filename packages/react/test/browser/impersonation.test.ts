@@ -25,6 +25,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: impersonati
     await page.goto(`${url}&redirect_url=${encodeURIComponent(back)}`);
     await page.waitForURL((current) => current.href.startsWith(back.split('?')[0]!));
     await page.waitForSelector('#status[data-signed-in=true]');
+    expect(await page.locator('#status').getAttribute('data-actor')).toBe('support:grace');
     const banner = page.locator('[data-gh-component=impersonation-banner]');
     await banner.waitFor();
     await expect.poll(() => banner.textContent()).toBe('You are signed in as Ada Lovelace, impersonated by support:graceSign out');
