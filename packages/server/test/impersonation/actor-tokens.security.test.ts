@@ -142,6 +142,23 @@ describe(`actor tokens security (${testDb()})`, { timeout: 30_000 }, () => {
     expect(own.statusCode).toBe(200);
   });
 
+  it('every session route that changes credentials, factors, passkeys, identities or API keys refuses an impersonated session, whoever registered it', async () => {
+    const session = await actorSession(t, alice.userId);
+    const { refusedWhileImpersonated } = await import('../../src/auth/actor-guard.js');
+    const guarded = t.app.registeredRoutes.filter((r) => r.credentials.includes('session') && refusedWhileImpersonated(r.method, r.url));
+    // The routes DESIGN names are among them (a renamed route would silently escape the guard).
+    const names = guarded.map((r) => `${r.method} ${r.url}`);
+    for (const expected of ['POST /v1/me/password', 'DELETE /v1/me', 'POST /v1/me/mfa/totp', 'POST /v1/me/api-keys', 'POST /v1/me/reverify']) {
+      expect(names).toContain(expected);
+    }
+    for (const route of guarded) {
+      const url = route.url.replace(/:(\w+)/g, 'x_$1');
+      const response = await t.call({ method: route.method as 'POST', url, credential: session.accessToken, ...(route.hasBody ? { payload: {} } : {}) });
+      expect(response.statusCode, `${route.method} ${route.url}: ${response.body}`).toBe(403);
+      expect(json(response).error.code).toBe('forbidden');
+    }
+  });
+
   it('an impersonated session past its hour is refused at refresh', async () => {
     const session = await actorSession(t, alice.userId);
     clock.advance(50 * 60_000);
