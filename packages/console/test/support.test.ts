@@ -117,6 +117,9 @@ describe.skipIf(!chromiumAvailable())('the console: support', () => {
     await tab.close();
     await impersonate.getByRole('link', { name: 'Open as grace@example.com' }).waitFor();
     await shot(page, 'user-impersonate');
+    // The user's sessions show which one is impersonated.
+    await page.reload();
+    await section('Sessions and access').getByText(/impersonated by user_/).waitFor();
     const log = await api<{ data: Array<{ action: string; actor: { kind: string; email: string | null } }> }>('GET', '/v1/platform/audit-log?limit=20');
     expect(log.data.find((e) => e.action.startsWith('actor_token.created'))?.actor).toMatchObject({ kind: 'operator', email: 'ops@example.com' });
     expect(log.data.some((e) => e.action.startsWith('actor_token.redeemed'))).toBe(true);

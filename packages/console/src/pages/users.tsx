@@ -132,7 +132,10 @@ function UserDetail({ platform, environment, userId, projectId }: { platform: Pl
                   </td>
                   <td>{formatTime(s.createdAt)}</td>
                   <td>{formatTime(s.lastActiveAt)}</td>
-                  <td>{s.userAgent ?? '—'}</td>
+                  <td>
+                    {s.userAgent ?? '—'}
+                    {s.actor && <span className="muted"> · impersonated by {s.actor.sub}</span>}
+                  </td>
                   <td>
                     <ConfirmButton
                       label="Revoke"

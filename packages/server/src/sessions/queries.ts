@@ -308,7 +308,7 @@ async function deleteHandoffTokens(
 export async function listLiveSessions(db: Db, environmentId: EnvironmentId, userId: string, live: { now: number; activeSince: number }) {
   return db
     .selectFrom('sessions')
-    .select(['id', 'created_at', 'last_active_at', 'expires_at', 'user_agent', 'active_organization_id', 'amr'])
+    .select(['id', 'created_at', 'last_active_at', 'expires_at', 'user_agent', 'active_organization_id', 'amr', 'actor'])
     .where('environment_id', '=', environmentId)
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)

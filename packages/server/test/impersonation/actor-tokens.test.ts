@@ -36,6 +36,13 @@ describe(`actor tokens (${testDb()})`, { timeout: 30_000 }, () => {
     expect(claims.act).toEqual({ sub: 'support:ada' });
     expect(claims.amr).toEqual(['actor']);
     expect((await me(t, body.session.accessToken)).statusCode).toBe(200);
+    // The user's session list names the actor of that session, and of no other.
+    const listed = json(await t.call({ method: 'GET', url: `/v1/users/${alice.userId}/sessions`, credential: t.project.development.secretKey })).data as {
+      id: string;
+      actor?: { sub: string };
+    }[];
+    expect(listed.find((s) => s.id === claims.sid)?.actor).toEqual({ sub: 'support:ada' });
+    expect(listed.filter((s) => s.actor !== undefined)).toHaveLength(1);
   });
 
   it('skips the second factor, keeps act at refresh and through a hosted handoff, and lives at most an hour', async () => {
