@@ -42,7 +42,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'backend-webcrypto',
-          include: ['packages/backend/test/{verify-token,verify-token.security,jwks-cache,api-keys,machine-tokens.security}.test.ts'],
+          include: ['packages/backend/test/{verify-token,verify-token.security,jwks-cache,api-keys,machine-tokens.security,impersonation}.test.ts'],
           setupFiles: ['packages/backend/test/helpers/without-node-crypto.ts'],
         },
       },

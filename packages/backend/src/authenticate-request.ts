@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { verifyApiKey, type VerifiedApiKey } from './api-keys.js';
-import type { GatehouseClaims, MachineClaims } from './claims.js';
+import type { ActorClaim, GatehouseClaims, MachineClaims } from './claims.js';
 import {
   ApiKeyVerificationError,
   TokenVerificationError,
@@ -29,8 +29,19 @@ export interface AuthenticateAnyRequestOptions extends AuthenticateRequestOption
 /** A refusal's reason: a token's, or `token-missing` when the request carried no bearer token. */
 export type AuthReason = TokenVerificationErrorReason | ApiKeyVerificationErrorReason | 'token-missing';
 
-/** What `has()` may ask: a permission or a role of the organization the token acts as. */
-export type HasCheck = { permission: string; role?: never } | { role: string; permission?: never };
+/** Clerk's reverification presets: a factor verified within 10 minutes (`strict`, `strict_mfa`), an hour (`moderate`) or a day (`lax`). */
+export type ReverificationPreset = 'strict_mfa' | 'strict' | 'moderate' | 'lax';
+export type ReverificationLevel = 'first_factor' | 'second_factor' | 'multi_factor';
+export type ReverificationConfig = ReverificationPreset | { level: ReverificationLevel; afterMinutes: number };
+
+/**
+ * What `has()` may ask: a permission or a role of the organization the token acts as, and/or a
+ * recent verification (Clerk's `reverification`), read from the token's `fva`.
+ */
+export type HasCheck =
+  | { permission: string; role?: never; reverification?: ReverificationConfig }
+  | { role: string; permission?: never; reverification?: ReverificationConfig }
+  | { reverification: ReverificationConfig; permission?: never; role?: never };
 
 export interface SignedInAuth {
   isSignedIn: true;
@@ -42,6 +53,10 @@ export interface SignedInAuth {
   orgRole: string | null;
   orgSlug: string | null;
   orgPermissions: string[];
+  /** Who acts, when the session is impersonated (the `act` claim); null otherwise. */
+  actor: ActorClaim | null;
+  /** Minutes since the session verified a first and a second factor (`fva`); null when the token has none. */
+  factorVerificationAge: [number, number] | null;
   claims: GatehouseClaims;
   /**
    * Reads the token's claims, a snapshot taken when it was issued: for what a UI shows and coarse
@@ -116,6 +131,13 @@ export function signedInAuth(claims: GatehouseClaims): SignedInAuth {
   const orgSlug = orgId && typeof claims.org_slug === 'string' ? claims.org_slug : null;
   const orgPermissions =
     orgId && Array.isArray(claims.org_permissions) ? claims.org_permissions.filter((p): p is string => typeof p === 'string') : [];
+  const actor = typeof claims.act === 'object' && claims.act !== null && typeof claims.act.sub === 'string' ? { sub: claims.act.sub } : null;
+  const fva = factorVerificationAgeOf(claims.fva);
+  const orgCheck = (check: HasCheck): boolean | null => {
+    if (typeof check?.permission === 'string') return orgId !== null && orgPermissions.includes(check.permission);
+    if (typeof check?.role === 'string') return orgId !== null && orgRole === check.role;
+    return null;
+  };
   return {
     isSignedIn: true,
     isAuthenticated: true,
@@ -126,14 +148,55 @@ export function signedInAuth(claims: GatehouseClaims): SignedInAuth {
     orgRole,
     orgSlug,
     orgPermissions,
+    actor,
+    factorVerificationAge: fva,
     claims,
     has(check) {
-      if (orgId === null) return false;
-      if (typeof check?.permission === 'string') return orgPermissions.includes(check.permission);
-      if (typeof check?.role === 'string') return orgRole === check.role;
-      return false;
+      const org = orgCheck(check);
+      if (check?.reverification === undefined) return org === true;
+      // An impersonated session never counts as recently verified: the actor proved nothing of the user's.
+      const recent = actor === null && reverified(check.reverification, fva);
+      return org === null ? recent : org && recent;
     },
   };
+}
+
+/** Clerk's presets (`@clerk/shared` authorization): minutes and the factor level they ask. */
+const REVERIFICATION_PRESETS: Record<ReverificationPreset, { level: ReverificationLevel; afterMinutes: number }> = {
+  strict_mfa: { level: 'multi_factor', afterMinutes: 10 },
+  strict: { level: 'second_factor', afterMinutes: 10 },
+  moderate: { level: 'second_factor', afterMinutes: 60 },
+  lax: { level: 'second_factor', afterMinutes: 1_440 },
+};
+
+function factorVerificationAgeOf(value: unknown): [number, number] | null {
+  if (!Array.isArray(value) || value.length !== 2) return null;
+  const [first, second] = value as unknown[];
+  return Number.isInteger(first) && Number.isInteger(second) ? [first as number, second as number] : null;
+}
+
+/**
+ * Whether the token's `fva` shows a verification within the window, as Clerk reads it: a factor
+ * counts when verified fewer than `afterMinutes` ago; `second_factor` falls back to the first factor
+ * for a user without one, and `multi_factor` asks both when the user has a second factor. A malformed
+ * config or a token without `fva` is never recent.
+ */
+function reverified(config: ReverificationConfig, fva: [number, number] | null): boolean {
+  const rule = typeof config === 'string' ? REVERIFICATION_PRESETS[config] : config;
+  if (!rule || !fva || !Number.isFinite(rule.afterMinutes) || rule.afterMinutes <= 0) return false;
+  const [first, second] = fva;
+  const firstOk = first !== -1 && first < rule.afterMinutes;
+  const secondOk = second !== -1 && second < rule.afterMinutes;
+  switch (rule.level) {
+    case 'first_factor':
+      return firstOk;
+    case 'second_factor':
+      return second === -1 ? firstOk : secondOk;
+    case 'multi_factor':
+      return second === -1 ? firstOk : firstOk && secondOk;
+    default:
+      return false;
+  }
 }
 
 function apiKeyAuth(key: VerifiedApiKey): ApiKeyAuth {

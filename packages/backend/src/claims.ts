@@ -19,7 +19,18 @@ export interface GatehouseClaims {
   org_slug?: string;
   org_role?: string;
   org_permissions?: string[];
+  /** The factors this session verified, in order: `pwd`, `email`, `sso`, `passkey`, `totp`, `backup_code`, `actor`. */
+  amr?: string[];
+  /** Minutes since the session last verified a first and a second factor; -1 when never (Clerk's `fva`). */
+  fva?: [number, number];
+  /** Present when the session is impersonated: who acts (RFC 8693 §4.1). */
+  act?: ActorClaim;
   [claim: string]: unknown;
+}
+
+/** Who acts in an impersonated session: an operator's user id or a label such as `support:ada`. */
+export interface ActorClaim {
+  sub: string;
 }
 
 /** The claims of a machine's token (client credentials; header `typ: "m2m+jwt"`). There is no session. */

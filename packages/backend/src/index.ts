@@ -7,7 +7,7 @@ export {
   type ApiKeyVerificationErrorReason,
   type TokenVerificationErrorReason,
 } from './errors.js';
-export type { GatehouseClaims, MachineClaims } from './claims.js';
+export type { ActorClaim, GatehouseClaims, MachineClaims } from './claims.js';
 export type { TokenAlgorithm } from './keys.js';
 export {
   authenticateRequest,
@@ -20,6 +20,9 @@ export {
   type AuthenticatableRequest,
   type AuthReason,
   type HasCheck,
+  type ReverificationConfig,
+  type ReverificationLevel,
+  type ReverificationPreset,
   type RequestAuth,
   type SignedInAuth,
   type SignedOutAuth,

@@ -1,4 +1,5 @@
 import type {
+  CreateMachineBody,
   CreateProjectBody,
   CreateRoleBody,
   CreateSsoConnectionBody,
@@ -88,6 +89,18 @@ export function createPlatform(api: Api) {
         }),
       identities: (environmentId: string, userId: string) =>
         api('GET /v1/platform/environments/{environmentId}/users/{userId}/identities', { params: { environmentId, userId } }),
+      /** TOTP, backup codes left and passkeys (GET /v1/users/{userId}/mfa). */
+      mfa: (environmentId: string, userId: string) =>
+        api('GET /v1/platform/environments/{environmentId}/users/{userId}/mfa', { params: { environmentId, userId } }),
+      /** Removes every second factor and signs the user out everywhere (a support reset). */
+      resetMfa: (environmentId: string, userId: string) =>
+        api('DELETE /v1/platform/environments/{environmentId}/users/{userId}/mfa', { params: { environmentId, userId } }),
+      /** An actor token acted by the signed-in operator; its url signs in as the user on the hosted page. */
+      impersonate: (environmentId: string, userId: string, operatorId: string) =>
+        api('POST /v1/platform/environments/{environmentId}/actor-tokens', {
+          params: { environmentId },
+          body: { userId, actor: { sub: operatorId } },
+        }),
       unlinkIdentity: (environmentId: string, userId: string, identityId: string) =>
         api('DELETE /v1/platform/environments/{environmentId}/users/{userId}/identities/{identityId}', {
           params: { environmentId, userId, identityId },
@@ -126,6 +139,22 @@ export function createPlatform(api: Api) {
         api('POST /v1/platform/environments/{environmentId}/organizations/{organizationId}/invitations/{invitationId}/revoke', {
           params: { environmentId, organizationId, invitationId },
         }),
+    },
+    apiKeys: {
+      /** The keys of one user or organization (`subject`), newest first. */
+      list: (environmentId: string, subject: string, query: PageQuery) =>
+        api('GET /v1/platform/environments/{environmentId}/api-keys', { params: { environmentId }, query: { ...query, subject } }),
+      revoke: (environmentId: string, keyId: string) =>
+        api('DELETE /v1/platform/environments/{environmentId}/api-keys/{keyId}', { params: { environmentId, keyId } }),
+    },
+    machines: {
+      list: (environmentId: string) => api('GET /v1/platform/environments/{environmentId}/machines', { params: { environmentId } }),
+      create: (environmentId: string, body: CreateMachineBody) =>
+        api('POST /v1/platform/environments/{environmentId}/machines', { params: { environmentId }, body }),
+      remove: (environmentId: string, machineId: string) =>
+        api('DELETE /v1/platform/environments/{environmentId}/machines/{machineId}', { params: { environmentId, machineId } }),
+      rotateSecret: (environmentId: string, machineId: string) =>
+        api('POST /v1/platform/environments/{environmentId}/machines/{machineId}/secret', { params: { environmentId, machineId } }),
     },
     roles: {
       list: (environmentId: string) => api('GET /v1/platform/environments/{environmentId}/roles', { params: { environmentId } }),

@@ -19,3 +19,4 @@ export * from './mfa.js';
 export * from './second-factor.js';
 export * from './api-keys.js';
 export * from './passkeys.js';
+export * from './impersonation.js';

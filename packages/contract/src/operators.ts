@@ -48,7 +48,13 @@ export const AuditLogEntry = define(
     id: Type.String(),
     at: Type.Integer(),
     actor: Type.Object({
-      kind: Type.Union([Type.Literal('platform_key'), Type.Literal('operator'), Type.Literal('setup')]),
+      kind: Type.Union([
+        Type.Literal('platform_key'),
+        Type.Literal('operator'),
+        Type.Literal('setup'),
+        Type.Literal('secret_key', { description: 'id: the secret key (an actor token minted with it)' }),
+        Type.Literal('actor', { description: "id: the actor's sub (an actor token redeemed)" }),
+      ]),
       id: Type.Union([Type.String(), Type.Null()]),
       email: Type.Union([Type.String(), Type.Null()]),
     }),

@@ -50,6 +50,7 @@ import type {
   VerifiedApiKey,
   VerifyApiKeyBody,
 } from './api-keys.js';
+import type { ActorToken, ActorTokenRedeemBody, CreateActorTokenBody } from './impersonation.js';
 import type { AuditLogPage, ConsoleConfig, InstanceStatus, Operator, OperatorInvitation, OperatorPage, RequestRate } from './operators.js';
 import type { UploadTicket, ProjectLogo } from './assets.js';
 import type { CapturedEmailPage, EmailSent, OutboxEmailPage, PasswordReset } from './emails.js';
@@ -202,6 +203,7 @@ export interface SessionRoutes {
   'POST /v1/auth/sso/start': { body: SsoStartBody; response: SsoStarted };
   'POST /v1/auth/sso/verify': { body: TokenBody; response: SignedIn | SecondFactorNeeded };
   'POST /v1/auth/handoff': { body: TokenBody; response: SignedIn };
+  'POST /v1/auth/actor-token': { body: ActorTokenRedeemBody; response: SignedIn };
   'POST /v1/auth/invitations/accept': { body: AcceptInvitationBody; response: InvitationAccepted | SecondFactorNeeded };
   'POST /v1/auth/invitations/preview': { body: InvitationPreviewBody; response: InvitationPreview };
   'POST /v1/auth/password-reset': { body: EmailLinkBody; response: EmailSent };
@@ -309,6 +311,9 @@ export interface SecretKeyRoutes {
   'GET /v1/machines': { response: MachineList };
   'DELETE /v1/machines/{machineId}': { response: Deleted };
   'POST /v1/machines/{machineId}/secret': { response: MachineWithSecret };
+  'POST /v1/actor-tokens': { body: CreateActorTokenBody; response: ActorToken };
+  'GET /v1/users/{userId}/mfa': { response: MfaStatus };
+  'DELETE /v1/users/{userId}/mfa': { response: User };
 }
 
 /**

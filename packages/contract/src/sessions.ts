@@ -27,6 +27,9 @@ export const Session = define(
     expiresAt: Type.Integer({ description: 'End of the absolute lifetime' }),
     userAgent: Type.Union([Type.String(), Type.Null()]),
     amr: Type.Array(Type.String(), { description: 'The factors this session verified, in order (pwd, email, sso, totp, backup_code…)' }),
+    actor: Type.Optional(
+      Type.Object({ sub: Type.String() }, { description: 'Present when the session is impersonated: who acts (docs/impersonation.md)' }),
+    ),
     current: Type.Boolean({ description: 'Whether this is the session making the request' }),
   }),
 );

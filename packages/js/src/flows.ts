@@ -93,6 +93,11 @@ export function createFlows(core: Core) {
        * missing or the user cancels.
        */
       passkey: (options?: PasskeySignInOptions): Promise<GatehouseState> => passkeys.signIn(options),
+      /**
+       * Redeems a one-time actor token (impersonation: POST /v1/actor-tokens with the secret key):
+       * the session is the user's, acted by the token's actor (`session.actor`), for at most an hour.
+       */
+      actorToken: (params: { token: string }) => signedIn(core.call('POST /v1/auth/actor-token', { body: { token: params.token } })),
       emailCode: {
         /** Emails a 6-digit code; the answer is the same whether or not the address has an account. */
         async start(params: { email: string }): Promise<GatehouseState> {

@@ -10,6 +10,8 @@ export interface SessionInfo {
   organizationId: string | null;
   organizationRole: string | null;
   organizationPermissions: string[];
+  /** Who acts, while the session is impersonated (the token's `act` claim); null otherwise. */
+  actor: { sub: string } | null;
   claims: Record<string, unknown>;
 }
 
@@ -37,6 +39,12 @@ export function toStored(tokens: SessionTokens, now: number): StoredSession {
   };
 }
 
+function actorOf(act: unknown): { sub: string } | null {
+  if (typeof act !== 'object' || act === null) return null;
+  const sub = (act as { sub?: unknown }).sub;
+  return typeof sub === 'string' ? { sub } : null;
+}
+
 export function sessionInfo(stored: StoredSession): SessionInfo {
   const claims = decodeClaims(stored.accessToken);
   return {
@@ -46,6 +54,7 @@ export function sessionInfo(stored: StoredSession): SessionInfo {
     organizationId: typeof claims.org_id === 'string' ? claims.org_id : null,
     organizationRole: typeof claims.org_role === 'string' ? claims.org_role : null,
     organizationPermissions: Array.isArray(claims.org_permissions) ? (claims.org_permissions as string[]) : [],
+    actor: actorOf(claims.act),
     claims,
   };
 }

@@ -189,6 +189,30 @@ describe('flows against a real server', () => {
     expect(await gh.signUp({ email: uniqueEmail('direct'), password: GOOD_PASSWORD })).toMatchObject({ status: 'complete', signUpId: null, isSignedIn: true });
   });
 
+  it('signIn.actorToken: an impersonated session exposes session.actor, keeps it across a refresh, and a used token is refused', async () => {
+    const user = await client();
+    const email = uniqueEmail('acted');
+    const own = await user.signUp({ email, password: GOOD_PASSWORD });
+    expect(own.session?.actor).toBeNull();
+    const minted = await live.t.call({
+      method: 'POST',
+      url: '/v1/actor-tokens',
+      credential: live.t.project.development.secretKey,
+      payload: { userId: own.user!.id, actor: { sub: 'support:ada' } },
+    });
+    expect(minted.statusCode, minted.body).toBe(201);
+    const { token } = minted.json() as { token: string };
+    const gh = await client();
+    const state = await gh.signIn.actorToken({ token });
+    expect(state).toMatchObject({ isSignedIn: true, session: { userId: own.user!.id, actor: { sub: 'support:ada' } } });
+    await gh.getToken({ forceRefresh: true });
+    expect(gh.state.session?.actor).toEqual({ sub: 'support:ada' });
+    const again = await client();
+    const refused = await again.signIn.actorToken({ token }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(GatehouseError);
+    expect(refused).toMatchObject({ status: 401, code: 'invalid_credentials' });
+  });
+
   it('refusals are GatehouseError with the catalogue code, status and message', async () => {
     const gh = await client();
     const error = await gh.signIn.password({ email: uniqueEmail('nobody'), password: 'wrong password here' }).catch((e: unknown) => e);

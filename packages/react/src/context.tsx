@@ -1,6 +1,7 @@
 import { createContext, useContext, useEffect, useInsertionEffect, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { createGatehouse, type Gatehouse, type GatehouseOptions, type GatehouseState } from '@gatehouse/js';
 import { STYLES } from './styles.js';
+import { ImpersonationBanner } from './ui/impersonation-banner.js';
 
 export type Theme = 'light' | 'dark' | 'auto';
 
@@ -30,6 +31,8 @@ export interface GatehouseProviderProps extends Partial<GatehouseOptions> {
   /** An existing client instead of publishableKey and baseUrl (one per page). */
   client?: Gatehouse;
   appearance?: Appearance;
+  /** Shows a banner while the session is impersonated (default true); false to render your own from `useSession().session.actor`. */
+  impersonationBanner?: boolean;
   children?: ReactNode;
 }
 
@@ -72,7 +75,7 @@ export function GatehouseProvider(props: GatehouseProviderProps) {
     if (!props.publishableKey || !props.baseUrl) {
       throw new Error('GatehouseProvider needs publishableKey and baseUrl (your Gatehouse server root), or a client.');
     }
-    const { children: _children, appearance: _appearance, client: _client, ...options } = props;
+    const { children: _children, appearance: _appearance, client: _client, impersonationBanner: _banner, ...options } = props;
     return createGatehouse(options as GatehouseOptions);
   });
 
@@ -96,7 +99,14 @@ export function GatehouseProvider(props: GatehouseProviderProps) {
   }, [client]);
 
   const value = { client, appearance: props.appearance ?? {} };
-  return <GatehouseContext.Provider value={value}>{props.children}</GatehouseContext.Provider>;
+  return (
+    <GatehouseContext.Provider value={value}>
+      {props.impersonationBanner === false ? null : (
+        <ImpersonationBanner client={client} theme={value.appearance.theme ?? 'light'} style={variableStyle(value.appearance.variables)} />
+      )}
+      {props.children}
+    </GatehouseContext.Provider>
+  );
 }
 
 export function useGatehouseContext(): ContextValue {

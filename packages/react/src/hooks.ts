@@ -14,6 +14,7 @@ export type UseAuthReturn =
       orgId: undefined;
       orgRole: undefined;
       orgSlug: undefined;
+      actor: undefined;
       getToken: (options?: { forceRefresh?: boolean }) => Promise<string | null>;
       signOut: () => Promise<GatehouseState>;
       has: (params: HasParams) => false;
@@ -26,6 +27,7 @@ export type UseAuthReturn =
       orgId: null;
       orgRole: null;
       orgSlug: null;
+      actor: null;
       getToken: (options?: { forceRefresh?: boolean }) => Promise<string | null>;
       signOut: () => Promise<GatehouseState>;
       has: (params: HasParams) => false;
@@ -38,6 +40,8 @@ export type UseAuthReturn =
       orgId: string | null;
       orgRole: string | null;
       orgSlug: string | null;
+      /** Who acts, while the session is impersonated (the token's `act`); null otherwise. */
+      actor: { sub: string } | null;
       getToken: (options?: { forceRefresh?: boolean }) => Promise<string | null>;
       signOut: () => Promise<GatehouseState>;
       has: (params: HasParams) => boolean;
@@ -64,13 +68,14 @@ export function useAuth(): UseAuthReturn {
       orgId: undefined,
       orgRole: undefined,
       orgSlug: undefined,
+      actor: undefined,
       getToken,
       signOut,
       has: () => false,
     };
   }
   if (!state.isSignedIn || !state.session) {
-    return { isLoaded: true, isSignedIn: false, userId: null, sessionId: null, orgId: null, orgRole: null, orgSlug: null, getToken, signOut, has: () => false };
+    return { isLoaded: true, isSignedIn: false, userId: null, sessionId: null, orgId: null, orgRole: null, orgSlug: null, actor: null, getToken, signOut, has: () => false };
   }
   const session = state.session;
   return {
@@ -81,6 +86,7 @@ export function useAuth(): UseAuthReturn {
     orgId: session.organizationId,
     orgRole: session.organizationRole,
     orgSlug: state.organization?.id === session.organizationId ? (state.organization?.slug ?? null) : null,
+    actor: session.actor,
     getToken,
     signOut,
     has: (params) => hasAccess(session, params),

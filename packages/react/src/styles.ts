@@ -94,4 +94,9 @@ font-family:var(--gh-font-family);color:var(--gh-color-text);font-size:14px;line
 .gh-secret{display:block;text-align:center;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:13px;letter-spacing:.04em;word-break:break-all;background:var(--gh-color-surface);border-radius:var(--gh-radius);padding:8px 10px;user-select:all}
 .gh-codes{display:grid;grid-template-columns:1fr 1fr;gap:6px 16px;list-style:none;margin:0;padding:12px;background:var(--gh-color-surface);border-radius:var(--gh-radius);font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:14px;text-align:center}
 .gh-codes code{font:inherit}
+.gh-impersonation{position:fixed;top:0;left:0;right:0;z-index:2147483000;display:flex;gap:12px;align-items:center;justify-content:center;flex-wrap:wrap;padding:8px 16px;background:#f59e0b;color:#1c1917;font-weight:500;max-width:none;box-shadow:0 2px 8px rgba(0,0,0,.2)}
+.gh-root.gh-impersonation[data-theme=dark]{background:#b45309;color:#fff7ed}
+@media (prefers-color-scheme:dark){.gh-root.gh-impersonation[data-theme=auto]{background:#b45309;color:#fff7ed}}
+.gh-impersonation-signout{font:inherit;font-weight:600;padding:4px 12px;border-radius:999px;border:1px solid currentColor;background:transparent;color:inherit;cursor:pointer}
+.gh-impersonation-signout:hover{background:rgba(0,0,0,.08)}
 `;

@@ -7,6 +7,9 @@ import { createFramework, type RegisteredRoute } from './app/framework.js';
 import type { AppOptions } from './app/options.js';
 import { assetRoutes, brandingRoutes, uploadAuthorizer } from './assets/routes.js';
 import { handoffRoutes } from './auth/handoff-routes.js';
+import { actorAuthRoutes } from './auth/actor-routes.js';
+import { impersonationGuard } from './auth/actor-guard.js';
+import { impersonationRoutes } from './impersonation/routes.js';
 import { invitationAuthRoutes } from './auth/invitation-routes.js';
 import { passkeyAuthRoutes } from './auth/passkey-routes.js';
 import { passwordRoutes } from './auth/password-routes.js';
@@ -117,6 +120,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(auditPlugin, { operators });
   // Organizations that require MFA: checked app-wide, after the credentials.
+  // Impersonated sessions are refused what they may not do, before any other rule (docs/impersonation.md).
+  await app.register(impersonationGuard);
   await app.register(organizationMfaGate, { mfa });
   await app.register(proxyWarningPlugin, {
     warning: new ProxyWarning(!!options.trustProxy?.length, now, (message) => app.log.warn(message)),
@@ -167,6 +172,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(invitationAuthRoutes, { invitation: ways.invitation });
   await app.register(domainRoutes, { domains: s.domains, requests: s.membershipRequests, members: s.members });
   await app.register(handoffRoutes, { handoff: ways.handoff });
+  await app.register(actorAuthRoutes, { actor: ways.actor });
+  await app.register(impersonationRoutes, { impersonation: s.impersonation });
   await app.register(hostedRoutes, { tenancy, baseUrl: options.config.baseUrl });
   if (options.mail.startWorker !== false) app.addHook('onReady', async () => outbox.start());
   // The workers stop when the close begins, alongside the requests' drain, not after it: their

@@ -7,6 +7,8 @@ import type {
   CreateApiKeyParams,
   CreatedApiKey,
   CreateMachineParams,
+  CreateActorTokenParams,
+  ActorToken,
   Machine,
   MachineWithSecret,
   AddMemberParams,
@@ -182,6 +184,13 @@ export function createGatehouseClient(options: GatehouseClientOptions) {
       revoke: (keyId: string): Promise<Deleted> => http.request('DELETE /v1/api-keys/{keyId}', { params: { keyId } }),
       /** Asks Gatehouse, uncached; a refused key is a GatehouseApiError 401. verifyApiKey caches. */
       verify: (secret: string): Promise<VerifiedApiKey> => http.request('POST /v1/api-keys/verify', { body: { secret } }),
+    },
+    actorTokens: {
+      /**
+       * A one-time token to sign in as `userId`, acted by `actor.sub` (impersonation): redeem it with
+       * POST /v1/auth/actor-token or open its `url` (the hosted page). `token` is in this answer only.
+       */
+      create: (params: CreateActorTokenParams): Promise<ActorToken> => http.request('POST /v1/actor-tokens', { body: params }),
     },
     machines: {
       /** A machine (OAuth client): `clientSecret` (gh_mch_…) is in this answer only. */

@@ -20,9 +20,11 @@ import type {
   UpdateUserBody,
   UpdateUserMetadataBody,
   UserPage,
+  CreateActorTokenBody,
 } from '@gatehouse/contract';
 
 export type {
+  ActorToken,
   ApiKey,
   CreatedApiKey,
   Passkey,
@@ -96,3 +98,5 @@ export interface ApiKeyListParams extends PageParams {
   subject?: string;
 }
 export type CreateMachineParams = CreateMachineBody;
+/** POST /v1/actor-tokens: `expiresInSeconds` defaults to 600, at most 3600. */
+export type CreateActorTokenParams = CreateActorTokenBody;

@@ -5,6 +5,7 @@ import { PageControls, usePages } from '../paging.js';
 import type { Platform } from '../platform.js';
 import { href } from '../router.js';
 import { ConfirmButton, ErrorMessage, Loaded, Pending, Section, Table, useAction, useLoad } from '../ui.js';
+import { ApiKeysSection } from './api-keys.js';
 
 export function OrganizationsTab(props: { platform: Platform; environment: PlatformEnvironment; organizationId: string | undefined; projectId: string }) {
   return props.organizationId ? (
@@ -54,6 +55,20 @@ function OrganizationDetail(props: { platform: Platform; environment: PlatformEn
       <p className="breadcrumbs">
         <a href={href('projects', projectId, environment.type, 'organizations')}>Organizations</a> / {org.data.name}
       </p>
+      <Section title={org.data.name}>
+        <dl className="facts">
+          <dt>Id</dt>
+          <dd>
+            <code>{org.data.id}</code>
+          </dd>
+          <dt>Slug</dt>
+          <dd>{org.data.slug}</dd>
+          <dt>Requires MFA</dt>
+          <dd data-testid="mfa-required">
+            {org.data.mfaRequired ? 'Yes: members without a second factor cannot act as it' : 'No'}
+          </dd>
+        </dl>
+      </Section>
       <Section title={`Members of ${org.data.name}`}>
         <ErrorMessage error={change.error} />
         <Loaded state={members} what="members">
@@ -102,6 +117,7 @@ function OrganizationDetail(props: { platform: Platform; environment: PlatformEn
         <PageControls pages={members} />
       </Section>
       <Invitations platform={platform} environmentId={environment.id} organizationId={organizationId} roles={roles.data?.data ?? []} />
+      <ApiKeysSection platform={platform} environmentId={environment.id} subject={organizationId} />
     </>
   );
 }

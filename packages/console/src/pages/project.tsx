@@ -11,6 +11,7 @@ import { OrganizationsTab } from './organizations.js';
 import { ProjectTab } from './branding.js';
 import { WebhooksTab } from './webhooks.js';
 import { SsoTab } from './sso.js';
+import { MachinesTab } from './machines.js';
 
 const TABS = [
   ['keys', 'Keys'],
@@ -21,6 +22,7 @@ const TABS = [
   ['usage', 'Usage'],
   ['webhooks', 'Webhooks'],
   ['sso', 'SSO'],
+  ['machines', 'Machines'],
   ['project', 'Branding & project'],
 ] as const;
 
@@ -70,6 +72,7 @@ function ProjectTabs(props: ProjectProps & { project: Project; reload: () => voi
       {tab === 'usage' && <UsageTab platform={platform} project={project} />}
       {tab === 'webhooks' && <WebhooksTab platform={platform} environment={environment} endpointId={props.rest[0]} projectId={projectId} />}
       {tab === 'sso' && <SsoTab platform={platform} environment={environment} />}
+      {tab === 'machines' && <MachinesTab platform={platform} environment={environment} />}
       {tab === 'project' && <ProjectTab platform={platform} project={project} onChanged={props.reload} />}
     </>
   );

@@ -7,6 +7,8 @@ import { href, navigate } from '../router.js';
 import { ConfirmButton, ErrorMessage, Loaded, Pending, Section, Table, useAction, useLoad } from '../ui.js';
 import { UserIdentities } from './user-identities.js';
 import { UserPasskeys } from './user-passkeys.js';
+import { Impersonate, UserSecondFactors } from './user-security.js';
+import { ApiKeysSection } from './api-keys.js';
 
 export function UsersTab(props: { platform: Platform; environment: PlatformEnvironment; userId: string | undefined; projectId: string }) {
   return props.userId ? <UserDetail {...props} userId={props.userId} /> : <UserSearch {...props} />;
@@ -100,6 +102,17 @@ function UserDetail({ platform, environment, userId, projectId }: { platform: Pl
       </Section>
       <UserIdentities platform={platform} environmentId={environment.id} userId={userId} email={u.email} />
       <UserPasskeys platform={platform} environmentId={environment.id} userId={userId} email={u.email} />
+      <UserSecondFactors
+        platform={platform}
+        environmentId={environment.id}
+        user={u}
+        onReset={(updated) => {
+          user.setData(updated);
+          sessions.reload();
+        }}
+      />
+      <ApiKeysSection platform={platform} environmentId={environment.id} subject={userId} />
+      <Impersonate platform={platform} environmentId={environment.id} user={u} />
       <Section title="Sessions and access">
         {notice && (
           <p role="status" className="callout">
@@ -121,7 +134,10 @@ function UserDetail({ platform, environment, userId, projectId }: { platform: Pl
                   </td>
                   <td>{formatTime(s.createdAt)}</td>
                   <td>{formatTime(s.lastActiveAt)}</td>
-                  <td>{s.userAgent ?? '—'}</td>
+                  <td>
+                    {s.userAgent ?? '—'}
+                    {s.actor && <span className="muted"> · impersonated by {s.actor.sub}</span>}
+                  </td>
                   <td>
                     <ConfirmButton
                       label="Revoke"

@@ -8,7 +8,7 @@ import { Header, Root } from '../ui/primitives.js';
 import { SecondFactorStep, type SecondFactorAsk } from '../ui/second-factor.js';
 
 interface Config {
-  page: 'sign-in' | 'sign-up' | 'user' | 'organization' | 'accept-invitation';
+  page: 'sign-in' | 'sign-up' | 'user' | 'organization' | 'accept-invitation' | 'actor';
   environmentId: string;
   publishableKey: string;
   baseUrl: string;
@@ -43,13 +43,13 @@ async function leave(gh: Gatehouse): Promise<void> {
   location.replace(body.redirectUrl);
 }
 
-function Refused({ message }: { message: string }) {
+function Refused({ message, hint = "Ask the application's developer to add its address to the allowed origins of this environment." }: { message: string; hint?: string }) {
   return (
     <Root>
       <div className="gh-card" data-gh-component="hosted-refused">
         <Header title="This link cannot be used" logoUrl={config.logoUrl ?? undefined} />
         <p className="gh-form-error" role="alert">{message}</p>
-        <p className="gh-muted" style={{ marginTop: 16 }}>Ask the application's developer to add its address to the allowed origins of this environment.</p>
+        <p className="gh-muted" style={{ marginTop: 16 }}>{hint}</p>
       </div>
     </Root>
   );
@@ -94,6 +94,34 @@ function AcceptInvitationPage() {
   );
 }
 
+/**
+ * The url of an actor token (impersonation): redeems it, whoever was signed in here before, then
+ * continues like the sign-in page (redirect_url with a handoff, or the account page).
+ */
+function ActorPage() {
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    const url = new URL(location.href);
+    const token = url.searchParams.get('token');
+    // Off the address bar and the history before anything else: the token is a credential.
+    url.searchParams.delete('token');
+    history.replaceState(history.state, '', url.pathname + url.search);
+    if (!token) return setError('This link has no actor token. Open the url that POST /v1/actor-tokens answered as it is.');
+    void (async () => {
+      await client.signIn.actorToken({ token });
+      await leave(client);
+    })().catch((e: Error) => setError(e.message));
+  }, []);
+  if (error) return <Refused message={error} hint="Actor tokens work once and expire: ask for a new one." />;
+  return (
+    <Root>
+      <div className="gh-card" data-gh-component="hosted-actor">
+        <p className="gh-notice" role="status">Signing in as the user…</p>
+      </div>
+    </Root>
+  );
+}
+
 function Page() {
   const auth = useAuth();
   const [error, setError] = useState<string | null>(null);
@@ -101,12 +129,13 @@ function Page() {
   useEffect(() => {
     if (!auth.isLoaded) return;
     if (auth.isSignedIn && signingPage) void leave(client).catch((e: Error) => setError(e.message));
-    if (!auth.isSignedIn && !signingPage && config.page !== 'accept-invitation') location.replace(pageUrl('sign-in'));
+    if (!auth.isSignedIn && !signingPage && config.page !== 'accept-invitation' && config.page !== 'actor') location.replace(pageUrl('sign-in'));
   }, [auth.isLoaded, auth.isSignedIn]);
   if (config.redirectError) return <Refused message={config.redirectError} />;
   if (error) return <Refused message={error} />;
   if (!auth.isLoaded) return null;
   if (config.page === 'accept-invitation') return <AcceptInvitationPage />;
+  if (config.page === 'actor') return <ActorPage />;
   if (signingPage) {
     if (auth.isSignedIn) return <Root><div className="gh-card"><p className="gh-notice" role="status">Signing you in…</p></div></Root>;
     return config.page === 'sign-in' ? <SignIn signUpUrl={pageUrl('sign-up')} /> : <SignUp signInUrl={pageUrl('sign-in')} />;

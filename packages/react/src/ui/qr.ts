@@ -270,9 +270,10 @@ export function encodeQr(text: string): boolean[][] {
 
 /**
  * `value` as a QR code in SVG: dark modules on white with the 4-module quiet zone, whatever the
- * theme (scanners expect dark on light). `size` is the width and height in CSS pixels (default 176).
+ * theme (scanners expect dark on light). `size` is the width and height in CSS pixels (default 176);
+ * `label` its accessible name.
  */
-export function QrCode({ value, size = 176 }: { value: string; size?: number }): ReactElement {
+export function QrCode({ value, size = 176, label = 'QR code' }: { value: string; size?: number; label?: string }): ReactElement {
   const grid = useMemo(() => encodeQr(value), [value]);
   const quiet = 4;
   const extent = grid.length + quiet * 2;
@@ -283,7 +284,7 @@ export function QrCode({ value, size = 176 }: { value: string; size?: number }):
     {
       className: 'gh-qr',
       role: 'img',
-      'aria-label': 'QR code',
+      'aria-label': label,
       width: size,
       height: size,
       viewBox: `0 0 ${extent} ${extent}`,

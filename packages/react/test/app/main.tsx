@@ -27,7 +27,7 @@ function Status() {
   const gh = useGatehouse();
   (window as unknown as { gh: typeof gh }).gh = gh;
   return (
-    <p id="status" data-loaded={String(auth.isLoaded)} data-signed-in={String(auth.isSignedIn)} data-org-role={auth.isLoaded && auth.isSignedIn ? (auth.orgRole ?? '') : ''} style={{ color: theme === 'dark' ? '#94a3b8' : '#475569', font: '12px system-ui' }}>
+    <p id="status" data-loaded={String(auth.isLoaded)} data-signed-in={String(auth.isSignedIn)} data-org-role={auth.isLoaded && auth.isSignedIn ? (auth.orgRole ?? '') : ''} data-actor={auth.isLoaded && auth.isSignedIn ? (auth.actor?.sub ?? '') : ''} style={{ color: theme === 'dark' ? '#94a3b8' : '#475569', font: '12px system-ui' }}>
       {!auth.isLoaded ? 'loading' : auth.isSignedIn ? `signed in${auth.orgRole ? ` as ${auth.orgRole}` : ''}` : 'signed out'}
     </p>
   );

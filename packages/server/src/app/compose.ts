@@ -4,6 +4,8 @@ import { AssetService } from '../assets/service.js';
 import { SignInDoor } from '../auth/door.js';
 import { EmailedSecrets } from '../auth/emailed-secrets.js';
 import { HandoffWay } from '../auth/handoff.js';
+import { ActorWay } from '../auth/actor.js';
+import { ImpersonationService, type ImpersonationAudit } from '../impersonation/service.js';
 import { InvitationWay } from '../auth/invitation.js';
 import { PasswordResetFlow } from '../auth/password-reset.js';
 import { PasskeyWay } from '../auth/passkey.js';
@@ -195,6 +197,19 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
   const machines = new MachineService(store, tenancy, new MachineTokens(keys, tokens, now, signatureThread), now);
   const invitations = new InvitationService({ store, access: organizationAccess, identity, passwords, now, baseUrl, mail });
   const operators = new OperatorService({ store, tenancy, identity, passwords, baseUrl, now, mail });
+  // ---- impersonation: actor tokens, recorded in the operators' audit log
+  const impersonationAudit: ImpersonationAudit = async ({ actor, action, target, status }) => {
+    const email = actor.kind === 'operator' && actor.id ? await operators.operatorEmail(actor.id) : null;
+    await operators.record({ kind: actor.kind, id: actor.id, email }, action, target, status);
+  };
+  const impersonation = new ImpersonationService({
+    store,
+    identity,
+    isOperatorsEnvironment: (id) => operators.isReserved(id),
+    audit: impersonationAudit,
+    baseUrl,
+    now,
+  });
 
   // ---- SSO: connections, the IdP round trip, linked identities
   const ssoConnections = new SsoConnectionService(store, instanceSecret, baseUrl, now, options.sso);
@@ -222,6 +237,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     passkey: new PasskeyWay({ store, ceremonies: passkeyCeremonies, identity, door }),
     // The second step of a sign-in the door answered with an attempt (passkeys plug in as `passkeys`).
     secondFactor: new SecondFactorStep({ store, mfa, identity, door, now }),
+    actor: new ActorWay({ store, door, identity, audit: impersonationAudit, now }),
   };
 
   // ---- webhooks: the worker signs with the endpoints' sealed secrets; the service wakes it
@@ -264,6 +280,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     passkeys,
     apiKeys,
     machines,
+    impersonation,
     invitations,
     operators,
     ssoConnections,

@@ -17,25 +17,30 @@ export const ATTEMPT_TTL_MS = 10 * 60_000;
 /**
  * The first factor a way in proved, named as the access token's `amr` names it: `pwd` (a password),
  * `email` (a magic link, an email code, a sign-up code or an invitation token), `sso` (an IdP or a
- * social provider), `passkey` (a passkey with user verification: both factors at once). A `handoff`
- * carries a sign-in that already passed this door on a hosted page.
+ * social provider), `passkey` (a passkey with user verification: both factors at once), `actor` (an
+ * actor token: impersonation, docs/impersonation.md). A `handoff` carries a sign-in that already
+ * passed this door on a hosted page.
  */
-export type FirstFactor = 'pwd' | 'email' | 'sso' | 'passkey' | 'handoff';
+export type FirstFactor = 'pwd' | 'email' | 'sso' | 'passkey' | 'actor' | 'handoff';
 
 /**
  * First factors that satisfy MFA by themselves, so the door starts a session without asking for a
  * second one: a handoff (it carries a session that passed this door), a passkey with user
- * verification, an actor token (impersonation). A way in that adds `passkey` or `actor` to
- * `FirstFactor` is covered by this rule as it stands.
+ * verification, an actor token (impersonation).
  */
-export const SKIPS_SECOND_FACTOR: ReadonlySet<string> = new Set(['handoff', 'passkey', 'actor']);
+export const SELF_SUFFICIENT_FACTORS = ['handoff', 'passkey', 'actor'] as const;
+export type SelfSufficientFactor = (typeof SELF_SUFFICIENT_FACTORS)[number];
+export const SKIPS_SECOND_FACTOR: ReadonlySet<string> = new Set(SELF_SUFFICIENT_FACTORS);
 
 /**
  * Who signs in, and with what: a first factor proven in this request, or (a hosted handoff) the
  * factors the minting session verified, carried as they are: the new session is never fresher.
  */
 export type SignInAttempt =
-  { userId: string; firstFactor: Exclude<FirstFactor, 'handoff'> } | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };
+  | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff' | 'actor'> }
+  /** Impersonation: who acts (`act.sub`). Such a session skips the second factor and lives at most an hour. */
+  | { userId: string; firstFactor: 'actor'; actor: { sub: string } }
+  | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };
 
 /** What the door answers: a session, or the second factor to ask for first (202). */
 export type DoorOutcome = { session: SessionTokens } | SecondFactorNeeded;
@@ -88,8 +93,17 @@ export interface SignInDoorOptions {
 export class SignInDoor {
   constructor(private readonly options: SignInDoorOptions) {}
 
+  /** A first factor that satisfies MFA by itself always gets its session: the type says so. */
+  completeSignIn(
+    environment: Environment,
+    attempt: { userId: string; firstFactor: 'passkey' } | Extract<SignInAttempt, { firstFactor: SelfSufficientFactor }>,
+    context: RequestContext,
+  ): Promise<{ session: SessionTokens }>;
+  completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<DoorOutcome>;
   async completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<DoorOutcome> {
     if (attempt.firstFactor === 'handoff') return this.start(environment, attempt.userId, { carried: attempt.carried }, context);
+    // An actor session skips the second factor (SKIPS_SECOND_FACTOR) and carries who acts.
+    if (attempt.firstFactor === 'actor') return this.start(environment, attempt.userId, { verified: ['actor'], actor: attempt.actor.sub }, context);
     const asked = await secondFactorRule(environment.settings.mfa, [attempt.firstFactor], () =>
       this.options.secondFactorsOf(environment, attempt.userId),
     );
@@ -129,7 +143,7 @@ export class SignInDoor {
   private async start(
     environment: Environment,
     userId: string,
-    proof: { verified: readonly Amr[] } | { carried: SessionFactors },
+    proof: { verified: readonly Amr[]; actor?: string } | { carried: SessionFactors },
     context: RequestContext,
   ): Promise<{ session: SessionTokens }> {
     const { tokens, user } = await this.options.starter.start(environment, userId, proof, context);

@@ -75,7 +75,7 @@ export async function sessionIsLive(db: Db, environmentId: EnvironmentId, sessio
 export async function sessionFactors(db: Db, environmentId: EnvironmentId, sessionId: string) {
   return db
     .selectFrom('sessions')
-    .select(['amr', 'first_factor_at', 'second_factor_at', 'created_at'])
+    .select(['amr', 'first_factor_at', 'second_factor_at', 'created_at', 'actor'])
     .where('environment_id', '=', environmentId)
     .where('id', '=', sessionId)
     .executeTakeFirst();

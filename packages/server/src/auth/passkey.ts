@@ -55,9 +55,8 @@ export class PasskeyWay {
     const { userId } = await this.deps.ceremonies.verifyAuthentication(environment, input.attemptId, input.response);
     const user = await this.deps.identity.findUser(this.deps.store.db, environment, userId);
     if (!user) throw apiError('invalid_credentials', 'This passkey could not be verified. Try again, or sign in another way.');
-    const outcome = await this.deps.door.completeSignIn(environment, { userId, firstFactor: 'passkey' }, context);
     // A passkey with user verification is both factors: the door never asks it for another.
-    if (!('session' in outcome)) throw new Error('The door asked a passkey sign-in for a second factor.');
-    return { user: { id: user.id, email: user.email }, session: outcome.session };
+    const { session } = await this.deps.door.completeSignIn(environment, { userId, firstFactor: 'passkey' }, context);
+    return { user: { id: user.id, email: user.email }, session };
   }
 }

@@ -244,3 +244,16 @@ export interface MachinesTable {
   created_at: number;
   secret_rotated_at: number;
 }
+
+/** Actor tokens (0034): one-time tokens that start an impersonated session (docs/impersonation.md). */
+export interface ActorTokensTable {
+  environment_id: EnvironmentId;
+  id: string;
+  user_id: string;
+  /** Who acts: the `act.sub` of the sessions it starts. */
+  actor_sub: string;
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}

@@ -23,6 +23,7 @@ import type {
   UserBackupCodesTable,
   ApiKeysTable,
   MachinesTable,
+  ActorTokensTable,
 } from './feature-tables.js';
 
 export * from './feature-tables.js';
@@ -48,7 +49,8 @@ export interface OperatorTokensTable {
 export interface OperatorAuditLogTable {
   id: string;
   at: number;
-  actor_kind: 'platform_key' | 'operator' | 'setup';
+  /** `secret_key` and `actor` record impersonation (docs/impersonation.md): who minted an actor token, who redeemed it. */
+  actor_kind: 'platform_key' | 'operator' | 'setup' | 'secret_key' | 'actor';
   actor_id: string | null;
   actor_email: string | null;
   action: string;
@@ -177,6 +179,8 @@ export interface SessionsTable {
   /** When the session last verified a first factor / a second factor; null when never. */
   first_factor_at: number | null;
   second_factor_at: number | null;
+  /** Who acts in an impersonated session (its tokens' `act.sub`); null otherwise (0034). */
+  actor: string | null;
 }
 
 export interface SigningKeysTable {
@@ -273,6 +277,7 @@ export interface Database {
   user_backup_codes: UserBackupCodesTable;
   api_keys: ApiKeysTable;
   machines: MachinesTable;
+  actor_tokens: ActorTokensTable;
   sso_connections: SsoConnectionsTable;
   sso_identities: SsoIdentitiesTable;
   sso_attempts: SsoAttemptsTable;

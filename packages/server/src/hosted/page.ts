@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-export const HOSTED_PAGES = ['sign-in', 'sign-up', 'user', 'organization', 'accept-invitation'] as const;
+export const HOSTED_PAGES = ['sign-in', 'sign-up', 'user', 'organization', 'accept-invitation', 'actor'] as const;
 export type HostedPage = (typeof HOSTED_PAGES)[number];
 
 /** What the page script reads: public values only (a publishable key is public). */
@@ -28,6 +28,7 @@ const TITLES: Record<HostedPage, string> = {
   user: 'Your account',
   organization: 'Organization',
   'accept-invitation': 'Accept invitation',
+  actor: 'Signing in as a user',
 };
 
 function escapeJson(value: unknown): string {

@@ -32,10 +32,15 @@ export const hostedRoutes: FastifyPluginAsyncTypebox<{ tenancy: TenancyService; 
     '/hosted/:environmentId/:page',
     {
       schema: {
-        summary: 'A hosted page (HTML): sign-in, sign-up, user, organization or accept-invitation (the default invitation link)',
+        summary:
+          'A hosted page (HTML): sign-in, sign-up, user, organization, accept-invitation (the default invitation link) or actor (redeems an actor token)',
         tags: ['hosted'],
         params: Type.Object({ environmentId: Type.String({ maxLength: 100 }), page: Type.String({ maxLength: 40 }) }),
-        querystring: Type.Object({ redirect_url: Type.Optional(Type.String({ maxLength: 2048 })) }),
+        querystring: Type.Object({
+          redirect_url: Type.Optional(Type.String({ maxLength: 2048 })),
+          // Read by the actor page's script, never by the server (and never logged: http/logging.ts).
+          token: Type.Optional(Type.String({ maxLength: 512 })),
+        }),
       },
     },
     async (request, reply) => {

@@ -135,6 +135,25 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteOptions> = async (app,
     },
   );
 
+  app.get(
+    '/v1/users/:userId/mfa',
+    {
+      config: secret,
+      schema: {
+        summary: "A user's second factors (TOTP, backup codes left, passkeys), as GET /v1/me/mfa shows them: for support",
+        tags: ['users'],
+        params: IdParams('userId'),
+        response: { 200: MfaStatus },
+      },
+    },
+    async (request) => {
+      const environment = environmentOf(request);
+      // 404 for a user of another environment, not an empty status.
+      await identity.getUser(environment, request.params.userId);
+      return mfa.status(environment, request.params.userId);
+    },
+  );
+
   app.delete(
     '/v1/users/:userId/mfa',
     {

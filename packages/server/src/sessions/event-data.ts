@@ -13,5 +13,7 @@ export function sessionData(row: Readonly<SessionsTable>) {
     revokedAt: row.revoked_at,
     userAgent: row.user_agent,
     activeOrganizationId: row.active_organization_id,
+    // An impersonated session names who acts (docs/impersonation.md).
+    ...(row.actor ? { actor: { sub: row.actor } } : {}),
   };
 }

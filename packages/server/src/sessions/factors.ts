@@ -13,11 +13,25 @@ export interface SessionFactors {
   amr: string;
   first_factor_at: number | null;
   second_factor_at: number | null;
+  /**
+   * Who acts, in an impersonated session (`act.sub`; docs/impersonation.md): it rides with the
+   * factors so that refreshes and hosted handoffs carry it, with the one-hour limit counted from
+   * `first_factor_at`. Absent or null for every other session.
+   */
+  actor?: string | null;
 }
+
+/** An impersonated session lives at most this long after its actor token was redeemed. */
+export const ACTOR_SESSION_MAX_MS = 3_600_000;
 
 /** A session's factors; one from before migration 0030 verified its first factor when it started. */
 export function factorsOf(row: SessionFactors & { created_at: number }): SessionFactors {
-  return { amr: row.amr, first_factor_at: row.first_factor_at ?? row.created_at, second_factor_at: row.second_factor_at };
+  return {
+    amr: row.amr,
+    first_factor_at: row.first_factor_at ?? row.created_at,
+    second_factor_at: row.second_factor_at,
+    actor: row.actor ?? null,
+  };
 }
 
 /** What a sign-in verified: the factors, in order (`pwd` for a password…), stamped now; the second-factor time only when one is among them. */
@@ -59,6 +73,10 @@ function minutesSince(now: number, at: number | null): number {
 }
 
 /** The `amr` and `fva` claims of a token issued now for a session with these factors. */
-export function factorClaims(factors: SessionFactors, now: number): { amr: string[]; fva: [number, number] } {
-  return { amr: parseAmr(factors.amr), fva: [minutesSince(now, factors.first_factor_at), minutesSince(now, factors.second_factor_at)] };
+export function factorClaims(factors: SessionFactors, now: number): { amr: string[]; fva: [number, number]; act?: { sub: string } } {
+  return {
+    amr: parseAmr(factors.amr),
+    fva: [minutesSince(now, factors.first_factor_at), minutesSince(now, factors.second_factor_at)],
+    ...(factors.actor ? { act: { sub: factors.actor } } : {}),
+  };
 }

@@ -146,7 +146,7 @@ const rotateCurrent = reusableQuery(
     })
       .where('expires_at', '>', number(p.now))
       .where('last_active_at', '>', number(p.activeSince))
-      .returning(['user_id', 'active_organization_id', 'amr', 'first_factor_at', 'second_factor_at', 'created_at']);
+      .returning(['user_id', 'active_organization_id', 'amr', 'first_factor_at', 'second_factor_at', 'created_at', 'actor']);
   },
 );
 
@@ -174,6 +174,7 @@ export async function rotateCurrentRefreshToken(
       first_factor_at: number | null;
       second_factor_at: number | null;
       created_at: number;
+      actor: string | null;
     }
   | undefined
 > {
@@ -307,7 +308,7 @@ async function deleteHandoffTokens(
 export async function listLiveSessions(db: Db, environmentId: EnvironmentId, userId: string, live: { now: number; activeSince: number }) {
   return db
     .selectFrom('sessions')
-    .select(['id', 'created_at', 'last_active_at', 'expires_at', 'user_agent', 'active_organization_id', 'amr'])
+    .select(['id', 'created_at', 'last_active_at', 'expires_at', 'user_agent', 'active_organization_id', 'amr', 'actor'])
     .where('environment_id', '=', environmentId)
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)

@@ -349,6 +349,7 @@ export class SessionService {
       expiresAt: row.expires_at,
       userAgent: row.user_agent,
       amr: parseAmr(row.amr),
+      ...(row.actor ? { actor: { sub: row.actor } } : {}),
       current: row.id === currentSessionId,
     }));
   }

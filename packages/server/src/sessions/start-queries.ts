@@ -92,6 +92,7 @@ const SESSION_COLUMNS = Object.keys({
   amr: true,
   first_factor_at: true,
   second_factor_at: true,
+  actor: true,
 } satisfies Record<SessionColumn, true>) as SessionColumn[];
 
 interface EventValues {

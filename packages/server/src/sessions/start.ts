@@ -6,13 +6,13 @@ import type { Environment } from '../tenancy/settings.js';
 import type { UsageService } from '../usage/service.js';
 import type { AccessTokenIssuer, RequestContext } from './access-token-issuer.js';
 import type { RefreshTokens } from './refresh-token.js';
-import { verifiedNow, type Amr, type SessionFactors } from './factors.js';
+import { ACTOR_SESSION_MAX_MS, verifiedNow, type Amr, type SessionFactors } from './factors.js';
 import { startSession, type SignInUser } from './start-queries.js';
 
 export type { SignInUser };
 
 /** What the new session has verified: factors proven in this request, or those carried from another session. */
-export type SessionProof = { verified: readonly Amr[] } | { carried: SessionFactors };
+export type SessionProof = { verified: readonly Amr[]; actor?: string | undefined } | { carried: SessionFactors };
 
 export interface SessionStarterOptions {
   store: Store;
@@ -39,7 +39,11 @@ export class SessionStarter {
     const now = this.options.now();
     // A sign-in verifies, at that moment, the factors it used (docs/mfa.md); a handoff carries its
     // minting session's verifications unchanged, so it can never make a session fresher than that one.
-    const factors = 'verified' in proof ? verifiedNow(proof.verified, now) : proof.carried;
+    const factors =
+      'verified' in proof ? { ...verifiedNow(proof.verified, now), actor: proof.actor ?? null } : { ...proof.carried, actor: proof.carried.actor ?? null };
+    let expiresAt = now + environment.settings.sessionLifetimeSeconds * 1000;
+    // An impersonated session ends an hour after its token was redeemed, however it is carried on.
+    if (factors.actor) expiresAt = Math.min(expiresAt, (factors.first_factor_at ?? now) + ACTOR_SESSION_MAX_MS);
     const id = newId('sess', environment.id);
     const refreshToken = this.options.refreshTokens.first(environment.id, id);
     const user = await startSession(this.options.store.db, environment.id, {
@@ -51,7 +55,7 @@ export class SessionStarter {
       rotated_at: null,
       created_at: now,
       last_active_at: now,
-      expires_at: now + environment.settings.sessionLifetimeSeconds * 1000,
+      expires_at: expiresAt,
       revoked_at: null,
       active_organization_id: null,
       user_agent: context.userAgent?.slice(0, 300) ?? null,

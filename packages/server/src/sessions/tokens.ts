@@ -40,6 +40,8 @@ export interface IssueInput {
   /** The session's factors and minutes since it verified a first and a second factor (sessions/factors.ts). */
   amr?: string[];
   fva?: [number, number];
+  /** Who acts, in an impersonated session (RFC 8693 §4.1). */
+  act?: { sub: string };
 }
 
 export interface VerifiedToken {
@@ -154,6 +156,7 @@ export class AccessTokens {
       ...(input.origin !== undefined ? { azp: input.origin } : {}),
       ...(input.amr !== undefined ? { amr: input.amr } : {}),
       ...(input.fva !== undefined ? { fva: input.fva } : {}),
+      ...(input.act !== undefined ? { act: { sub: input.act.sub } } : {}),
     };
     const signingInput = `${key.encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
     return { token: `${signingInput}.${await this.signature(key, signingInput)}`, expiresIn };

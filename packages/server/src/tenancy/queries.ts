@@ -151,6 +151,7 @@ export function selectEnvironmentsOfProjectForChange(db: Db, projectId: string) 
 export const ENVIRONMENT_DATA_TABLES = [
   'api_keys',
   'machines',
+  'actor_tokens',
   'sso_seen_assertions',
   'sso_attempts',
   'sso_identities',

@@ -30,6 +30,7 @@ describe('starting a session', () => {
     amr: '[]',
     first_factor_at: null,
     second_factor_at: null,
+    actor: null,
   });
   const written = async (sessionId: string, userId: string) => ({
     session: await t.store.db

@@ -29,6 +29,7 @@ import { mfa } from './0030_mfa.js';
 import { apiKeys } from './0031_api_keys.js';
 import { machines } from './0032_machines.js';
 import { secondFactorAttempts } from './0033_second_factor_attempts.js';
+import { actorTokens } from './0034_actor_tokens.js';
 import { passkeys } from './0035_passkeys.js';
 
 /**
@@ -66,5 +67,6 @@ export const migrations: Record<string, Migration> = {
   '0031_api_keys': apiKeys,
   '0032_machines': machines,
   '0033_second_factor_attempts': secondFactorAttempts,
+  '0034_actor_tokens': actorTokens,
   '0035_passkeys': passkeys,
 };
