@@ -3,7 +3,7 @@ import type { RequestContext } from '../http/request-context.js';
 import type { Environment } from '../tenancy/settings.js';
 import { CustomClaims } from './claims-template.js';
 import { clearActiveOrganization } from './queries.js';
-import { factorClaims, type SessionFactors } from './factors.js';
+import { actorSessionEnd, factorClaims, type SessionFactors } from './factors.js';
 import type { AccessTokens } from './tokens.js';
 
 export interface ClaimsContext {
@@ -68,6 +68,8 @@ export class AccessTokenIssuer {
       origin: context.origin,
       ...factorClaims(session.factors, this.now()),
       ...(extraClaims ? { extraClaims } : {}),
+      // An impersonated session's tokens never outlive its hour, even where they are verified offline.
+      notAfter: actorSessionEnd(session.factors, this.now()),
     });
   }
 }

@@ -24,6 +24,11 @@ export interface SessionFactors {
 /** An impersonated session lives at most this long after its actor token was redeemed. */
 export const ACTOR_SESSION_MAX_MS = 3_600_000;
 
+/** When an impersonated session must end (an hour after its actor token was redeemed), else undefined. */
+export function actorSessionEnd(factors: Pick<SessionFactors, 'actor' | 'first_factor_at'>, now: number): number | undefined {
+  return factors.actor ? (factors.first_factor_at ?? now) + ACTOR_SESSION_MAX_MS : undefined;
+}
+
 /** A session's factors; one from before migration 0030 verified its first factor when it started. */
 export function factorsOf(row: SessionFactors & { created_at: number }): SessionFactors {
   return {

@@ -279,6 +279,9 @@ export async function revokeUserSessions(
     if (keepSessionId !== undefined) query = query.where('id', '!=', keepSessionId);
     const revoked = await query.returningAll().execute();
     await deleteHandoffTokens(db, environmentId, { userId, keepSessionId });
+    // A second-factor attempt (auth/second-factor.ts) is a sign-in waiting to become a session, on a
+    // first factor this revocation may be about (a reset password, an address proven by its owner).
+    await db.deleteFrom('sign_in_attempts').where('environment_id', '=', environmentId).where('user_id', '=', userId).execute();
     announce(db, { kind: 'user', environmentId, userId });
     for (const session of revoked) await recordEvent(db, environmentId, 'session.revoked', sessionData(session));
     return revoked.length;

@@ -6,7 +6,7 @@ import type { Environment } from '../tenancy/settings.js';
 import type { UsageService } from '../usage/service.js';
 import type { AccessTokenIssuer, RequestContext } from './access-token-issuer.js';
 import type { RefreshTokens } from './refresh-token.js';
-import { ACTOR_SESSION_MAX_MS, verifiedNow, type Amr, type SessionFactors } from './factors.js';
+import { actorSessionEnd, verifiedNow, type Amr, type SessionFactors } from './factors.js';
 import { startSession, type SignInUser } from './start-queries.js';
 
 export type { SignInUser };
@@ -43,7 +43,8 @@ export class SessionStarter {
       'verified' in proof ? { ...verifiedNow(proof.verified, now), actor: proof.actor ?? null } : { ...proof.carried, actor: proof.carried.actor ?? null };
     let expiresAt = now + environment.settings.sessionLifetimeSeconds * 1000;
     // An impersonated session ends an hour after its token was redeemed, however it is carried on.
-    if (factors.actor) expiresAt = Math.min(expiresAt, (factors.first_factor_at ?? now) + ACTOR_SESSION_MAX_MS);
+    const actorEnd = actorSessionEnd(factors, now);
+    if (actorEnd !== undefined) expiresAt = Math.min(expiresAt, actorEnd);
     const id = newId('sess', environment.id);
     const refreshToken = this.options.refreshTokens.first(environment.id, id);
     const user = await startSession(this.options.store.db, environment.id, {

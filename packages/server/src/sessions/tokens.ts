@@ -42,6 +42,8 @@ export interface IssueInput {
   fva?: [number, number];
   /** Who acts, in an impersonated session (RFC 8693 §4.1). */
   act?: { sub: string };
+  /** When the session must end (epoch ms): `exp` is never later. */
+  notAfter?: number | undefined;
 }
 
 export interface VerifiedToken {
@@ -142,8 +144,9 @@ export class AccessTokens {
 
   async issue(environment: Environment, input: IssueInput): Promise<{ token: string; expiresIn: number }> {
     const key = await this.keys.signingKey(environment);
-    const expiresIn = environment.settings.accessTokenTtlSeconds;
     const iat = Math.floor(this.now() / 1000);
+    const ttl = environment.settings.accessTokenTtlSeconds;
+    const expiresIn = input.notAfter === undefined ? ttl : Math.max(0, Math.min(ttl, Math.floor(input.notAfter / 1000) - iat));
     const claims: AccessTokenClaims = {
       ...Object.fromEntries(Object.entries(input.extraClaims ?? {}).filter(([name]) => !REGISTERED.has(name))),
       iss: this.issuer(environment.id),
