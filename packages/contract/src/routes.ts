@@ -196,6 +196,7 @@ export interface SessionRoutes {
   'POST /v1/auth/signin': { body: SignInBody; response: SignedIn | SecondFactorNeeded };
   'POST /v1/auth/signin/second-factor': { body: SecondFactorBody; response: SecondFactorSignedIn };
   'POST /v1/auth/signin/second-factor/totp-setup': { body: AttemptBody; response: TotpSetup };
+  'POST /v1/auth/signin/second-factor/passkey-setup': { body: AttemptBody; response: PasskeyOptionsAnswer };
   'POST /v1/auth/email-code': { body: EmailBody; response: EmailSent };
   'POST /v1/auth/email-code/verify': { body: EmailCodeVerifyBody; response: SignedIn | SecondFactorNeeded };
   'POST /v1/auth/magic-link': { body: EmailLinkBody; response: EmailSent };
