@@ -225,6 +225,7 @@ export interface SessionRoutes {
   'DELETE /v1/me/mfa/totp': { response: void };
   'POST /v1/me/mfa/backup-codes': { response: BackupCodes };
   'POST /v1/me/reverify': { body: ReverifyBody; response: Reverified };
+  'POST /v1/me/reverify/passkey-options': { response: PasskeyOptionsAnswer };
   'GET /v1/me/api-keys': { response: ApiKeyList };
   'POST /v1/me/api-keys': { body: CreateOwnApiKeyBody; response: CreatedApiKey };
   'DELETE /v1/me/api-keys/{keyId}': { response: Deleted };

@@ -130,9 +130,11 @@ export class SecondFactorStep {
         if (attempt.kind === 'setup') {
           // A response that does not register counts as a wrong try too: the attempt bounds them.
           const credential = await wrong(passkeys.verifyRegistration(environment, bound, response), true);
+          // The user's row before the attempt's, as the TOTP enrolment takes them: two setups racing
+          // wait for each other instead of deadlocking.
           await inTransaction(this.db, async (tx) => {
-            await spend(tx);
             await passkeys.storeIn(tx, environment, userId, credential);
+            await spend(tx);
           }).catch((error: unknown) => {
             throw isUniqueViolation(error) ? duplicate() : error;
           });
