@@ -103,4 +103,43 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
     expect(suite.live.errorCodes.filter((code) => code !== 'reverification_required')).toEqual([]);
     await page.close();
   });
+
+  it('under mfa "optional", a password then the passkey as the second factor: signed in only after the passkey', async () => {
+    const env = await environment();
+    const { email, id: userId } = await createUser(env);
+    const secretKey = (env as unknown as { secretKey: string }).secretKey;
+
+    // The passkey, made with the fresh sign-in's session (authMethods.passkey stays off: a second factor only).
+    const page = await localPage(env, 'app');
+    const { cdp, authenticatorId } = await virtualAuthenticator(page);
+    await signInWithPassword(page, email);
+    await page.waitForSelector('#status[data-signed-in=true]');
+    await page.evaluate(() => (window as unknown as { gh: { user: { passkeys: { create(): Promise<unknown> } } } }).gh.user.passkeys.create());
+    expect((await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials).toHaveLength(1);
+    await signOut(page);
+
+    for (const theme of ['dark', 'light']) {
+      await localPage(env, 'app', theme, page);
+      await signInWithPassword(page, email);
+      const button = page.locator('[data-gh-step=second-factor]').getByRole('button', { name: 'Use a passkey' });
+      await button.waitFor();
+      // The password alone signed nothing in; no code field, as the passkey is the only second factor.
+      expect(await page.locator('#status').getAttribute('data-signed-in')).toBe('false');
+      expect(await page.locator('[data-gh-step=second-factor] input').count()).toBe(0);
+      await shot(page, `sign-in-second-factor-passkey-${theme}`);
+      await button.click();
+      await page.waitForSelector('#status[data-signed-in=true]');
+      if (theme === 'dark') await signOut(page);
+    }
+
+    // The session verified the password, then the passkey; the passkey's use is recorded.
+    const token = await page.evaluate(() => (window as unknown as { gh: { getToken(): Promise<string | null> } }).gh.getToken());
+    const claims = JSON.parse(Buffer.from(token!.split('.')[1]!, 'base64url').toString('utf8')) as { amr: string[]; fva: number[] };
+    expect(claims.amr).toEqual(['pwd', 'passkey']);
+    expect(claims.fva).toEqual([0, 0]);
+    const used = await suite.live.t.call({ method: 'GET', url: `/v1/users/${userId}/passkeys`, credential: secretKey });
+    expect((used.json() as { data: Array<{ lastUsedAt: number | null }> }).data[0]!.lastUsedAt).not.toBeNull();
+    expect(suite.live.errorCodes.filter((code) => code !== 'reverification_required')).toEqual([]);
+    await page.close();
+  });
 });
