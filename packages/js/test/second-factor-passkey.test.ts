@@ -14,7 +14,7 @@ const clients: Gatehouse[] = [];
 let authenticator: SoftAuthenticator;
 
 const b64url = (bytes: ArrayBuffer | ArrayBufferView) =>
-  Buffer.from(bytes instanceof ArrayBuffer ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('base64url');
+  Buffer.from(bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('base64url');
 const buffer = (text: string) => new Uint8Array(Buffer.from(text, 'base64url')).buffer;
 
 /** What the browser would hand back: a PublicKeyCredential-like object over the software authenticator's JSON. */
