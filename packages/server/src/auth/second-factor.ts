@@ -119,31 +119,7 @@ export class SecondFactorStep {
     try {
       if (body.factor === 'passkey') {
         second = 'passkey';
-        const passkeys = this.passkeysOrRefuse();
-        const response = body.response;
-        if (response === undefined) {
-          throw apiError('invalid_request', 'Send the answer of navigator.credentials.get() (or .create() on a setup) as "response".', {
-            fields: ['response'],
-          });
-        }
-        const bound = { hash: attempt.id, userId };
-        if (attempt.kind === 'setup') {
-          // A response that does not register counts as a wrong try too: the attempt bounds them.
-          const credential = await wrong(passkeys.verifyRegistration(environment, bound, response), true);
-          // The user's row before the attempt's, as the TOTP enrolment takes them: two setups racing
-          // wait for each other instead of deadlocking.
-          await inTransaction(this.db, async (tx) => {
-            await passkeys.storeIn(tx, environment, userId, credential);
-            await spend(tx);
-          }).catch((error: unknown) => {
-            throw isUniqueViolation(error) ? duplicate() : error;
-          });
-        } else {
-          // The challenge is spent and the use recorded (counter, lastUsedAt) as at a first-factor
-          // passkey sign-in; then the attempt, by compare-and-set.
-          await wrong(passkeys.verifyAssertion(environment, bound, response));
-          await inTransaction(this.db, spend);
-        }
+        await this.completeWithPasskey(environment, attempt, body, spend);
       } else if (attempt.kind === 'setup') {
         if (body.factor !== 'totp') {
           throw apiError(
@@ -175,6 +151,44 @@ export class SecondFactorStep {
     const firstFactors = parseAmr(attempt.first_factors) as Amr[];
     const { session } = await this.options.door.completeSecondFactor(environment, { userId, firstFactors, secondFactor: second }, context);
     return { user: { id: user.id, email: user.email }, session, ...(backupCodes ? { backupCodes } : {}) };
+  }
+
+  /**
+   * factor "passkey": the assertion for the attempt's challenge and user, then the attempt spent;
+   * on a setup attempt the registration, stored in the transaction that spends the attempt.
+   */
+  private async completeWithPasskey(
+    environment: Environment,
+    attempt: q.SignInAttemptRow,
+    body: SecondFactorBody,
+    spend: (tx: Parameters<Parameters<typeof inTransaction>[1]>[0]) => Promise<void>,
+  ): Promise<void> {
+    const passkeys = this.passkeysOrRefuse();
+    const response = body.response;
+    if (response === undefined) {
+      throw apiError('invalid_request', 'Send the answer of navigator.credentials.get() (or .create() on a setup) as "response".', {
+        fields: ['response'],
+      });
+    }
+    const userId = attempt.user_id;
+    const bound = { hash: attempt.id, userId };
+    if (attempt.kind === 'setup') {
+      // A response that does not register counts as a wrong try too: the attempt bounds them.
+      const credential = await wrong(passkeys.verifyRegistration(environment, bound, response), true);
+      // The user's row before the attempt's, as the TOTP enrolment takes them: two setups racing
+      // wait for each other instead of deadlocking.
+      await inTransaction(this.db, async (tx) => {
+        await passkeys.storeIn(tx, environment, userId, credential);
+        await spend(tx);
+      }).catch((error: unknown) => {
+        throw isUniqueViolation(error) ? duplicate() : error;
+      });
+      return;
+    }
+    // The challenge is spent and the use recorded (counter, lastUsedAt) as at a first-factor
+    // passkey sign-in; then the attempt, by compare-and-set.
+    await wrong(passkeys.verifyAssertion(environment, bound, response));
+    await inTransaction(this.db, spend);
   }
 
   private codeOf(body: SecondFactorBody): string {
