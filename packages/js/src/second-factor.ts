@@ -1,4 +1,11 @@
-import type { PasskeyResponse, SecondFactorName, SecondFactorNeeded, SecondFactorSignedIn, SessionTokens, TotpSetup } from '@gatehouse/contract';
+import type {
+  PasskeyResponse,
+  SecondFactorName,
+  SecondFactorNeeded,
+  SecondFactorSignedIn,
+  SessionTokens,
+  TotpSetup,
+} from '@gatehouse/contract';
 import type { Core, GatehouseState } from './core.js';
 import { GatehouseError } from './errors.js';
 
@@ -91,7 +98,10 @@ export function createSecondFactorFlows(core: Core, passkeys: AttemptPasskeys) {
         const response = setup ? await passkeys.registerForAttempt(attemptId) : await passkeys.assertForAttempt(attemptId);
         return finish(core.call('POST /v1/auth/signin/second-factor', { body: { attemptId, factor: 'passkey', response } }), params);
       }
-      return finish(core.call('POST /v1/auth/signin/second-factor', { body: { attemptId, factor: params.factor, code: params.code } }), params);
+      return finish(
+        core.call('POST /v1/auth/signin/second-factor', { body: { attemptId, factor: params.factor, code: params.code } }),
+        params,
+      );
     },
 
     /**

@@ -14,7 +14,9 @@ const clients: Gatehouse[] = [];
 let authenticator: SoftAuthenticator;
 
 const b64url = (bytes: ArrayBuffer | ArrayBufferView) =>
-  Buffer.from(bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('base64url');
+  Buffer.from(
+    bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+  ).toString('base64url');
 const buffer = (text: string) => new Uint8Array(Buffer.from(text, 'base64url')).buffer;
 
 /** What the browser would hand back: a PublicKeyCredential-like object over the software authenticator's JSON. */
@@ -23,23 +25,46 @@ function asCredential(json: any) {
   const response: Record<string, unknown> = { clientDataJSON: buffer(r.clientDataJSON) };
   if (r.attestationObject) Object.assign(response, { attestationObject: buffer(r.attestationObject), getTransports: () => r.transports });
   if (r.authenticatorData) {
-    Object.assign(response, { authenticatorData: buffer(r.authenticatorData), signature: buffer(r.signature), userHandle: r.userHandle ? buffer(r.userHandle) : null });
+    Object.assign(response, {
+      authenticatorData: buffer(r.authenticatorData),
+      signature: buffer(r.signature),
+      userHandle: r.userHandle ? buffer(r.userHandle) : null,
+    });
   }
-  return { id: json.id, rawId: buffer(json.rawId), type: 'public-key', authenticatorAttachment: 'platform', getClientExtensionResults: () => ({}), response };
+  return {
+    id: json.id,
+    rawId: buffer(json.rawId),
+    type: 'public-key',
+    authenticatorAttachment: 'platform',
+    getClientExtensionResults: () => ({}),
+    response,
+  };
 }
 
 function installWebAuthn() {
   const ids = (list?: Array<{ id: BufferSource }>) => list?.map((c) => ({ id: b64url(c.id as ArrayBufferView) }));
   const credentials = {
     async create({ publicKey }: { publicKey: any }) {
-      return asCredential(authenticator.create({ ...publicKey, challenge: b64url(publicKey.challenge), user: { ...publicKey.user, id: b64url(publicKey.user.id) } }));
+      return asCredential(
+        authenticator.create({
+          ...publicKey,
+          challenge: b64url(publicKey.challenge),
+          user: { ...publicKey.user, id: b64url(publicKey.user.id) },
+        }),
+      );
     },
     async get({ publicKey }: { publicKey: any }) {
-      return asCredential(authenticator.get({ ...publicKey, challenge: b64url(publicKey.challenge), allowCredentials: ids(publicKey.allowCredentials) }));
+      return asCredential(
+        authenticator.get({ ...publicKey, challenge: b64url(publicKey.challenge), allowCredentials: ids(publicKey.allowCredentials) }),
+      );
     },
   };
   Object.defineProperty(globalThis, 'navigator', { value: { credentials }, configurable: true, writable: true });
-  Object.defineProperty(globalThis, 'PublicKeyCredential', { value: function PublicKeyCredential() {}, configurable: true, writable: true });
+  Object.defineProperty(globalThis, 'PublicKeyCredential', {
+    value: function PublicKeyCredential() {},
+    configurable: true,
+    writable: true,
+  });
 }
 
 beforeAll(async () => {

@@ -13,7 +13,10 @@ export const SET_UP_AT_SIGN_IN = 'Passkey';
 
 export interface PasskeySecondFactorOptions {
   store: Store;
-  ceremonies: Pick<PasskeyCeremonies, 'authenticationOptions' | 'verifyAuthentication' | 'registrationOptions' | 'verifyRegistration' | 'store'>;
+  ceremonies: Pick<
+    PasskeyCeremonies,
+    'authenticationOptions' | 'verifyAuthentication' | 'registrationOptions' | 'verifyRegistration' | 'store'
+  >;
   /** mfa's bookkeeping after a passkey is added, in its transaction (twoFactorEnabled, user.updated). */
   writer: { passkeysChangedIn(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> };
   identity: Pick<IdentityService, 'findUser' | 'lockUser'>;
@@ -68,7 +71,11 @@ export class PasskeySecondFactor {
   }
 
   /** The registration response, against the attempt's challenge (spent either way): 400 when it does not verify. */
-  verifyRegistration(environment: Environment, attempt: { hash: string; userId: string }, response: PasskeyResponse): Promise<NewCredential> {
+  verifyRegistration(
+    environment: Environment,
+    attempt: { hash: string; userId: string },
+    response: PasskeyResponse,
+  ): Promise<NewCredential> {
     return this.options.ceremonies.verifyRegistration(environment, attempt.userId, challengeKey(attempt.hash), response);
   }
 

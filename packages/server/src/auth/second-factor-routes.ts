@@ -1,5 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AttemptBody, PasskeyOptionsAnswer, SecondFactorBody, SecondFactorNeeded, SecondFactorSignedIn, TotpSetup } from '@gatehouse/contract';
+import {
+  AttemptBody,
+  PasskeyOptionsAnswer,
+  SecondFactorBody,
+  SecondFactorNeeded,
+  SecondFactorSignedIn,
+  TotpSetup,
+} from '@gatehouse/contract';
 import type { FastifyReply } from 'fastify';
 import { environmentOf } from '../http/credentials.js';
 import { requestContext } from '../http/request-context.js';

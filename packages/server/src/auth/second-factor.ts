@@ -74,7 +74,8 @@ export class SecondFactorStep {
   }
 
   private passkeysOrRefuse(): PasskeySecondFactor {
-    if (!this.options.passkeys) throw apiError('invalid_request', 'Passkeys are not available on this server; use factor "totp" or "backup_code".');
+    if (!this.options.passkeys)
+      throw apiError('invalid_request', 'Passkeys are not available on this server; use factor "totp" or "backup_code".');
     return this.options.passkeys;
   }
 

@@ -83,7 +83,12 @@ describe(`a passkey as the second factor, attacked (${testDb()})`, () => {
   }
 
   async function sessionsOf(userId: string) {
-    const rows = await t.store.db.selectFrom('sessions').select('id').where('environment_id', '=', dev().id as never).where('user_id', '=', userId).execute();
+    const rows = await t.store.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('environment_id', '=', dev().id as never)
+      .where('user_id', '=', userId)
+      .execute();
     return rows.length;
   }
 
@@ -219,10 +224,13 @@ describe(`a passkey as the second factor, attacked (${testDb()})`, () => {
       const other = await userWithPasskey();
       const attempt = await attemptFor(user.email);
       const started = await options(attempt.attemptId);
-      const forged = other.authenticator.get({ ...json(started).options, allowCredentials: [] }, {
-        credentialId: user.authenticator.credentials[0]!.id,
-        userHandle: null,
-      });
+      const forged = other.authenticator.get(
+        { ...json(started).options, allowCredentials: [] },
+        {
+          credentialId: user.authenticator.credentials[0]!.id,
+          userHandle: null,
+        },
+      );
       expectRefused(await withPasskey(attempt.attemptId, forged));
     });
   });
@@ -261,7 +269,11 @@ describe(`a passkey as the second factor, attacked (${testDb()})`, () => {
       const user = await userWithPasskey();
       const attempt = await attemptFor(user.email);
       await options(attempt.attemptId);
-      const rows = await t.store.db.selectFrom('passkey_challenges').select('attempt_id').where('environment_id', '=', dev().id as never).execute();
+      const rows = await t.store.db
+        .selectFrom('passkey_challenges')
+        .select('attempt_id')
+        .where('environment_id', '=', dev().id as never)
+        .execute();
       const keys = rows.map((r) => r.attempt_id);
       expect(keys).toContain(`sia:${sha256(attempt.attemptId)}`);
       expect(keys).not.toContain(attempt.attemptId);
@@ -351,7 +363,9 @@ describe(`a passkey as the second factor, attacked (${testDb()})`, () => {
       await required(async () => {
         const user = await passwordOnlyUser();
         const attempt = await attemptFor(user.email, 'needs_second_factor_setup');
-        const totp = json(await passkeyCall(t, dev().publishableKey, 'POST', '/v1/auth/signin/second-factor/totp-setup', { attemptId: attempt.attemptId }));
+        const totp = json(
+          await passkeyCall(t, dev().publishableKey, 'POST', '/v1/auth/signin/second-factor/totp-setup', { attemptId: attempt.attemptId }),
+        );
         const creation = json(await passkeySetup(attempt.attemptId)).options;
         const answers = await Promise.all([
           withPasskey(attempt.attemptId, new SoftAuthenticator(LOCAL_ORIGIN).create(creation)),
