@@ -192,4 +192,25 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
     expect((left.json() as { data: unknown[] }).data).toEqual([]);
     await page.close();
   });
+
+  it('under mfa "required", "Set up a passkey" at the setup step registers one and signs in (no backup codes)', async () => {
+    const env = await environment();
+    const id = (env as unknown as { id: string }).id;
+    await suite.live.t.setSettings(id, { mfa: 'required' });
+    const { email, id: userId } = await createUser(env);
+    const page = await localPage(env, 'app');
+    const { cdp, authenticatorId } = await virtualAuthenticator(page);
+    await signInWithPassword(page, email);
+    const button = page.getByRole('button', { name: 'Set up a passkey' });
+    await button.waitFor();
+    expect(await page.locator('#status').getAttribute('data-signed-in')).toBe('false');
+    await button.click();
+    await page.waitForSelector('#status[data-signed-in=true]');
+    expect(await page.locator('.gh-codes').count()).toBe(0);
+    expect((await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials).toHaveLength(1);
+    const secretKey = (env as unknown as { secretKey: string }).secretKey;
+    const listed = await suite.live.t.call({ method: 'GET', url: `/v1/users/${userId}/passkeys`, credential: secretKey });
+    expect((listed.json() as { data: unknown[] }).data).toHaveLength(1);
+    await page.close();
+  });
 });
