@@ -92,6 +92,16 @@ describe(`a passkey as the second factor, attacked (${testDb()})`, () => {
     return rows.length;
   }
 
+  async function wrongTries(attemptId: string) {
+    const row = await t.store.db
+      .selectFrom('sign_in_attempts')
+      .select('wrong_tries')
+      .where('environment_id', '=', dev().id as never)
+      .where('id', '=', sha256(attemptId))
+      .executeTakeFirst();
+    return row?.wrong_tries;
+  }
+
   async function passkeysOf(userId: string) {
     return t.store.db
       .selectFrom('passkeys')
@@ -176,13 +186,7 @@ describe(`a passkey as the second factor, attacked (${testDb()})`, () => {
       });
       expectRefused(await withPasskey(attempt.attemptId, registration));
       expect(await passkeysOf(user.userId)).toHaveLength(1);
-      const row = await t.store.db
-        .selectFrom('sign_in_attempts')
-        .select('wrong_tries')
-        .where('environment_id', '=', dev().id as never)
-        .where('id', '=', sha256(attempt.attemptId))
-        .executeTakeFirst();
-      expect(row!.wrong_tries).toBe(1);
+      expect(await wrongTries(attempt.attemptId)).toBe(1);
     });
 
     it('an assertion sent on a setup attempt does not complete it', async () => {
@@ -196,6 +200,8 @@ describe(`a passkey as the second factor, attacked (${testDb()})`, () => {
         expectRefused(await withPasskey(attempt.attemptId, assertion), 400, 'invalid_request');
         expect(await sessionsOf(user.id)).toBe(0);
         expect(await passkeysOf(user.id)).toHaveLength(0);
+        // It counts as a wrong try of the attempt, like a wrong code.
+        expect(await wrongTries(attempt.attemptId)).toBe(1);
       });
     });
 
