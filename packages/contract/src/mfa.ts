@@ -86,7 +86,8 @@ export const SecondFactorBody = Type.Object(
     attemptId: Type.String({ minLength: 1, maxLength: 128 }),
     factor: SecondFactorName,
     code: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The TOTP code or a backup code' })),
-    response: Type.Optional(Type.Unknown({ description: 'For factor "passkey": the WebAuthn response' })),
+    /** For factor "passkey": navigator.credentials.get() answering POST /v1/auth/passkey/options {attemptId}, or (a setup attempt) .create() answering …/passkey-setup. */
+    response: Type.Optional(PasskeyResponse),
   },
   { additionalProperties: false },
 );

@@ -196,6 +196,7 @@ export interface SessionRoutes {
   'POST /v1/auth/signin': { body: SignInBody; response: SignedIn | SecondFactorNeeded };
   'POST /v1/auth/signin/second-factor': { body: SecondFactorBody; response: SecondFactorSignedIn };
   'POST /v1/auth/signin/second-factor/totp-setup': { body: AttemptBody; response: TotpSetup };
+  'POST /v1/auth/signin/second-factor/passkey-setup': { body: AttemptBody; response: PasskeyOptionsAnswer };
   'POST /v1/auth/email-code': { body: EmailBody; response: EmailSent };
   'POST /v1/auth/email-code/verify': { body: EmailCodeVerifyBody; response: SignedIn | SecondFactorNeeded };
   'POST /v1/auth/magic-link': { body: EmailLinkBody; response: EmailSent };
@@ -224,6 +225,7 @@ export interface SessionRoutes {
   'DELETE /v1/me/mfa/totp': { response: void };
   'POST /v1/me/mfa/backup-codes': { response: BackupCodes };
   'POST /v1/me/reverify': { body: ReverifyBody; response: Reverified };
+  'POST /v1/me/reverify/passkey-options': { response: PasskeyOptionsAnswer };
   'GET /v1/me/api-keys': { response: ApiKeyList };
   'POST /v1/me/api-keys': { body: CreateOwnApiKeyBody; response: CreatedApiKey };
   'DELETE /v1/me/api-keys/{keyId}': { response: Deleted };

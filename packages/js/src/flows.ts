@@ -74,12 +74,12 @@ function forget(url: URL, names: string[]): void {
 export function createFlows(core: Core) {
   let pendingEmail: string | undefined;
   let pendingSignUp: string | undefined;
-  const attempts = createSecondFactorFlows(core);
+  const passkeys = createPasskeyFlows(core);
+  const attempts = createSecondFactorFlows(core, passkeys);
   /** A way in's answer: this client's session, or the second factor it waits for. */
   const signedIn = async (answer: Promise<SignedIn | SecondFactorNeeded>): Promise<SignInState> => attempts.settle(await answer);
 
   const upload = createUpload(core);
-  const passkeys = createPasskeyFlows(core);
 
   const updateUser = async (changes: ProfileUpdate): Promise<GatehouseState> =>
     core.patchState({ user: await core.authed('PATCH /v1/me', { body: changes }) });
@@ -114,10 +114,12 @@ export function createFlows(core: Core) {
           return signedIn(core.call('POST /v1/auth/email-code/verify', { body: { email, code: params.code } }));
         },
       },
-      /** After a sign-in resolved `needs_second_factor`: a TOTP code or a backup code completes it. */
+      /** After a sign-in resolved `needs_second_factor`: a TOTP code, a backup code or (`{factor: "passkey"}`) a passkey completes it. */
       secondFactor: attempts.secondFactor,
       /** After `needs_second_factor_setup`: a TOTP secret to scan; its first code (secondFactor) enables it and signs in. */
       totpSetup: attempts.totpSetup as (params?: { attemptId?: string }) => Promise<TotpSetup>,
+      /** After `needs_second_factor_setup`: a passkey made on this device registers and signs in (no backup codes). */
+      passkeySetup: attempts.passkeySetup,
       /** Signs in with the session `secondFactor({activate: false})` kept back. */
       activate: attempts.activate,
       /** The sign-in waiting for a second factor, or null. */
@@ -283,11 +285,13 @@ export function createFlows(core: Core) {
     },
 
     /**
-     * Verifies a factor again for this session ({password}, {code} or {backupCode}): sensitive
+     * Verifies a factor again for this session ({password}, {code}, {backupCode}, or {passkey: true}:
+     * the browser's passkey dialog runs here): sensitive
      * changes refused with `reverification_required` then succeed for 10 minutes. Holds the new
      * access token (its `amr` and `fva` say so).
      */
-    reverify: (params: ReverifyParams) => reverify(core, params),
+    reverify: async (params: ReverifyParams | { passkey: true }) =>
+      'passkey' in params ? reverify(core, { passkey: await passkeys.assertForReverify() }) : reverify(core, params),
 
     // Assigned onto the second-factor calls, so that the declarations name their type.
     user: Object.assign(createMfaFlows(core), {

@@ -5,9 +5,10 @@
  */
 import type { Core, GatehouseState } from './core.js';
 import { GatehouseError } from './errors.js';
+import type { PasskeyResponse } from '@gatehouse/contract';
 import type { BackupCodes, MfaStatus, ReverifyBody, TotpEnabled, TotpSetup } from './types.js';
 
-/** Exactly one factor: the password, an authenticator code, or a backup code. */
+/** Exactly one factor: the password, an authenticator code, a backup code (or, with `gh.reverify`, `{passkey: true}`). */
 export type ReverifyParams = { password: string } | { code: string } | { backupCode: string };
 
 /** True for the refusal a sensitive change answers without a recent verification. */
@@ -66,10 +67,10 @@ export function createMfaFlows(core: Core): MfaFlows {
  * Verifies a factor again for this session (`POST /v1/me/reverify`) and holds the answer's access
  * token, whose `amr` and `fva` say so; the refresh token is unchanged.
  */
-export async function reverify(core: Core, params: ReverifyParams): Promise<GatehouseState> {
+export async function reverify(core: Core, params: ReverifyParams | { passkey: PasskeyResponse }): Promise<GatehouseState> {
   const keys = Object.keys(params);
   if (keys.length !== 1) {
-    const message = 'Pass exactly one of {password}, {code} or {backupCode} to reverify().';
+    const message = 'Pass exactly one of {password}, {code}, {backupCode} or {passkey: true} to reverify().';
     throw new GatehouseError({ status: 0, code: 'invalid_request', message });
   }
   const { session } = await core.authed('POST /v1/me/reverify', { body: params as ReverifyBody });

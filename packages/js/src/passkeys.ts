@@ -178,6 +178,54 @@ export function createPasskeyFlows(core: Core) {
       }
     },
 
+    /**
+     * The second step of a sign-in (the attempt's user's passkeys): options bound to the attempt,
+     * then the browser's assertion, for `POST /v1/auth/signin/second-factor` to check.
+     */
+    async assertForAttempt(attemptId: string): Promise<PasskeyResponse> {
+      const container = webAuthn();
+      const controller = begin(undefined);
+      try {
+        const { options } = await core.call('POST /v1/auth/passkey/options', { body: { attemptId } });
+        const credential = await run(
+          () => container.get({ publicKey: requestOptions(options), signal: controller.signal }) as Promise<PublicKeyCredential | null>,
+        );
+        return credentialJson(credential);
+      } finally {
+        if (pending === controller) pending = undefined;
+      }
+    },
+
+    /** A setup attempt (`needs_second_factor_setup`): a new passkey made on this device for the attempt's user. */
+    async registerForAttempt(attemptId: string): Promise<PasskeyResponse> {
+      const container = webAuthn();
+      const controller = begin(undefined);
+      try {
+        const { options } = await core.call('POST /v1/auth/signin/second-factor/passkey-setup', { body: { attemptId } });
+        const credential = await run(
+          () => container.create({ publicKey: creationOptions(options), signal: controller.signal }) as Promise<PublicKeyCredential | null>,
+        );
+        return credentialJson(credential);
+      } finally {
+        if (pending === controller) pending = undefined;
+      }
+    },
+
+    /** Reverification: an assertion of one of the signed-in user's passkeys, for `POST /v1/me/reverify {passkey}`. */
+    async assertForReverify(): Promise<PasskeyResponse> {
+      const container = webAuthn();
+      const controller = begin(undefined);
+      try {
+        const { options } = await core.authed('POST /v1/me/reverify/passkey-options');
+        const credential = await run(
+          () => container.get({ publicKey: requestOptions(options), signal: controller.signal }) as Promise<PublicKeyCredential | null>,
+        );
+        return credentialJson(credential);
+      } finally {
+        if (pending === controller) pending = undefined;
+      }
+    },
+
     /** The signed-in user's passkeys. */
     user: {
       /** Registers a new passkey of this device (or a security key, or a phone) for the signed-in user. */

@@ -1,4 +1,11 @@
-import type { SecondFactorName, SecondFactorNeeded, SessionTokens, TotpSetup } from '@gatehouse/contract';
+import type {
+  PasskeyResponse,
+  SecondFactorName,
+  SecondFactorNeeded,
+  SecondFactorSignedIn,
+  SessionTokens,
+  TotpSetup,
+} from '@gatehouse/contract';
 import type { Core, GatehouseState } from './core.js';
 import { GatehouseError } from './errors.js';
 
@@ -6,7 +13,8 @@ import { GatehouseError } from './errors.js';
  * Where a sign-in stands once its first factor succeeded (Clerk's `signIn.status`): `complete`
  * (signed in), `needs_second_factor` (call `signIn.secondFactor({factor, code})` with one of
  * `factors`), or `needs_second_factor_setup` (the environment requires a second factor and the user
- * has none: `signIn.totpSetup()`, then `signIn.secondFactor({factor: "totp", code})`).
+ * has none: `signIn.totpSetup()`, then `signIn.secondFactor({factor: "totp", code})`; or
+ * `signIn.passkeySetup()`).
  */
 export type SignInStatus = 'complete' | SecondFactorNeeded['status'];
 
@@ -22,8 +30,21 @@ export type SecondFactorResult = SignInState & { backupCodes: string[] | null };
 
 export type { SecondFactorName, TotpSetup };
 
+/** The WebAuthn ceremonies of an attempt (passkeys.ts): the browser's answer, for the step to check. */
+export interface AttemptPasskeys {
+  assertForAttempt(attemptId: string): Promise<PasskeyResponse>;
+  registerForAttempt(attemptId: string): Promise<PasskeyResponse>;
+}
+
+/** How the step ends: signed in now, or (`activate: false`) held until activate(). */
+type Activation = {
+  attemptId?: string;
+  /** false: keep the new session until `activate()` (e.g. to show backup codes before the signed-in page takes over). */
+  activate?: boolean;
+};
+
 /** The pending attempt of this client's last sign-in, and the calls that complete it. */
-export function createSecondFactorFlows(core: Core) {
+export function createSecondFactorFlows(core: Core, passkeys: AttemptPasskeys) {
   let pending: { attemptId: string; status: SecondFactorNeeded['status'] } | undefined;
   /** A completed sign-in's session, kept back until activate(). */
   let held: SessionTokens | undefined;
@@ -36,6 +57,17 @@ export function createSecondFactorFlows(core: Core) {
     }
     return id;
   };
+
+  async function finish(call: Promise<SecondFactorSignedIn>, params: Activation): Promise<SecondFactorResult> {
+    const done = await call;
+    pending = undefined;
+    const backupCodes = done.backupCodes ?? null;
+    if (params.activate === false) {
+      held = done.session;
+      return { ...core.state(), status: 'complete', factors: [], backupCodes };
+    }
+    return { ...(await core.establish(done.session)), status: 'complete', factors: [], backupCodes };
+  }
 
   return {
     /** A way in's answer: signs this client in, or remembers the attempt and says which factor comes next. */
@@ -52,25 +84,34 @@ export function createSecondFactorFlows(core: Core) {
     pending: () => (pending ? { ...pending } : null),
 
     /**
-     * Completes the pending sign-in with a TOTP code or a backup code. A wrong code rejects with
-     * `invalid_credentials` (the attempt survives 4 of them; after the 5th, sign in again).
+     * Completes the pending sign-in with a TOTP code, a backup code, or a passkey
+     * (`{factor: "passkey"}`: the browser's passkey dialog runs here; on a setup attempt it makes a
+     * new passkey, as passkeySetup()). A wrong code rejects with `invalid_credentials` (the attempt
+     * survives 4 of them; after the 5th, sign in again); a cancelled dialog with a PasskeyError.
      */
-    async secondFactor(params: {
-      factor: 'totp' | 'backup_code';
-      code: string;
-      attemptId?: string;
-      /** false: keep the new session until `activate()` (e.g. to show backup codes before the signed-in page takes over). */
-      activate?: boolean;
-    }): Promise<SecondFactorResult> {
+    async secondFactor(
+      params: ({ factor: 'totp' | 'backup_code'; code: string } | { factor: 'passkey'; code?: undefined }) & Activation,
+    ): Promise<SecondFactorResult> {
       const attemptId = attempt(params.attemptId);
-      const done = await core.call('POST /v1/auth/signin/second-factor', { body: { attemptId, factor: params.factor, code: params.code } });
-      pending = undefined;
-      const backupCodes = done.backupCodes ?? null;
-      if (params.activate === false) {
-        held = done.session;
-        return { ...core.state(), status: 'complete', factors: [], backupCodes };
+      if (params.factor === 'passkey') {
+        const setup = pending?.attemptId === attemptId && pending.status === 'needs_second_factor_setup';
+        const response = setup ? await passkeys.registerForAttempt(attemptId) : await passkeys.assertForAttempt(attemptId);
+        return finish(core.call('POST /v1/auth/signin/second-factor', { body: { attemptId, factor: 'passkey', response } }), params);
       }
-      return { ...(await core.establish(done.session)), status: 'complete', factors: [], backupCodes };
+      return finish(
+        core.call('POST /v1/auth/signin/second-factor', { body: { attemptId, factor: params.factor, code: params.code } }),
+        params,
+      );
+    },
+
+    /**
+     * For `needs_second_factor_setup`: makes a passkey on this device (the browser's dialog), which
+     * registers it and signs in. A passkey brings no backup codes.
+     */
+    async passkeySetup(params: Activation = {}): Promise<SecondFactorResult> {
+      const attemptId = attempt(params.attemptId);
+      const response = await passkeys.registerForAttempt(attemptId);
+      return finish(core.call('POST /v1/auth/signin/second-factor', { body: { attemptId, factor: 'passkey', response } }), params);
     },
 
     /** Signs this client in with the session `secondFactor({activate: false})` kept back. */

@@ -14,16 +14,17 @@ function KeyIcon() {
 
 /**
  * SignIn's "Sign in with a passkey" (discoverable: the browser lists this site's passkeys), then
- * an "or" before the other methods. Hidden where the browser has no WebAuthn.
+ * an "or" before the other methods. Hidden where the browser has no WebAuthn (or, as the only
+ * method, says so with `unsupported`).
  */
-export function PasskeyButton(props: { onDone: () => void; divider: boolean; disabled?: boolean }) {
+export function PasskeyButton(props: { onDone: () => void; divider: boolean; disabled?: boolean; unsupported?: string }) {
   const client = useGatehouse();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
   // Decided after mount: a server render (Next.js) has no WebAuthn, and the first client render must match it.
   const [supported, setSupported] = useState(false);
   useEffect(() => setSupported(passkeysSupported()), []);
-  if (!supported) return null;
+  if (!supported) return props.unsupported ? <p className="gh-notice" role="status">{props.unsupported}</p> : null;
   const start = async () => {
     setBusy(true);
     setError(undefined);

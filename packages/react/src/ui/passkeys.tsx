@@ -2,19 +2,20 @@ import { useEffect, useState } from 'react';
 import { GatehouseError, PasskeyError, passkeysSupported, type Passkey } from '@gatehouse/js';
 import { useGatehouse } from '../context.js';
 import { errorsFrom, FORM, FormError } from './primitives.js';
+import { ReverifyPrompt, useReverification } from './reverify.js';
 import { useEnvironment } from './sign-in.js';
 
 function failure(error: unknown): string | undefined {
   if (error instanceof PasskeyError && error.reason === 'cancelled') return undefined;
-  if (error instanceof GatehouseError && error.code === 'reverification_required') {
-    return 'For your security, this needs a recent sign-in: sign out and sign in again, then retry within 10 minutes.';
-  }
+  // The prompt was cancelled: its message says the change was not made.
+  if (error instanceof GatehouseError && error.code === 'reverification_required') return error.message;
   return errorsFrom(error, [])[FORM];
 }
 
 /**
  * UserProfile's "Passkeys": the user's passkeys with Rename and Remove, and "Add a passkey" (this
- * device's WebAuthn). Shown while the environment takes passkeys (authMethods.passkey, or mfa not
+ * device's WebAuthn); both need a recent verification, asked inline (`ReverifyPrompt`) and then
+ * retried. Shown while the environment takes passkeys (authMethods.passkey, or mfa not
  * "off") and the browser has WebAuthn.
  */
 export function PasskeysSection() {
@@ -24,6 +25,7 @@ export function PasskeysSection() {
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [editing, setEditing] = useState<{ id: string; name: string } | null>(null);
+  const reverification = useReverification();
   const open = Boolean(environment && (environment.authMethods.passkey || environment.mfa !== 'off'));
   useEffect(() => {
     if (open) client.user.passkeys.list().then(setPasskeys, (e: unknown) => setError(failure(e)));
@@ -48,6 +50,7 @@ export function PasskeysSection() {
       <h2 className="gh-section-title" id="gh-passkeys-title">Passkeys</h2>
       <p className="gh-muted">Sign in with your fingerprint, face or screen lock instead of a password.</p>
       <FormError error={error} />
+      <ReverifyPrompt reverification={reverification} />
       <ul className="gh-list">
         {(passkeys ?? []).map((p) => (
           <li key={p.id} data-gh-passkey-id={p.id}>
@@ -79,7 +82,7 @@ export function PasskeysSection() {
                 <button type="button" className="gh-button gh-secondary gh-small" disabled={busy} onClick={() => setEditing({ id: p.id, name: p.name })}>
                   Rename
                 </button>
-                <button type="button" className="gh-button gh-danger gh-small" disabled={busy} aria-label={`Remove ${p.name}`} onClick={() => void act(() => client.user.passkeys.remove(p.id))}>
+                <button type="button" className="gh-button gh-danger gh-small" disabled={busy} aria-label={`Remove ${p.name}`} onClick={() => void act(() => reverification.run(() => client.user.passkeys.remove(p.id)))}>
                   Remove
                 </button>
               </>
@@ -88,7 +91,7 @@ export function PasskeysSection() {
         ))}
       </ul>
       {passkeysSupported() ? (
-        <button type="button" className="gh-button gh-secondary" data-gh-add-passkey="" disabled={busy} aria-busy={busy} onClick={() => void act(() => client.user.passkeys.create())}>
+        <button type="button" className="gh-button gh-secondary" data-gh-add-passkey="" disabled={busy} aria-busy={busy} onClick={() => void act(() => reverification.run(() => client.user.passkeys.create()))}>
           {busy ? <span className="gh-spinner" aria-hidden="true" /> : null}
           Add a passkey
         </button>

@@ -1,12 +1,13 @@
-import { useState } from 'react';
-import { GatehouseError, isReverificationRequired, type ReverifyParams } from '@gatehouse/js';
+import { useEffect, useState } from 'react';
+import { GatehouseError, isReverificationRequired, PasskeyError, passkeysSupported, type MfaStatus, type ReverifyParams } from '@gatehouse/js';
 import { useGatehouse, useGatehouseState } from '../context.js';
 import { Field, FORM, Submit, useForm } from './primitives.js';
 
-type Method = 'password' | 'code' | 'backupCode';
+type Method = 'password' | 'passkey' | 'code' | 'backupCode';
 
 const METHOD_LABELS: Record<Method, { field: string; choose: string }> = {
   password: { field: 'Password', choose: 'Use your password' },
+  passkey: { field: 'Passkey', choose: 'Use a passkey' },
   code: { field: 'Authenticator code', choose: 'Use your authenticator app' },
   backupCode: { field: 'Backup code', choose: 'Use a backup code' },
 };
@@ -53,14 +54,38 @@ export function useReverification(): Reverification {
   return { pending, run, cancel, finish: () => setPending(null) };
 }
 
-/** Asks for the password, an authenticator code or a backup code, then retries the refused change. */
+/**
+ * Asks for the password, a passkey, an authenticator code or a backup code (those the user has,
+ * read from GET /v1/me/mfa when the prompt opens), then retries the refused change.
+ */
 export function ReverifyPrompt({ reverification }: { reverification: Reverification }) {
   const client = useGatehouse();
   const user = useGatehouseState().user;
   const pending = reverification.pending;
+  const [mfa, setMfa] = useState<MfaStatus | null>(null);
+  useEffect(() => {
+    if (!pending) return;
+    let live = true;
+    client.user.mfa.get().then(
+      (status) => live && setMfa(status),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, pending]);
+  // Until the user's factors are known, what the user object says (twoFactorEnabled: TOTP or a passkey).
   const methods: Method[] = [
     ...(user?.passwordEnabled && !pending?.secondFactor ? (['password'] as const) : []),
-    ...(user?.twoFactorEnabled ? (['code', 'backupCode'] as const) : []),
+    ...(mfa
+      ? [
+          ...(mfa.passkeys > 0 && passkeysSupported() ? (['passkey'] as const) : []),
+          ...(mfa.totp.enabled ? (['code'] as const) : []),
+          ...(mfa.backupCodes.remaining > 0 ? (['backupCode'] as const) : []),
+        ]
+      : user?.twoFactorEnabled
+        ? (['code', 'backupCode'] as const)
+        : []),
   ];
   const [method, setMethod] = useState<Method | null>(null);
   const [value, setValue] = useState('');
@@ -68,32 +93,48 @@ export function ReverifyPrompt({ reverification }: { reverification: Reverificat
   const form = useForm([]);
   if (!pending) return null;
   const chosen = method && methods.includes(method) ? method : methods[0];
+  const confirmed = async (params: ReverifyParams | { passkey: true }) => {
+    try {
+      await client.reverify(params);
+    } catch (error) {
+      // Closing the passkey dialog leaves the prompt as it was.
+      if (error instanceof PasskeyError && error.reason === 'cancelled') return;
+      throw error;
+    }
+    setValue('');
+    try {
+      pending.resolve(await pending.retry());
+    } catch (error) {
+      pending.reject(error);
+    }
+    reverification.finish();
+  };
   return (
     <div className="gh-box gh-reverify" role="group" aria-labelledby="gh-reverify-title">
       <div>
         <div className="gh-name" id="gh-reverify-title">{pending.secondFactor ? 'Verify your second factor' : 'Confirm it’s you'}</div>
         <div className="gh-muted">
           {pending.secondFactor
-            ? 'This organization requires two-step verification: enter a code to continue.'
+            ? 'This organization requires two-step verification: verify a second factor to continue.'
             : 'This change needs a recent verification.'}
         </div>
       </div>
       {chosen ? (
-        <form className="gh-form" noValidate onSubmit={form.submit(async () => {
-          await client.reverify({ [chosen]: value } as ReverifyParams);
-          setValue('');
-          try {
-            pending.resolve(await pending.retry());
-          } catch (error) {
-            pending.reject(error);
-          }
-          reverification.finish();
-        })}>
-          <Field label={METHOD_LABELS[chosen].field} name={chosen} type={chosen === 'password' ? 'password' : 'text'} autoFocus
-            autoComplete={chosen === 'password' ? 'current-password' : 'one-time-code'} inputMode={chosen === 'code' ? 'numeric' : undefined}
-            value={value} onChange={(e) => setValue(e.target.value)} error={form.errors[FORM]} />
+        <form className="gh-form" noValidate onSubmit={form.submit(() =>
+          confirmed(chosen === 'passkey' ? { passkey: true } : ({ [chosen]: value } as ReverifyParams)),
+        )}>
+          {chosen === 'passkey' ? (
+            <>
+              <p className="gh-muted" style={{ margin: 0 }}>Use your passkey (fingerprint, face or screen lock) to confirm.</p>
+              {form.errors[FORM] ? <p className="gh-form-error" role="alert">{form.errors[FORM]}</p> : null}
+            </>
+          ) : (
+            <Field label={METHOD_LABELS[chosen].field} name={chosen} type={chosen === 'password' ? 'password' : 'text'} autoFocus
+              autoComplete={chosen === 'password' ? 'current-password' : 'one-time-code'} inputMode={chosen === 'code' ? 'numeric' : undefined}
+              value={value} onChange={(e) => setValue(e.target.value)} error={form.errors[FORM]} />
+          )}
           <div className="gh-row">
-            <Submit busy={form.busy}>Confirm</Submit>
+            <Submit busy={form.busy}>{chosen === 'passkey' ? 'Use a passkey' : 'Confirm'}</Submit>
             <button type="button" className="gh-button gh-secondary" onClick={reverification.cancel}>Cancel</button>
           </div>
           {methods.length > 1 ? (

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
-import type { GatehouseState, SecondFactorName, SignInState, TotpSetup } from '@gatehouse/js';
+import { PasskeyError, passkeysSupported, type GatehouseState, type SecondFactorName, type SignInState, type TotpSetup } from '@gatehouse/js';
 import { useGatehouse } from '../context.js';
-import { Field, FORM, FormError, Submit, useForm } from './primitives.js';
+import { errorsFrom, Field, FORM, FormError, Submit, useForm } from './primitives.js';
 import { QrCode } from './qr.js';
 
 /** What a way in answered when it stopped short of a session. */
@@ -19,9 +19,10 @@ export function settle(result: GatehouseState | SignInState, done: () => void, a
 }
 
 /**
- * The second step of a sign-in: an authenticator code (or, with the switch, a backup code); under
- * mfa "required" for a user without one, the setup of an authenticator (a QR code drawn here and the
- * secret as text), then the backup codes, shown once, before the session takes over the page.
+ * The second step of a sign-in: an authenticator code (or, with the switch, a backup code), or
+ * "Use a passkey" for a user who has one; under mfa "required" for a user without one, the setup of
+ * an authenticator (a QR code drawn here and the secret as text, then the backup codes, shown once,
+ * before the session takes over the page) or of a passkey ("Set up a passkey").
  */
 export function SecondFactorStep(props: { ask: SecondFactorAsk; onDone: () => void; onRestart?: () => void }) {
   return props.ask.status === 'needs_second_factor_setup' ? (
@@ -31,9 +32,64 @@ export function SecondFactorStep(props: { ask: SecondFactorAsk; onDone: () => vo
   );
 }
 
+/**
+ * A passkey ceremony started from a button: busy while the browser's dialog is open; closing the
+ * dialog is a choice, not an error. The button shows only where the browser has WebAuthn (decided
+ * after mount, as a server render has none).
+ */
+function usePasskeyAction(run: () => Promise<unknown>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  const [supported, setSupported] = useState(false);
+  useEffect(() => setSupported(passkeysSupported()), []);
+  const start = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await run();
+    } catch (e) {
+      setError(e instanceof PasskeyError && e.reason === 'cancelled' ? undefined : errorsFrom(e, [])[FORM]);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, supported, start };
+}
+
+function PasskeyAction(props: { label: string; step: string; action: ReturnType<typeof usePasskeyAction>; primary?: boolean }) {
+  const { action } = props;
+  if (!action.supported) return null;
+  return (
+    <div className="gh-alternatives" role="group" aria-label="Passkey">
+      <button
+        type="button"
+        className={props.primary ? 'gh-button' : 'gh-button gh-secondary'}
+        data-gh-passkey={props.step}
+        onClick={() => void action.start()}
+        disabled={action.busy}
+        aria-busy={action.busy}
+      >
+        {action.busy ? <span className="gh-spinner" aria-hidden="true" /> : null}
+        <span>{props.label}</span>
+      </button>
+      {action.error ? (
+        <p className="gh-form-error" role="alert">
+          {action.error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
 function CodeStep(props: { factors: SecondFactorName[]; onDone: () => void; onRestart?: (() => void) | undefined }) {
   const client = useGatehouse();
   const form = useForm(['code']);
+  const passkey = usePasskeyAction(async () => {
+    await client.signIn.secondFactor({ factor: 'passkey' });
+    props.onDone();
+  });
+  const hasPasskey = props.factors.includes('passkey');
+  const hasCode = props.factors.includes('totp') || props.factors.includes('backup_code');
   const [factor, setFactor] = useState<'totp' | 'backup_code'>(props.factors.includes('totp') ? 'totp' : 'backup_code');
   const [code, setCode] = useState('');
   const other = factor === 'totp' ? props.factors.includes('backup_code') : props.factors.includes('totp');
@@ -42,6 +98,23 @@ function CodeStep(props: { factors: SecondFactorName[]; onDone: () => void; onRe
     setCode('');
     form.setErrors({});
   };
+  const restart = props.onRestart ? (
+    <button type="button" className="gh-link" onClick={props.onRestart}>
+      Start over
+    </button>
+  ) : null;
+  if (!hasCode) {
+    // A passkey is the user's only second factor.
+    return (
+      <div className="gh-form" data-gh-step="second-factor">
+        <p className="gh-notice" role="status">
+          {passkey.supported ? 'Confirm it is you with your passkey.' : 'Your second factor is a passkey, and this browser cannot use passkeys. Sign in from a browser that can.'}
+        </p>
+        <PasskeyAction label="Use a passkey" step="second-factor" action={passkey} primary />
+        <div className="gh-links">{restart}</div>
+      </div>
+    );
+  }
   return (
     <form
       className="gh-form"
@@ -82,17 +155,19 @@ function CodeStep(props: { factors: SecondFactorName[]; onDone: () => void; onRe
         />
       )}
       <Submit busy={form.busy}>Verify</Submit>
+      {hasPasskey && passkey.supported ? (
+        <>
+          <div className="gh-divider">or</div>
+          <PasskeyAction label="Use a passkey" step="second-factor" action={passkey} />
+        </>
+      ) : null}
       <div className="gh-links">
         {other ? (
           <button type="button" className="gh-link" onClick={switchTo}>
             {factor === 'totp' ? 'Use a backup code' : 'Use your authenticator app'}
           </button>
         ) : null}
-        {props.onRestart ? (
-          <button type="button" className="gh-link" onClick={props.onRestart}>
-            Start over
-          </button>
-        ) : null}
+        {restart}
       </div>
     </form>
   );
@@ -101,6 +176,11 @@ function CodeStep(props: { factors: SecondFactorName[]; onDone: () => void; onRe
 function TotpSetupStep(props: { onDone: () => void }) {
   const client = useGatehouse();
   const form = useForm(['code']);
+  // A passkey made here registers and signs in at once: it brings no backup codes.
+  const passkey = usePasskeyAction(async () => {
+    await client.signIn.passkeySetup();
+    props.onDone();
+  });
   const [setup, setSetup] = useState<TotpSetup | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [code, setCode] = useState('');
@@ -145,8 +225,16 @@ function TotpSetupStep(props: { onDone: () => void }) {
       })}
     >
       <p className="gh-notice" role="status">
-        This application requires two-step verification. Scan the QR code with an authenticator app, then enter the code it shows.
+        This application requires two-step verification.{' '}
+        {passkey.supported ? 'Set up a passkey on this device, or scan' : 'Scan'} the QR code with an authenticator app, then enter the code it
+        shows.
       </p>
+      {passkey.supported ? (
+        <>
+          <PasskeyAction label="Set up a passkey" step="second-factor-setup" action={passkey} />
+          <div className="gh-divider">or</div>
+        </>
+      ) : null}
       <div className="gh-qr-box">
         <QrCode value={setup.otpauthUrl} label="QR code for your authenticator app" />
       </div>

@@ -141,7 +141,8 @@ export function SignIn(props: SignInProps) {
   } else {
     const passwordless = (methods?.emailCode ? 1 : 0) + (methods?.magicLink ? 1 : 0);
     const onlySso = !methods?.password && passwordless === 0 && Boolean(methods?.sso);
-    const none = !methods?.password && passwordless === 0 && !methods?.sso;
+    const onlyPasskey = !methods?.password && passwordless === 0 && !methods?.sso && Boolean(methods?.passkey);
+    const none = !methods?.password && passwordless === 0 && !methods?.sso && !methods?.passkey;
     const usePassword = methods?.password && !sso;
     const startCode = form.submit(async () => {
       await client.signIn.emailCode.start({ email });
@@ -154,6 +155,11 @@ export function SignIn(props: SignInProps) {
     });
     body = none ? (
       <FormError error="This application has no sign-in method turned on. Its administrator can enable one in the console." />
+    ) : onlyPasskey ? (
+      // Passkeys are the only way in: the button alone (no email field leads anywhere).
+      <div className="gh-form">
+        <PasskeyButton onDone={done} divider={false} unsupported="This application signs in with passkeys, and this browser cannot use them. Use a browser that supports passkeys." />
+      </div>
     ) : (
       <form
         className="gh-form"

@@ -13,6 +13,7 @@ import { PasswordWay } from '../auth/password.js';
 import { PasswordlessWay } from '../auth/passwordless.js';
 import { SignUpVerification } from '../auth/sign-up-verification.js';
 import { SecondFactorStep } from '../auth/second-factor.js';
+import { PasskeySecondFactor } from '../auth/second-factor-passkey.js';
 import { SsoWay } from '../auth/sso.js';
 import { warmUpPasswordHashing } from '../identity/passwords.js';
 import { PasswordService } from '../identity/password-service.js';
@@ -226,6 +227,15 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     signedIn: (environment, user) => domains.enrol(environment, user),
   });
   const secrets = new EmailedSecrets({ store, identity, mail, now });
+  // The second step of a sign-in the door answered with an attempt: TOTP, backup codes, passkeys.
+  const secondFactor = new SecondFactorStep({
+    store,
+    mfa,
+    identity,
+    door,
+    now,
+    passkeys: new PasskeySecondFactor({ store, ceremonies: passkeyCeremonies, writer: secondFactors, identity, tenancy }),
+  });
   const ways = {
     password: new PasswordWay({ identity, passwords, throttle, door }),
     signUpVerification: new SignUpVerification({ store, identity, passwords, door, mail, now, throttle, codes: emailCodes }),
@@ -234,9 +244,8 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     sso: new SsoWay({ flows: ssoFlows, door }),
     invitation: new InvitationWay({ invitations, door }),
     handoff: new HandoffWay({ store, door, sessions, identity, now }),
-    passkey: new PasskeyWay({ store, ceremonies: passkeyCeremonies, identity, door }),
-    // The second step of a sign-in the door answered with an attempt (passkeys plug in as `passkeys`).
-    secondFactor: new SecondFactorStep({ store, mfa, identity, door, now }),
+    passkey: new PasskeyWay({ store, ceremonies: passkeyCeremonies, identity, door, secondFactor }),
+    secondFactor,
     actor: new ActorWay({ store, door, identity, audit: impersonationAudit, now }),
   };
 

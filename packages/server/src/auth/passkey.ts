@@ -6,17 +6,15 @@ import type { PasskeyCeremonies } from '../passkeys/ceremonies.js';
 import type { RequestContext } from '../sessions/access-token-issuer.js';
 import type { Environment } from '../tenancy/settings.js';
 import type { SignInDoor } from './door.js';
+import type { SecondFactorStep } from './second-factor.js';
 
 export interface PasskeyWayOptions {
   store: Store;
   ceremonies: PasskeyCeremonies;
   identity: Pick<IdentityService, 'findUser'>;
   door: SignInDoor;
-  /**
-   * The second-factor step's lookup (auth/door.ts): the user of a live second-factor attempt of this
-   * environment, or undefined. Until it is wired, `{attemptId}` on the options call is refused.
-   */
-  secondFactorAttempt?: ((environment: Environment, attemptId: string) => Promise<string | undefined>) | undefined;
+  /** The second step of a sign-in: options for a second-factor attempt's user's passkeys, bound to it. */
+  secondFactor?: Pick<SecondFactorStep, 'passkeyOptions'> | undefined;
 }
 
 /**
@@ -43,11 +41,10 @@ export class PasskeyWay {
       this.assertEnabled(environment);
       return this.deps.ceremonies.authenticationOptions(environment, {}, requestOrigin);
     }
-    const userId = this.deps.secondFactorAttempt ? await this.deps.secondFactorAttempt(environment, attemptId) : undefined;
-    if (environment.settings.mfa === 'off' || userId === undefined) {
+    if (!this.deps.secondFactor) {
       throw apiError('invalid_credentials', 'This sign-in attempt is unknown, finished or expired. Start the sign-in again.');
     }
-    return this.deps.ceremonies.authenticationOptions(environment, { attemptId, userId }, requestOrigin);
+    return this.deps.secondFactor.passkeyOptions(environment, attemptId, requestOrigin);
   }
 
   async verify(environment: Environment, input: { attemptId: string; response: PasskeyResponse }, context: RequestContext): Promise<SignedIn> {

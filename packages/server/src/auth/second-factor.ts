@@ -1,4 +1,6 @@
-import type { SecondFactorBody, SecondFactorSignedIn, TotpSetup } from '@gatehouse/contract';
+import type { PasskeyOptionsAnswer, PasskeySignInOptions, SecondFactorBody, SecondFactorSignedIn, TotpSetup } from '@gatehouse/contract';
+import { isUniqueViolation } from '../db/index.js';
+import { duplicate } from '../passkeys/ceremonies.js';
 import { inTransaction } from '../db/changes.js';
 import type { Store } from '../db/index.js';
 import type { RequestContext } from '../http/request-context.js';
@@ -10,21 +12,15 @@ import { parseAmr, type Amr } from '../sessions/factors.js';
 import type { Environment } from '../tenancy/settings.js';
 import * as q from './attempt-queries.js';
 import type { SignInDoor } from './door.js';
-
-/**
- * Where passkeys plug in as a second factor (passkeys/): verifies a WebAuthn `response` for this
- * user, bound to this attempt, or throws 401 invalid_credentials. Absent until passkeys exist.
- */
-export interface PasskeyAssertions {
-  verifyForAttempt(environment: Environment, input: { userId: string; attemptId: string; response: unknown }): Promise<void>;
-}
+import type { PasskeySecondFactor } from './second-factor-passkey.js';
 
 export interface SecondFactorStepOptions {
   store: Store;
-  mfa: Pick<MfaService, 'verifySecondFactor' | 'enrolTotpAtSignIn' | 'startTotp'>;
+  mfa: Pick<MfaService, 'verifySecondFactor' | 'enrolTotpAtSignIn' | 'startTotp' | 'factorsOf'>;
   identity: Pick<IdentityService, 'findUser'>;
   door: Pick<SignInDoor, 'completeSecondFactor'>;
-  passkeys?: PasskeyAssertions | undefined;
+  /** Passkeys as the second factor, and set up inside a setup attempt; without them factor "passkey" is 400. */
+  passkeys?: PasskeySecondFactor | undefined;
   now: () => number;
 }
 
@@ -41,8 +37,8 @@ class WrongCode extends Error {
 
 /**
  * The second step of a sign-in (DESIGN "One door to a session"): completes an attempt the door
- * issued, with a TOTP code, a backup code or (once they exist) a passkey, or enrols TOTP on a
- * setup attempt. Spends the attempt with a compare-and-set in the transaction that spends the
+ * issued, with a TOTP code, a backup code or a passkey, or enrols TOTP or a passkey on a setup
+ * attempt. Spends the attempt with a compare-and-set in the transaction that spends the
  * code, so an attempt starts at most one session even under a race.
  */
 export class SecondFactorStep {
@@ -59,8 +55,8 @@ export class SecondFactorStep {
     throw apiError('invalid_credentials', (await q.diedOfWrongTries(this.db, environment.id, id)) ? TOO_MANY : START_AGAIN);
   }
 
-  /** POST /v1/auth/signin/second-factor/totp-setup: only a setup attempt may enrol (a password alone never enrols a factor). */
-  async totpSetup(environment: Environment, attemptId: string): Promise<TotpSetup> {
+  /** Only a setup attempt may enrol (a password alone never enrols a factor). */
+  private async setupAttempt(environment: Environment, attemptId: string): Promise<q.SignInAttemptRow> {
     const attempt = await this.liveAttempt(environment, attemptId);
     if (attempt.kind !== 'setup') {
       throw apiError(
@@ -68,7 +64,46 @@ export class SecondFactorStep {
         'This account already has a second factor: complete the sign-in with it (POST /v1/auth/signin/second-factor).',
       );
     }
+    return attempt;
+  }
+
+  /** POST /v1/auth/signin/second-factor/totp-setup */
+  async totpSetup(environment: Environment, attemptId: string): Promise<TotpSetup> {
+    const attempt = await this.setupAttempt(environment, attemptId);
     return this.options.mfa.startTotp(environment, attempt.user_id);
+  }
+
+  private passkeysOrRefuse(): PasskeySecondFactor {
+    if (!this.options.passkeys)
+      throw apiError('invalid_request', 'Passkeys are not available on this server; use factor "totp" or "backup_code".');
+    return this.options.passkeys;
+  }
+
+  /** POST /v1/auth/signin/second-factor/passkey-setup: creation options bound to the setup attempt. */
+  async passkeySetup(environment: Environment, attemptId: string, origin: string | undefined): Promise<PasskeyOptionsAnswer> {
+    const passkeys = this.passkeysOrRefuse();
+    const attempt = await this.setupAttempt(environment, attemptId);
+    return { options: await passkeys.registrationOptions(environment, { hash: attempt.id, userId: attempt.user_id }, origin) };
+  }
+
+  /**
+   * POST /v1/auth/passkey/options {attemptId}: request options for the attempt's user's passkeys,
+   * bound to the attempt. Any id that is not a live second-factor attempt here is 401, as a spent one.
+   */
+  async passkeyOptions(environment: Environment, attemptId: string, origin: string | undefined): Promise<PasskeySignInOptions> {
+    const passkeys = this.passkeysOrRefuse();
+    if (environment.settings.mfa === 'off') throw apiError('invalid_credentials', START_AGAIN);
+    const attempt = await this.liveAttempt(environment, attemptId);
+    if (attempt.kind === 'setup') {
+      throw apiError(
+        'invalid_request',
+        'This account has no passkey yet: set one up with POST /v1/auth/signin/second-factor/passkey-setup, then send its response.',
+      );
+    }
+    if (!(await this.options.mfa.factorsOf(environment, attempt.user_id)).includes('passkey')) {
+      throw apiError('invalid_request', 'This account has no passkey: complete the sign-in with an authenticator code or a backup code.');
+    }
+    return { attemptId, options: await passkeys.assertionOptions(environment, { hash: attempt.id, userId: attempt.user_id }, origin) };
   }
 
   /** POST /v1/auth/signin/second-factor */
@@ -85,15 +120,12 @@ export class SecondFactorStep {
     try {
       if (body.factor === 'passkey') {
         second = 'passkey';
-        const passkeys = this.options.passkeys;
-        if (!passkeys) throw apiError('invalid_request', 'Passkeys are not available on this server; use factor "totp" or "backup_code".');
-        await wrong(passkeys.verifyForAttempt(environment, { userId, attemptId: body.attemptId, response: body.response }));
-        await inTransaction(this.db, spend);
+        await this.completeWithPasskey(environment, attempt, body, spend);
       } else if (attempt.kind === 'setup') {
         if (body.factor !== 'totp') {
           throw apiError(
             'invalid_request',
-            'Set up an authenticator first: POST /v1/auth/signin/second-factor/totp-setup, then send its code with factor "totp".',
+            'Set up a second factor first: POST /v1/auth/signin/second-factor/totp-setup, then send its code with factor "totp" (or …/passkey-setup, then factor "passkey").',
           );
         }
         second = 'totp';
@@ -122,6 +154,44 @@ export class SecondFactorStep {
     return { user: { id: user.id, email: user.email }, session, ...(backupCodes ? { backupCodes } : {}) };
   }
 
+  /**
+   * factor "passkey": the assertion for the attempt's challenge and user, then the attempt spent;
+   * on a setup attempt the registration, stored in the transaction that spends the attempt.
+   */
+  private async completeWithPasskey(
+    environment: Environment,
+    attempt: q.SignInAttemptRow,
+    body: SecondFactorBody,
+    spend: (tx: Parameters<Parameters<typeof inTransaction>[1]>[0]) => Promise<void>,
+  ): Promise<void> {
+    const passkeys = this.passkeysOrRefuse();
+    const response = body.response;
+    if (response === undefined) {
+      throw apiError('invalid_request', 'Send the answer of navigator.credentials.get() (or .create() on a setup) as "response".', {
+        fields: ['response'],
+      });
+    }
+    const userId = attempt.user_id;
+    const bound = { hash: attempt.id, userId };
+    if (attempt.kind === 'setup') {
+      // A response that does not register counts as a wrong try too: the attempt bounds them.
+      const credential = await wrong(passkeys.verifyRegistration(environment, bound, response), true);
+      // The user's row before the attempt's, as the TOTP enrolment takes them: two setups racing
+      // wait for each other instead of deadlocking.
+      await inTransaction(this.db, async (tx) => {
+        await passkeys.storeIn(tx, environment, userId, credential);
+        await spend(tx);
+      }).catch((error: unknown) => {
+        throw isUniqueViolation(error) ? duplicate() : error;
+      });
+      return;
+    }
+    // The challenge is spent and the use recorded (counter, lastUsedAt) as at a first-factor
+    // passkey sign-in; then the attempt, by compare-and-set.
+    await wrong(passkeys.verifyAssertion(environment, bound, response));
+    await inTransaction(this.db, spend);
+  }
+
   private codeOf(body: SecondFactorBody): string {
     if (body.factor === 'passkey') return '';
     if (body.code === undefined)
@@ -132,12 +202,16 @@ export class SecondFactorStep {
   }
 }
 
-/** Marks a refused code (401) as a wrong try of the attempt; the throttle's 429 and other refusals are not. */
-async function wrong<T>(work: Promise<T>): Promise<T> {
+/**
+ * Marks a refused code (401) as a wrong try of the attempt; the throttle's 429 and other refusals
+ * are not, except a registration that does not verify (400) when `invalidRequestToo`.
+ */
+async function wrong<T>(work: Promise<T>, invalidRequestToo = false): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    if (error instanceof ApiError && error.code === 'invalid_credentials') throw new WrongCode(error);
+    if (error instanceof ApiError && (error.code === 'invalid_credentials' || (invalidRequestToo && error.code === 'invalid_request')))
+      throw new WrongCode(error);
     throw error;
   }
 }

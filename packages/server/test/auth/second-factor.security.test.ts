@@ -330,10 +330,12 @@ describe(`the second factor skipped or forged at sign-in (${testDb()})`, () => {
     expect(json(refused).error.message).toMatch(START_AGAIN);
   });
 
-  it('factor "passkey" is refused with 400 while passkeys are not available', async () => {
+  it('factor "passkey" without a WebAuthn response, or with garbage, is 400, never a session', async () => {
     const user = await withBackupCodes();
-    const refused = await secondFactor(t, { attemptId: await passwordAttempt(user.email), factor: 'passkey', response: {} });
-    expect(refused.statusCode).toBe(400);
-    expect(json(refused).error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/passkeys are not available/i) });
+    for (const body of [{}, { response: {} }, { response: 'x' }]) {
+      const refused = await secondFactor(t, { attemptId: await passwordAttempt(user.email), factor: 'passkey', ...body });
+      expect(refused.statusCode, refused.body).toBe(400);
+      expect(json(refused).error.code).toBe('invalid_request');
+    }
   });
 });
