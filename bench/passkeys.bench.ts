@@ -66,7 +66,10 @@ export async function run(): Promise<void> {
       const started = await post(`${url}/v1/auth/passkey/options`, pk, {});
       await post(`${url}/v1/auth/passkey/verify`, pk, { attemptId: started.attemptId, response: authenticator.get(started.options) });
     };
-    const passwordSignIn = () => post(`${url}/v1/auth/signin`, pk, { email, password: PASSWORD });
+    // A user with a passkey has a second factor: password sign-ins are measured for another user, without one.
+    const passwordEmail = `bench-password-${Date.now()}@example.test`;
+    await post(`${url}/v1/auth/signup`, pk, { email: passwordEmail, password: PASSWORD });
+    const passwordSignIn = () => post(`${url}/v1/auth/signin`, pk, { email: passwordEmail, password: PASSWORD });
     const tokens: string[] = [];
     for (let i = 0; i < CONCURRENCY; i++) tokens.push((await passwordSignIn()).session.refreshToken);
     const refresh = async (worker: number) => {

@@ -56,7 +56,8 @@ export async function findLiveAttempt(
 
 /**
  * Completes the attempt: true for exactly one caller, and only while it is live. Run in the
- * transaction that spends the second factor, so a lost race spends nothing.
+ * transaction that spends the second factor, so a lost race spends nothing. The tries are not
+ * looked at here: the caller holds one of them (takeTry), possibly the last.
  */
 export async function spendSignInAttempt(db: Db, environmentId: EnvironmentId, id: string, now: number): Promise<boolean> {
   const result = await db
@@ -66,18 +67,35 @@ export async function spendSignInAttempt(db: Db, environmentId: EnvironmentId, i
     .where('id', '=', id)
     .where('spent_at', 'is', null)
     .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Takes one of the attempt's tries before its code is compared: true while fewer than the limit
+ * were taken. Taken first, atomically, so racing codes can never be compared more times than that.
+ */
+export async function takeTry(db: Db, environmentId: EnvironmentId, id: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('sign_in_attempts')
+    .set((eb) => ({ wrong_tries: eb('wrong_tries', '+', 1) }))
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', id)
+    .where('spent_at', 'is', null)
+    .where('expires_at', '>', now)
     .where('wrong_tries', '<', MAX_WRONG_TRIES)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
-/** Counts a wrong code against the attempt (atomically, so racing wrong codes all count). */
-export async function recordWrongTry(db: Db, environmentId: EnvironmentId, id: string): Promise<void> {
+/** Gives a try back: the request was refused before its code was judged (a missing field, the throttle). */
+export async function giveBackTry(db: Db, environmentId: EnvironmentId, id: string): Promise<void> {
   await db
     .updateTable('sign_in_attempts')
-    .set((eb) => ({ wrong_tries: eb('wrong_tries', '+', 1) }))
+    .set((eb) => ({ wrong_tries: eb('wrong_tries', '-', 1) }))
     .where('environment_id', '=', environmentId)
     .where('id', '=', id)
+    .where('wrong_tries', '>', 0)
     .execute();
 }
 

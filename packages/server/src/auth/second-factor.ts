@@ -117,6 +117,10 @@ export class SecondFactorStep {
     };
     let second: Amr;
     let backupCodes: string[] | undefined;
+    // A try is taken before anything is compared; only a wrong code keeps it (a success spends the attempt).
+    if (!(await q.takeTry(this.db, environment.id, attempt.id, this.options.now()))) {
+      throw apiError('invalid_credentials', (await q.diedOfWrongTries(this.db, environment.id, attempt.id)) ? TOO_MANY : START_AGAIN);
+    }
     try {
       if (body.factor === 'passkey') {
         second = 'passkey';
@@ -143,9 +147,9 @@ export class SecondFactorStep {
         });
       }
     } catch (error) {
-      if (!(error instanceof WrongCode)) throw error;
-      await q.recordWrongTry(this.db, environment.id, attempt.id);
-      throw error.error;
+      if (error instanceof WrongCode) throw error.error;
+      await q.giveBackTry(this.db, environment.id, attempt.id);
+      throw error;
     }
     const user = await this.options.identity.findUser(this.db, environment, userId);
     if (!user) throw apiError('invalid_credentials', START_AGAIN);

@@ -106,11 +106,14 @@ export class PasskeyCeremonies {
    */
   private async spend(environment: Environment, attemptId: string, purpose: string, userId: string | null) {
     const row = await q.findChallenge(this.db, environment.id, attemptId);
-    if (!row || !(await q.consumeChallenge(this.db, environment.id, attemptId, row.challenge))) return undefined;
-    if (row.purpose !== purpose || row.expires_at <= this.options.now()) return undefined;
-    // A discoverable sign-in (null) takes only a discoverable attempt's challenge: a user's own
-    // (reverification, a second factor) never serves the first-factor door.
-    if (userId === null ? row.user_id !== null : row.user_id !== userId) return undefined;
+    if (!row) return undefined;
+    // Another ceremony's challenge is neither used nor spent: naming a registration's or another
+    // user's key must not let anyone burn it. A discoverable sign-in (null) takes only a
+    // discoverable attempt's challenge: a user's own (reverification, a second factor) never
+    // serves the first-factor door.
+    if (row.purpose !== purpose || (userId === null ? row.user_id !== null : row.user_id !== userId)) return undefined;
+    if (!(await q.consumeChallenge(this.db, environment.id, attemptId, row.challenge))) return undefined;
+    if (row.expires_at <= this.options.now()) return undefined;
     return row;
   }
 

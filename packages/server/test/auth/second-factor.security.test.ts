@@ -304,6 +304,18 @@ describe(`the second factor skipped or forged at sign-in (${testDb()})`, () => {
     expect(await issued(user.id)).toBe(0);
   });
 
+  it('racing wrong codes at one attempt: no more than 5 are ever compared', async () => {
+    const user = await verifiedWithTotp('race-guess');
+    const wrongCode = totpCode(SECRET) === '000000' ? '111111' : '000000';
+    const attemptId = await passwordAttempt(user.email);
+    const answers = await Promise.all(Array.from({ length: 9 }, () => secondFactor(t, { attemptId, factor: 'totp', code: wrongCode })));
+    expect(answers.every((a) => a.statusCode === 401)).toBe(true);
+    // Each comparison counts against the per-user throttle (10 in 15 minutes): had more than 5 been
+    // compared, a second attempt would meet the 429 before its own 5 wrong codes are all judged.
+    const next = await passwordAttempt(user.email);
+    for (let i = 0; i < 5; i++) expect((await secondFactor(t, { attemptId: next, factor: 'totp', code: wrongCode })).statusCode).toBe(401);
+  });
+
   it('guessing across attempts meets the per-user throttle: 429 with Retry-After, before any comparison', async () => {
     const user = await verifiedWithTotp('throttle');
     const wrongCode = totpCode(SECRET) === '000000' ? '111111' : '000000';

@@ -236,6 +236,18 @@ describe('passkey attacks', () => {
       expectRefused(await passkeyVerify(t, t.project.development, `reverify:${decodeSessionId(user.accessToken)}`, assertion));
     });
 
+    it("burning another ceremony's challenge: naming a session's registration at the first-factor door leaves it usable", async () => {
+      const user = await signUp(t);
+      const authenticator = new SoftAuthenticator(LOCAL_ORIGIN);
+      const started = await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys/registration');
+      expect(started.statusCode).toBe(200);
+      // Session ids are no secret (the token's sid): anyone with the publishable key can name the key.
+      const junk = { id: 'AA', rawId: 'AA', type: 'public-key', response: { clientDataJSON: Buffer.from('{}').toString('base64url') } };
+      expectRefused(await passkeyVerify(t, t.project.development, `registration:${decodeSessionId(user.accessToken)}`, junk));
+      const created = await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys', { response: authenticator.create(json(started).options) });
+      expect(created.statusCode, created.body).toBe(201);
+    });
+
     it('options for an attempt id that is no second-factor attempt are refused', async () => {
       const { authenticator } = await userWithPasskey();
       const { attemptId } = await passkeyOptions(t, authenticator);
