@@ -109,3 +109,11 @@ export async function diedOfWrongTries(db: Db, environmentId: EnvironmentId, id:
     .executeTakeFirst();
   return row !== undefined && row.wrong_tries >= MAX_WRONG_TRIES;
 }
+
+/**
+ * Forgets the environment's attempts that can no longer do anything (expired ones: refused from then
+ * on, spent or not). Called as attempts are issued, so the table holds about 10 minutes of sign-ins.
+ */
+export async function sweepSignInAttempts(db: Db, environmentId: EnvironmentId, now: number): Promise<void> {
+  await db.deleteFrom('sign_in_attempts').where('environment_id', '=', environmentId).where('expires_at', '<=', now).execute();
+}

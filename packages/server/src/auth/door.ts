@@ -5,7 +5,7 @@ import type { RequestContext } from '../sessions/access-token-issuer.js';
 import type { Amr, SessionFactors } from '../sessions/factors.js';
 import type { SessionStarter, SignInUser } from '../sessions/start.js';
 import type { Environment } from '../tenancy/settings.js';
-import { insertSignInAttempt } from './attempt-queries.js';
+import { insertSignInAttempt, sweepSignInAttempts } from './attempt-queries.js';
 import { insertHandoff } from './handoff-queries.js';
 import { validateRedirectUrl } from '../tenancy/redirect.js';
 
@@ -129,6 +129,7 @@ export class SignInDoor {
   ): Promise<SecondFactorNeeded> {
     const attemptId = newSecret('sia_', 24);
     const now = this.options.now();
+    await sweepSignInAttempts(this.options.store.db, environment.id, now);
     await insertSignInAttempt(this.options.store.db, environment.id, {
       id: sha256Hex(attemptId),
       userId,

@@ -8,6 +8,11 @@ export async function insertActorToken(db: Db, row: ActorTokensTable): Promise<v
   await db.insertInto('actor_tokens').values(row).execute();
 }
 
+/** Forgets the environment's expired tokens (refused from then on; the audit log keeps the record). */
+export async function sweepActorTokens(db: Db, environmentId: EnvironmentId, now: number): Promise<void> {
+  await db.deleteFrom('actor_tokens').where('environment_id', '=', environmentId).where('expires_at', '<=', now).execute();
+}
+
 /**
  * Spends a live token in one statement (compare-and-set on `consumed_at`): of two redemptions racing,
  * exactly one gets the row; an expired token, a spent one or one of another environment gets none.

@@ -50,6 +50,7 @@ export class ImpersonationService {
     const expiresAt = now + (body.expiresInSeconds ?? ACTOR_TOKEN_DEFAULT_SECONDS) * 1000;
     const id = newId('act');
     const token = newSecret('gh_act_', 32);
+    await q.sweepActorTokens(this.options.store.db, environment.id, now);
     await q.insertActorToken(this.options.store.db, {
       environment_id: environment.id,
       id,

@@ -26,5 +26,7 @@ export const secondFactorAttempts: Migration = {
       )
       .execute();
     await db.schema.createIndex('sign_in_attempts_user').on('sign_in_attempts').columns(['environment_id', 'user_id']).execute();
+    // Expired attempts are swept as new ones are issued.
+    await db.schema.createIndex('sign_in_attempts_expiry').on('sign_in_attempts').columns(['environment_id', 'expires_at']).execute();
   },
 };

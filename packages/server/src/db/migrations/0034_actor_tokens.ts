@@ -21,6 +21,8 @@ export const actorTokens: Migration = {
       .addPrimaryKeyConstraint('actor_tokens_pk', ['environment_id', 'id'])
       .execute();
     await db.schema.createIndex('actor_tokens_hash').on('actor_tokens').columns(['environment_id', 'token_hash']).unique().execute();
+    // Expired tokens are swept as new ones are minted.
+    await db.schema.createIndex('actor_tokens_expiry').on('actor_tokens').columns(['environment_id', 'expires_at']).execute();
     await db.schema.alterTable('sessions').addColumn('actor', 'text').execute();
   },
 };

@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, testClock, type TestApp } from '../helpers/app.js';
+import { GOOD_PASSWORD, json, signIn, signUp } from '../helpers/identity.js';
+import { enableTotp } from '../helpers/mfa.js';
+import { testDb } from '../helpers/store.js';
+
+/** Single-use rows that expire are forgotten as new ones are made, so their tables stay small. */
+describe(`expired second-factor attempts and actor tokens are swept (${testDb()})`, () => {
+  let t: TestApp;
+  const clock = testClock();
+  const dev = () => t.project.development;
+  const rows = async (table: 'sign_in_attempts' | 'actor_tokens') =>
+    (await t.store.db.selectFrom(table).select('id').where('environment_id', '=', dev().id as never).execute()).length;
+
+  beforeAll(async () => {
+    t = await startTestApp({ now: clock.now });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('an attempt past its 10 minutes is deleted when the next one is issued', async () => {
+    const user = await signUp(t, { password: GOOD_PASSWORD });
+    await enableTotp(t, user.accessToken, clock.now);
+    expect((await signIn(t, user.email, GOOD_PASSWORD)).statusCode).toBe(202);
+    expect(await rows('sign_in_attempts')).toBe(1);
+    clock.advance(10 * 60_000 + 1);
+    const next = await signIn(t, user.email, GOOD_PASSWORD);
+    expect(json(next).status).toBe('needs_second_factor');
+    expect(await rows('sign_in_attempts')).toBe(1);
+  });
+
+  it('an expired actor token is deleted when the next one is minted', async () => {
+    const user = await signUp(t);
+    const mint = () =>
+      t.call({ method: 'POST', url: '/v1/actor-tokens', credential: dev().secretKey, payload: { userId: user.userId, actor: { sub: 'support:ada' }, expiresInSeconds: 60 } });
+    expect((await mint()).statusCode).toBe(201);
+    clock.advance(61_000);
+    expect((await mint()).statusCode).toBe(201);
+    expect(await rows('actor_tokens')).toBe(1);
+  });
+});
