@@ -32,7 +32,9 @@ function parseExposition(text: string): { types: Map<string, string>; samples: S
       continue;
     }
     if (line.startsWith('# HELP ')) continue;
-    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)$/.exec(line);
+    // Values are read as Go's ParseFloat reads them, ignoring case: prom-client writes the event-loop
+    // lag it has not sampled yet (a scrape right after start) as `Nan`.
+    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|nan|[+-]inf)$/i.exec(line);
     if (!sample) throw new Error(`not a line of the Prometheus text format: ${line}`);
     const labels: Record<string, string> = {};
     for (const pair of (sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]!] = pair[2]!;
