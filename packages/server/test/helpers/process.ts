@@ -39,7 +39,7 @@ export function startServerProcess(env: Record<string, string>): Promise<ServerP
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${started.output}`)), 20_000);
     const onData = (chunk: Buffer) => {
       started.output += chunk.toString();
-      if (started.output.includes('Gatehouse is running.') && /\n\n$/.test(started.output)) {
+      if (bannerPrinted(started.output)) {
         clearTimeout(timer);
         resolve(started);
       }
@@ -52,6 +52,19 @@ export function startServerProcess(env: Record<string, string>): Promise<ServerP
       resolve(started);
     });
   });
+}
+
+/**
+ * The banner is written last, after listen, and ends with a blank line. Fastify's JSON log lines
+ * (LOG_LEVEL=info) are written by another stream and may land after it, so they are set aside here.
+ */
+function bannerPrinted(output: string): boolean {
+  if (!output.includes('Gatehouse is running.')) return false;
+  const withoutLogLines = output
+    .split('\n')
+    .filter((line) => !line.startsWith('{"level":'))
+    .join('\n');
+  return /\n\n$/.test(withoutLogLines);
 }
 
 export async function stopServerProcess(started: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
