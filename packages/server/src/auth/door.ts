@@ -42,8 +42,11 @@ export type SignInAttempt =
   | { userId: string; firstFactor: 'actor'; actor: { sub: string } }
   | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };
 
+/** A session started, and its user as the start read them (so a way need not read them again). */
+export type SessionStarted = { session: SessionTokens; user: SignInUser };
+
 /** What the door answers: a session, or the second factor to ask for first (202). */
-export type DoorOutcome = { session: SessionTokens } | SecondFactorNeeded;
+export type DoorOutcome = SessionStarted | SecondFactorNeeded;
 
 /** A way's answer: the user and their session, or the 202 of the second step. */
 export function signedInOr<U>(user: U, outcome: DoorOutcome): { user: U; session: SessionTokens } | SecondFactorNeeded {
@@ -98,12 +101,13 @@ export class SignInDoor {
     environment: Environment,
     attempt: { userId: string; firstFactor: 'passkey' } | Extract<SignInAttempt, { firstFactor: SelfSufficientFactor }>,
     context: RequestContext,
-  ): Promise<{ session: SessionTokens }>;
+  ): Promise<SessionStarted>;
   completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<DoorOutcome>;
   async completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<DoorOutcome> {
     if (attempt.firstFactor === 'handoff') return this.start(environment, attempt.userId, { carried: attempt.carried }, context);
     // An actor session skips the second factor (SKIPS_SECOND_FACTOR) and carries who acts.
-    if (attempt.firstFactor === 'actor') return this.start(environment, attempt.userId, { verified: ['actor'], actor: attempt.actor.sub }, context);
+    if (attempt.firstFactor === 'actor')
+      return this.start(environment, attempt.userId, { verified: ['actor'], actor: attempt.actor.sub }, context);
     const asked = await secondFactorRule(environment.settings.mfa, [attempt.firstFactor], () =>
       this.options.secondFactorsOf(environment, attempt.userId),
     );
@@ -116,7 +120,7 @@ export class SignInDoor {
     environment: Environment,
     done: { userId: string; firstFactors: readonly Amr[]; secondFactor: Amr },
     context: RequestContext,
-  ): Promise<{ session: SessionTokens }> {
+  ): Promise<SessionStarted> {
     return this.start(environment, done.userId, { verified: [...done.firstFactors, done.secondFactor] }, context);
   }
 
@@ -146,10 +150,10 @@ export class SignInDoor {
     userId: string,
     proof: { verified: readonly Amr[]; actor?: string } | { carried: SessionFactors },
     context: RequestContext,
-  ): Promise<{ session: SessionTokens }> {
+  ): Promise<SessionStarted> {
     const { tokens, user } = await this.options.starter.start(environment, userId, proof, context);
     if (this.options.signedIn) await this.options.signedIn(environment, user);
-    return { session: tokens };
+    return { session: tokens, user };
   }
 
   /**

@@ -1,6 +1,4 @@
 import type { PasskeyResponse, PasskeySignInOptions, SignedIn } from '@gatehouse/contract';
-import type { Store } from '../db/index.js';
-import type { IdentityService } from '../identity/service.js';
 import { apiError } from '../lib/errors.js';
 import type { PasskeyCeremonies } from '../passkeys/ceremonies.js';
 import type { RequestContext } from '../sessions/access-token-issuer.js';
@@ -9,9 +7,7 @@ import type { SignInDoor } from './door.js';
 import type { SecondFactorStep } from './second-factor.js';
 
 export interface PasskeyWayOptions {
-  store: Store;
   ceremonies: PasskeyCeremonies;
-  identity: Pick<IdentityService, 'findUser'>;
   door: SignInDoor;
   /** The second step of a sign-in: options for a second-factor attempt's user's passkeys, bound to it. */
   secondFactor?: Pick<SecondFactorStep, 'passkeyOptions'> | undefined;
@@ -47,13 +43,16 @@ export class PasskeyWay {
     return this.deps.secondFactor.passkeyOptions(environment, attemptId, requestOrigin);
   }
 
-  async verify(environment: Environment, input: { attemptId: string; response: PasskeyResponse }, context: RequestContext): Promise<SignedIn> {
+  async verify(
+    environment: Environment,
+    input: { attemptId: string; response: PasskeyResponse },
+    context: RequestContext,
+  ): Promise<SignedIn> {
     this.assertEnabled(environment);
     const { userId } = await this.deps.ceremonies.verifyAuthentication(environment, input.attemptId, input.response);
-    const user = await this.deps.identity.findUser(this.deps.store.db, environment, userId);
-    if (!user) throw apiError('invalid_credentials', 'This passkey could not be verified. Try again, or sign in another way.');
-    // A passkey with user verification is both factors: the door never asks it for another.
-    const { session } = await this.deps.door.completeSignIn(environment, { userId, firstFactor: 'passkey' }, context);
+    // A passkey with user verification is both factors: the door never asks it for another. The
+    // start reads the user (and refuses a deleted or banned one).
+    const { session, user } = await this.deps.door.completeSignIn(environment, { userId, firstFactor: 'passkey' }, context);
     return { user: { id: user.id, email: user.email }, session };
   }
 }

@@ -2,9 +2,7 @@ import type { PasskeyResponse } from '@gatehouse/contract';
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
-  verifyAuthenticationResponse,
   verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
   type AuthenticatorTransportFuture,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
@@ -14,7 +12,9 @@ import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import { constantTimeEqual, newId } from '../lib/crypto.js';
 import { apiError, ApiError } from '../lib/errors.js';
+import type { EnvironmentId } from '../lib/ids.js';
 import type { Environment } from '../tenancy/settings.js';
+import { verifyAssertion } from './assertion.js';
 import * as q from './queries.js';
 import { originAccepted, rpIdFor } from './relying-party.js';
 
@@ -22,6 +22,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** How long an options call's challenge can be answered (DESIGN "Passkey challenges"). */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
+const SWEEP_INTERVAL_MS = 60_000;
 /** COSE algorithms offered at registration: ES256, EdDSA, RS256. */
 export const PASSKEY_ALGORITHMS = [-7, -8, -257];
 
@@ -72,6 +73,8 @@ function clientOrigin(response: PasskeyResponse): string | undefined {
  * and `authenticationOptions`/`verifyAuthentication` with its own attempt id and user.
  */
 export class PasskeyCeremonies {
+  private readonly lastSweep = new Map<EnvironmentId, number>();
+
   constructor(private readonly options: { store: Store; now: () => number }) {}
 
   private get db() {
@@ -87,7 +90,7 @@ export class PasskeyCeremonies {
     challenge: string,
   ): Promise<void> {
     const now = this.options.now();
-    await q.deleteExpiredChallenges(this.db, environment.id, now);
+    await this.sweepIfDue(environment.id, now);
     await q.putChallenge(this.db, {
       environment_id: environment.id,
       attempt_id: attemptId,
@@ -101,19 +104,28 @@ export class PasskeyCeremonies {
   }
 
   /**
+   * Deletes the environment's expired challenges at most once a minute per node: options calls are
+   * unauthenticated and frequent, and an expired challenge is refused whether or not it was swept.
+   */
+  private async sweepIfDue(environmentId: EnvironmentId, now: number): Promise<void> {
+    const last = this.lastSweep.get(environmentId);
+    if (last !== undefined && now - last < SWEEP_INTERVAL_MS && now >= last) return;
+    if (this.lastSweep.size >= 10_000) this.lastSweep.clear();
+    this.lastSweep.set(environmentId, now);
+    await q.deleteExpiredChallenges(this.db, environmentId, now);
+  }
+
+  /**
    * Spends the attempt's challenge (whatever the outcome that follows) and answers it when it was
    * live, of this purpose and for this user (null: a discoverable sign-in's, for no user); undefined otherwise.
    */
-  private async spend(environment: Environment, attemptId: string, purpose: string, userId: string | null) {
-    const row = await q.findChallenge(this.db, environment.id, attemptId);
-    if (!row) return undefined;
-    // Another ceremony's challenge is neither used nor spent: naming a registration's or another
-    // user's key must not let anyone burn it. A discoverable sign-in (null) takes only a
-    // discoverable attempt's challenge: a user's own (reverification, a second factor) never
-    // serves the first-factor door.
-    if (row.purpose !== purpose || (userId === null ? row.user_id !== null : row.user_id !== userId)) return undefined;
-    if (!(await q.consumeChallenge(this.db, environment.id, attemptId, row.challenge))) return undefined;
-    if (row.expires_at <= this.options.now()) return undefined;
+  private async spend(environment: Environment, attemptId: string, purpose: 'registration' | 'authentication', userId: string | null) {
+    // Another ceremony's challenge is neither used nor spent (takeChallenge matches purpose and
+    // user): naming a registration's or another user's key must not let anyone burn it. A
+    // discoverable sign-in (null) takes only a discoverable attempt's challenge: a user's own
+    // (reverification, a second factor) never serves the first-factor door.
+    const row = await q.takeChallenge(this.db, environment.id, attemptId, purpose, userId);
+    if (!row || Number(row.expires_at) <= this.options.now()) return undefined;
     return row;
   }
 
@@ -134,10 +146,7 @@ export class PasskeyCeremonies {
     rpName: string,
   ): Promise<Record<string, unknown>> {
     const rpId = rpIdFor(environment, requestOrigin);
-    const [handle, existing] = await Promise.all([
-      this.userHandle(environment, user.id),
-      q.listPasskeys(this.db, environment.id, user.id),
-    ]);
+    const [handle, existing] = await Promise.all([this.userHandle(environment, user.id), q.listPasskeys(this.db, environment.id, user.id)]);
     const options = await generateRegistrationOptions({
       rpName,
       rpID: rpId,
@@ -161,7 +170,10 @@ export class PasskeyCeremonies {
   async verifyRegistration(environment: Environment, userId: string, attemptId: string, response: PasskeyResponse): Promise<NewCredential> {
     const row = await this.spend(environment, attemptId, 'registration', userId);
     if (!row) {
-      throw apiError('invalid_request', `${REGISTRATION_FAILED}its challenge is unknown, used or expired. Ask for new options and try again.`);
+      throw apiError(
+        'invalid_request',
+        `${REGISTRATION_FAILED}its challenge is unknown, used or expired. Ask for new options and try again.`,
+      );
     }
     const origin = clientOrigin(response);
     if (!origin || !originAccepted(environment, row.rp_id, origin)) {
@@ -260,45 +272,37 @@ export class PasskeyCeremonies {
   ): Promise<AssertedPasskey> {
     const row = await this.spend(environment, attemptId, 'authentication', userId);
     if (!row || response.id !== response.rawId) throw invalid();
-    const passkey = await q.findByCredentialId(this.db, environment.id, response.id);
+    const passkey = await q.findByCredentialIdWithHandle(this.db, environment.id, response.id);
     if (!passkey || (row.user_id !== null && passkey.user_id !== row.user_id)) throw invalid();
     const handle = response.response.userHandle;
     // A discoverable sign-in learns its user from the handle: it must be there, and the owner's.
     if (handle || row.user_id === null) {
-      const owner = await q.findUserHandle(this.db, environment.id, passkey.user_id);
+      const owner = passkey.owner_handle;
       if (!handle || !owner || !constantTimeEqual(handle.replace(/=+$/, ''), owner)) throw invalid();
     }
     const origin = clientOrigin(response);
     if (!origin || !originAccepted(environment, row.rp_id, origin)) throw invalid();
-    let verified;
+    const storedCounter = Number(passkey.counter);
+    let info;
     try {
-      verified = await verifyAuthenticationResponse({
-        response: response as unknown as AuthenticationResponseJSON,
+      info = verifyAssertion({
+        response,
         expectedChallenge: row.challenge,
         expectedOrigin: origin,
-        expectedRPID: row.rp_id,
-        expectedType: 'webauthn.get',
-        requireUserVerification: true,
-        credential: {
-          id: passkey.credential_id,
-          publicKey: Buffer.from(passkey.public_key, 'base64url'),
-          counter: Number(passkey.counter),
-          transports: transportsOf(passkey.transports),
-        },
+        expectedRpId: row.rp_id,
+        credential: { publicKey: passkey.public_key, counter: storedCounter },
       });
     } catch {
       throw invalid();
     }
-    if (!verified.verified || !verified.authenticationInfo.userVerified) throw invalid();
-    const info = verified.authenticationInfo;
     const recorded = await q.recordUse(this.db, environment.id, passkey.id, {
-      expectedCounter: Number(passkey.counter),
+      expectedCounter: storedCounter,
       counter: info.newCounter,
-      backedUp: info.credentialBackedUp,
+      backedUp: info.backedUp,
       now: this.options.now(),
     });
     // Another use moved the counter meanwhile: with a non-zero counter only one of them can be genuine.
-    if (!recorded && (info.newCounter > 0 || Number(passkey.counter) > 0)) throw invalid();
+    if (!recorded && (info.newCounter > 0 || storedCounter > 0)) throw invalid();
     return { userId: passkey.user_id, passkeyId: passkey.id };
   }
 }

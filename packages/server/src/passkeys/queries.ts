@@ -1,4 +1,5 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { reusableQuery, reusableStatement } from '../db/reusable.js';
 import type { Database, PasskeyChallengesTable, PasskeysTable } from '../db/schema.js';
 import type { EnvironmentId } from '../lib/ids.js';
 
@@ -37,6 +38,30 @@ export function findByCredentialId(db: Db, environmentId: EnvironmentId, credent
     .where('environment_id', '=', environmentId)
     .where('credential_id', '=', credentialId)
     .executeTakeFirst();
+}
+
+// A sign-in's statements are compiled once (db/reusable.ts): Kysely's building and compiling cost
+// as much as the queries themselves on this path.
+
+const credentialWithHandle = reusableQuery(['environmentId', 'credentialId'] as const, (db: Kysely<Database>, p) =>
+  db
+    .selectFrom('passkeys')
+    .leftJoin('passkey_user_handles as h', (join) =>
+      join.onRef('h.environment_id', '=', 'passkeys.environment_id').onRef('h.user_id', '=', 'passkeys.user_id'),
+    )
+    .selectAll('passkeys')
+    .select('h.handle as owner_handle')
+    .where('passkeys.environment_id', '=', p.environmentId)
+    .where('passkeys.credential_id', '=', p.credentialId),
+);
+
+/** findByCredentialId, with the owner's user handle (null when they have none). */
+export async function findByCredentialIdWithHandle(
+  db: Db,
+  environmentId: EnvironmentId,
+  credentialId: string,
+): Promise<(PasskeyRow & { owner_handle: string | null }) | undefined> {
+  return (await credentialWithHandle(db as Kysely<Database>, { environmentId, credentialId }))[0];
 }
 
 export async function insertPasskey(db: Db, row: PasskeyRow): Promise<void> {
@@ -83,15 +108,36 @@ export async function recordUse(
   id: string,
   change: { expectedCounter: number; counter: number; backedUp: boolean; now: number },
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('passkeys')
-    .set({ counter: change.counter, backed_up: change.backedUp ? 1 : 0, last_used_at: change.now })
-    .where('environment_id', '=', environmentId)
-    .where('id', '=', id)
-    .where('counter', '=', change.expectedCounter)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const values: UseValues = {
+    environmentId,
+    id,
+    expectedCounter: change.expectedCounter,
+    counter: change.counter,
+    backedUp: change.backedUp ? 1 : 0,
+    now: change.now,
+  };
+  const result = await db.executeQuery(recordUseStatement(db as Kysely<Database>, values));
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
+
+interface UseValues {
+  environmentId: EnvironmentId;
+  id: string;
+  expectedCounter: number;
+  counter: number;
+  backedUp: number;
+  now: number;
+}
+const recordUseStatement = reusableStatement(
+  ['environmentId', 'id', 'expectedCounter', 'counter', 'backedUp', 'now'],
+  (db: Kysely<Database>, p: UseValues) =>
+    db
+      .updateTable('passkeys')
+      .set({ counter: p.counter, backed_up: p.backedUp, last_used_at: p.now })
+      .where('environment_id', '=', p.environmentId)
+      .where('id', '=', p.id)
+      .where('counter', '=', p.expectedCounter),
+);
 
 // ---- user handles
 
@@ -117,39 +163,84 @@ export async function ensureUserHandle(db: Db, environmentId: EnvironmentId, use
 
 // ---- challenges
 
+const CHALLENGE_COLUMNS = [
+  'environment_id',
+  'attempt_id',
+  'purpose',
+  'user_id',
+  'challenge',
+  'rp_id',
+  'created_at',
+  'expires_at',
+] as const satisfies readonly (keyof ChallengeRow)[];
+
+const putChallengeStatement = reusableStatement(CHALLENGE_COLUMNS, (db: Kysely<Database>, p: ChallengeRow) =>
+  db
+    .insertInto('passkey_challenges')
+    .values(p)
+    .onConflict((oc) =>
+      oc.columns(['environment_id', 'attempt_id']).doUpdateSet({
+        purpose: p.purpose,
+        user_id: p.user_id,
+        challenge: p.challenge,
+        rp_id: p.rp_id,
+        created_at: p.created_at,
+        expires_at: p.expires_at,
+      }),
+    ),
+);
+
 /** The attempt's challenge, replacing the previous one (which is void from now on). */
 export async function putChallenge(db: Db, row: ChallengeRow): Promise<void> {
-  const { environment_id, attempt_id, ...rest } = row;
-  await db
-    .insertInto('passkey_challenges')
-    .values(row)
-    .onConflict((oc) => oc.columns(['environment_id', 'attempt_id']).doUpdateSet(rest))
-    .execute();
-  void environment_id;
-  void attempt_id;
+  await db.executeQuery(putChallengeStatement(db as Kysely<Database>, row));
 }
 
-export function findChallenge(db: Db, environmentId: EnvironmentId, attemptId: string): Promise<ChallengeRow | undefined> {
-  return db
-    .selectFrom('passkey_challenges')
-    .selectAll()
-    .where('environment_id', '=', environmentId)
-    .where('attempt_id', '=', attemptId)
-    .executeTakeFirst();
-}
-
-/** Spends the challenge read: true for exactly one of any number of concurrent verifies. */
-export async function consumeChallenge(db: Db, environmentId: EnvironmentId, attemptId: string, challenge: string): Promise<boolean> {
-  const result = await db
+const takeChallengeOfUser = reusableQuery(['environmentId', 'attemptId', 'purpose', 'userId'] as const, (db: Kysely<Database>, p) =>
+  db
     .deleteFrom('passkey_challenges')
-    .where('environment_id', '=', environmentId)
-    .where('attempt_id', '=', attemptId)
-    .where('challenge', '=', challenge)
-    .executeTakeFirst();
-  return result.numDeletedRows > 0n;
+    .where('environment_id', '=', p.environmentId)
+    .where('attempt_id', '=', p.attemptId)
+    .where('purpose', '=', p.purpose as unknown as ChallengeRow['purpose'])
+    .where('user_id', '=', p.userId)
+    .returningAll(),
+);
+const takeDiscoverableChallenge = reusableQuery(['environmentId', 'attemptId', 'purpose'] as const, (db: Kysely<Database>, p) =>
+  db
+    .deleteFrom('passkey_challenges')
+    .where('environment_id', '=', p.environmentId)
+    .where('attempt_id', '=', p.attemptId)
+    .where('purpose', '=', p.purpose as unknown as ChallengeRow['purpose'])
+    .where('user_id', 'is', null)
+    .returningAll(),
+);
+
+/**
+ * Spends the attempt's challenge when it is of this purpose and for this user (null: a discoverable
+ * sign-in's, for no user), in one statement: exactly one of any number of concurrent verifies gets
+ * the row. Another ceremony's challenge is neither answered nor spent. Expiry is the caller's to check.
+ */
+export async function takeChallenge(
+  db: Db,
+  environmentId: EnvironmentId,
+  attemptId: string,
+  purpose: ChallengeRow['purpose'],
+  userId: string | null,
+): Promise<ChallengeRow | undefined> {
+  const rows =
+    userId === null
+      ? await takeDiscoverableChallenge(db as Kysely<Database>, { environmentId, attemptId, purpose })
+      : await takeChallengeOfUser(db as Kysely<Database>, { environmentId, attemptId, purpose, userId });
+  return rows[0];
 }
+
+const sweepChallenges = reusableQuery(['environmentId', 'now'] as const, (db: Kysely<Database>, p) =>
+  db
+    .deleteFrom('passkey_challenges')
+    .where('environment_id', '=', p.environmentId)
+    .where('expires_at', '<', p.now as unknown as number),
+);
 
 /** Housekeeping: the environment's challenges nobody verified. */
 export async function deleteExpiredChallenges(db: Db, environmentId: EnvironmentId, now: number): Promise<void> {
-  await db.deleteFrom('passkey_challenges').where('environment_id', '=', environmentId).where('expires_at', '<', now).execute();
+  await sweepChallenges(db as Kysely<Database>, { environmentId, now });
 }

@@ -8,7 +8,7 @@ import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } fr
 
 // ---- CBOR (RFC 8949), just what attestation objects and COSE keys use
 
-type Cbor = number | string | Uint8Array | Cbor[] | Map<Cbor, Cbor> | { [key: string]: Cbor };
+export type Cbor = number | string | Uint8Array | Cbor[] | Map<Cbor, Cbor> | { [key: string]: Cbor };
 
 function head(major: number, n: number): Buffer {
   if (n < 24) return Buffer.from([(major << 5) | n]);
@@ -34,20 +34,48 @@ export function cbor(value: Cbor): Buffer {
 
 // ---- keys
 
-export type PasskeyAlgorithm = 'ES256' | 'EdDSA';
+export type PasskeyAlgorithm = 'ES256' | 'EdDSA' | 'RS256';
 
 function coseKey(alg: PasskeyAlgorithm, publicKey: KeyObject): Buffer {
+  if (alg === 'RS256') {
+    const rsa = publicKey.export({ format: 'jwk' }) as { n: string; e: string };
+    return cbor(
+      new Map<Cbor, Cbor>([
+        [1, 3],
+        [3, -257],
+        [-1, Buffer.from(rsa.n, 'base64url')],
+        [-2, Buffer.from(rsa.e, 'base64url')],
+      ]),
+    );
+  }
   const jwk = publicKey.export({ format: 'jwk' }) as { x: string; y?: string };
   const x = Buffer.from(jwk.x, 'base64url');
   if (alg === 'ES256') {
     const y = Buffer.from(jwk.y!, 'base64url');
-    return cbor(new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, x], [-3, y]]));
+    return cbor(
+      new Map<Cbor, Cbor>([
+        [1, 2],
+        [3, -7],
+        [-1, 1],
+        [-2, x],
+        [-3, y],
+      ]),
+    );
   }
-  return cbor(new Map<Cbor, Cbor>([[1, 1], [3, -8], [-1, 6], [-2, x]]));
+  return cbor(
+    new Map<Cbor, Cbor>([
+      [1, 1],
+      [3, -8],
+      [-1, 6],
+      [-2, x],
+    ]),
+  );
 }
 
 const FLAG_UP = 0x01;
 const FLAG_UV = 0x04;
+const FLAG_BE = 0x08;
+const FLAG_BS = 0x10;
 const FLAG_AT = 0x40;
 
 export interface SoftCredential {
@@ -70,11 +98,20 @@ export interface Tamper {
   challenge?: string;
   up?: boolean;
   uv?: boolean;
+  /** Backup eligibility and state flags (default: neither). */
+  be?: boolean;
+  bs?: boolean;
   /** The counter to report (default: the credential's, plus one when counting). */
   counter?: number;
   userHandle?: string | null;
   /** Use this credential id instead of a new one (create) or the stored one (get). */
   credentialId?: Buffer;
+}
+
+function keyPair(alg: PasskeyAlgorithm) {
+  if (alg === 'ES256') return generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  if (alg === 'RS256') return generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return generateKeyPairSync('ed25519');
 }
 
 function authData(rpId: string, flags: number, counter: number, attested?: Buffer): Buffer {
@@ -102,7 +139,7 @@ export class SoftAuthenticator {
   /** navigator.credentials.create({publicKey: options}) → PublicKeyCredential.toJSON() */
   create(options: any, tamper: Tamper = {}) {
     const rpId: string = options.rp.id;
-    const { privateKey, publicKey } = this.alg === 'ES256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync('ed25519');
+    const { privateKey, publicKey } = keyPair(this.alg);
     const id = tamper.credentialId ?? randomBytes(32);
     const counter = tamper.counter ?? 0;
     const credential: SoftCredential = { id, alg: this.alg, privateKey, publicKey, rpId, userHandle: options.user.id, counter };
@@ -137,12 +174,15 @@ export class SoftAuthenticator {
     if (!credential) throw new Error('no credential for this RP ID');
     if (tamper.counter === undefined && this.counting) credential.counter += 1;
     const counter = tamper.counter ?? credential.counter;
-    const flags = (tamper.up === false ? 0 : FLAG_UP) | (tamper.uv === false ? 0 : FLAG_UV);
+    const flags =
+      (tamper.up === false ? 0 : FLAG_UP) | (tamper.uv === false ? 0 : FLAG_UV) | (tamper.be ? FLAG_BE : 0) | (tamper.bs ? FLAG_BS : 0);
     const data = authData(tamper.rpId ?? options.rpId, flags, counter);
     const client = clientData(tamper.type ?? 'webauthn.get', tamper.challenge ?? options.challenge, tamper.origin ?? this.origin);
     const signed = Buffer.concat([data, createHash('sha256').update(client).digest()]);
     const signature =
-      credential.alg === 'ES256' ? sign('sha256', signed, { key: credential.privateKey, dsaEncoding: 'der' }) : sign(null, signed, credential.privateKey);
+      credential.alg === 'ES256'
+        ? sign('sha256', signed, { key: credential.privateKey, dsaEncoding: 'der' })
+        : sign(credential.alg === 'RS256' ? 'sha256' : null, signed, credential.privateKey);
     const id = tamper.credentialId ?? credential.id;
     return {
       id: id.toString('base64url'),
