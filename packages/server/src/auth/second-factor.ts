@@ -17,7 +17,7 @@ import type { PasskeySecondFactor } from './second-factor-passkey.js';
 export interface SecondFactorStepOptions {
   store: Store;
   mfa: Pick<MfaService, 'verifySecondFactor' | 'enrolTotpAtSignIn' | 'startTotp' | 'factorsOf'>;
-  identity: Pick<IdentityService, 'findUser'>;
+  identity: Pick<IdentityService, 'lockUser'>;
   door: Pick<SignInDoor, 'completeSecondFactor'>;
   /** Passkeys as the second factor, and set up inside a setup attempt; without them factor "passkey" is 400. */
   passkeys?: PasskeySecondFactor | undefined;
@@ -25,6 +25,8 @@ export interface SecondFactorStepOptions {
 }
 
 const START_AGAIN = 'This sign-in attempt is no longer valid: it expired, was completed, or belongs elsewhere. Start the sign-in again.';
+const HAS_FACTOR_NOW =
+  'This account set up a second factor after this sign-in began, so the sign-in can no longer set one up. Start the sign-in again, and use that factor.';
 const TOO_MANY =
   'This sign-in attempt has ended after 5 wrong codes. Start the sign-in again (your password, link or code), then enter a current code.';
 
@@ -64,7 +66,19 @@ export class SecondFactorStep {
         'This account already has a second factor: complete the sign-in with it (POST /v1/auth/signin/second-factor).',
       );
     }
+    if ((await this.options.mfa.factorsOf(environment, attempt.user_id)).length > 0) throw apiError('conflict', HAS_FACTOR_NOW);
     return attempt;
+  }
+
+  /**
+   * A setup attempt was issued to a user with no second factor; they may have set one up since (in
+   * another sign-in, or in a session from before "required"). With their row locked, in the
+   * enrolling transaction, that is checked again: otherwise the password alone would add a factor
+   * beside theirs.
+   */
+  private async stillWithoutFactor(tx: Parameters<Parameters<typeof inTransaction>[1]>[0], environment: Environment, userId: string) {
+    if (!(await this.options.identity.lockUser(tx, environment, userId))) throw apiError('invalid_credentials', START_AGAIN);
+    if ((await this.options.mfa.factorsOf(environment, userId, tx)).length > 0) throw apiError('conflict', HAS_FACTOR_NOW);
   }
 
   /** POST /v1/auth/signin/second-factor/totp-setup */
@@ -134,6 +148,7 @@ export class SecondFactorStep {
         }
         second = 'totp';
         backupCodes = await inTransaction(this.db, async (tx) => {
+          await this.stillWithoutFactor(tx, environment, userId);
           const codes = await wrong(this.options.mfa.enrolTotpAtSignIn(environment, userId, code, tx));
           await spend(tx);
           return codes;
@@ -151,10 +166,12 @@ export class SecondFactorStep {
       await q.giveBackTry(this.db, environment.id, attempt.id);
       throw error;
     }
-    const user = await this.options.identity.findUser(this.db, environment, userId);
-    if (!user) throw apiError('invalid_credentials', START_AGAIN);
     const firstFactors = parseAmr(attempt.first_factors) as Amr[];
-    const { session } = await this.options.door.completeSecondFactor(environment, { userId, firstFactors, secondFactor: second }, context);
+    const { session, user } = await this.options.door.completeSecondFactor(
+      environment,
+      { userId, firstFactors, secondFactor: second },
+      context,
+    );
     return { user: { id: user.id, email: user.email }, session, ...(backupCodes ? { backupCodes } : {}) };
   }
 
@@ -183,6 +200,7 @@ export class SecondFactorStep {
       // The user's row before the attempt's, as the TOTP enrolment takes them: two setups racing
       // wait for each other instead of deadlocking.
       await inTransaction(this.db, async (tx) => {
+        await this.stillWithoutFactor(tx, environment, userId);
         await passkeys.storeIn(tx, environment, userId, credential);
         await spend(tx);
       }).catch((error: unknown) => {

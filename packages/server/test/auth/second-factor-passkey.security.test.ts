@@ -166,6 +166,55 @@ describe(`a passkey as the second factor, attacked (${testDb()})`, () => {
   });
 
   describe('a password alone never enrols', () => {
+    const totpSetup = (attemptId: string) =>
+      passkeyCall(t, dev().publishableKey, 'POST', '/v1/auth/signin/second-factor/totp-setup', { attemptId });
+    const totpOf = async (userId: string) =>
+      (
+        await t.store.db
+          .selectFrom('user_totp')
+          .select('secret')
+          .where('environment_id', '=', dev().id as never)
+          .where('user_id', '=', userId)
+          .executeTakeFirst()
+      )?.secret ?? null;
+
+    it('a setup attempt cannot add a passkey once the account set up TOTP in another sign-in', async () => {
+      await required(async () => {
+        const user = await passwordOnlyUser();
+        // The attacker (the password only) starts first and holds the registration options.
+        const attacker = await attemptFor(user.email, 'needs_second_factor_setup');
+        const creation = json(await passkeySetup(attacker.attemptId)).options;
+        // The owner signs in meanwhile and sets up TOTP.
+        const owner = await attemptFor(user.email, 'needs_second_factor_setup');
+        const secret = json(await totpSetup(owner.attemptId)).secret as string;
+        const enrolled = await secondFactor(t, { attemptId: owner.attemptId, factor: 'totp', code: totpCode(secret) });
+        expect(enrolled.statusCode, enrolled.body).toBe(200);
+
+        expectRefused(await withPasskey(attacker.attemptId, new SoftAuthenticator(LOCAL_ORIGIN).create(creation)), 409, 'conflict');
+        expectRefused(await passkeySetup(attacker.attemptId), 409, 'conflict');
+        expectRefused(await totpSetup(attacker.attemptId), 409, 'conflict');
+        expect(await passkeysOf(user.id)).toHaveLength(0);
+        expect(await sessionsOf(user.id)).toBe(1);
+      });
+    });
+
+    it('a setup attempt cannot enrol TOTP once the account added a passkey in another sign-in', async () => {
+      await required(async () => {
+        const user = await passwordOnlyUser();
+        const attacker = await attemptFor(user.email, 'needs_second_factor_setup');
+        const secret = json(await totpSetup(attacker.attemptId)).secret as string;
+        const owner = await attemptFor(user.email, 'needs_second_factor_setup');
+        const creation = json(await passkeySetup(owner.attemptId)).options;
+        const enrolled = await withPasskey(owner.attemptId, new SoftAuthenticator(LOCAL_ORIGIN).create(creation));
+        expect(enrolled.statusCode, enrolled.body).toBe(200);
+
+        expectRefused(await secondFactor(t, { attemptId: attacker.attemptId, factor: 'totp', code: totpCode(secret) }), 409, 'conflict');
+        expect(await totpOf(user.id)).toBeNull();
+        expect(await passkeysOf(user.id)).toHaveLength(1);
+        expect(await sessionsOf(user.id)).toBe(1);
+      });
+    });
+
     it('passkey-setup on a needs_second_factor attempt is refused, with no creation options', async () => {
       const user = await userWithPasskey();
       const attempt = await attemptFor(user.email);
@@ -377,7 +426,10 @@ describe(`a passkey as the second factor, attacked (${testDb()})`, () => {
           withPasskey(attempt.attemptId, new SoftAuthenticator(LOCAL_ORIGIN).create(creation)),
           secondFactor(t, { attemptId: attempt.attemptId, factor: 'totp', code: totpCode(totp.secret) }),
         ]);
-        expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 401]);
+        // The loser finds the attempt spent (401) or, waiting on the user's row, the winner's factor (409).
+        const statuses = answers.map((a) => a.statusCode).sort();
+        expect(statuses[0]).toBe(200);
+        expect([401, 409]).toContain(statuses[1]);
         expect(await sessionsOf(user.id)).toBe(1);
         const passkeys = (await passkeysOf(user.id)).length;
         const totpOn = await t.store.db
