@@ -77,23 +77,35 @@ function importCoseKey(publicKey: string): CredentialKey {
   refuse(`unsupported credential key (kty ${String(kty)}, alg ${String(alg)})`);
 }
 
-/** Imported keys by their stored COSE form: a credential's key never changes, so it is imported once. */
+/**
+ * Imported keys by their stored COSE form: a credential's key never changes, so it is imported once.
+ * Only keys that have just verified a signature are kept, and only keys of a sane size (an RSA-4096
+ * key is about 720 characters): registered credentials alone never fill it.
+ */
 const KEY_CACHE_SIZE = 2_000;
+export const MAX_CACHED_KEY_LENGTH = 1_024;
 const keyCache = new Map<string, CredentialKey>();
 
-function credentialKey(publicKey: string): CredentialKey {
+function credentialKey(publicKey: string): { key: CredentialKey; cached: boolean } {
   const cached = keyCache.get(publicKey);
-  if (cached) return cached;
-  let imported: CredentialKey;
+  if (cached) return { key: cached, cached: true };
   try {
-    imported = importCoseKey(publicKey);
+    return { key: importCoseKey(publicKey), cached: false };
   } catch (error) {
     if (error instanceof AssertionRefused) throw error;
     refuse("the credential's stored key cannot be imported");
   }
+}
+
+/** How many credential keys are cached (for tests and diagnostics). */
+export function cachedKeyCount(): number {
+  return keyCache.size;
+}
+
+function remember(publicKey: string, key: CredentialKey): void {
+  if (publicKey.length > MAX_CACHED_KEY_LENGTH) return;
   if (keyCache.size >= KEY_CACHE_SIZE) keyCache.delete(keyCache.keys().next().value!);
-  keyCache.set(publicKey, imported);
-  return imported;
+  keyCache.set(publicKey, key);
 }
 
 const rpIdHashes = new Map<string, Buffer>();
@@ -167,6 +179,8 @@ export function verifyAssertion(input: AssertionInput): VerifiedAssertion {
   if ((parsed.counter > 0 || credential.counter > 0) && parsed.counter <= credential.counter) refuse('the counter did not grow');
 
   const signed = Buffer.concat([authData, createHash('sha256').update(clientDataBytes).digest()]);
-  if (!signatureValid(credentialKey(credential.publicKey), signed, Buffer.from(signature, 'base64url'))) refuse('a bad signature');
+  const { key, cached } = credentialKey(credential.publicKey);
+  if (!signatureValid(key, signed, Buffer.from(signature, 'base64url'))) refuse('a bad signature');
+  if (!cached) remember(credential.publicKey, key);
   return { newCounter: parsed.counter, userVerified: parsed.flags.uv, backedUp: parsed.flags.bs };
 }

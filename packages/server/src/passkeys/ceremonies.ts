@@ -23,6 +23,13 @@ type Db = Kysely<Database> | Transaction<Database>;
 /** How long an options call's challenge can be answered (DESIGN "Passkey challenges"). */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 const SWEEP_INTERVAL_MS = 60_000;
+/** Passkeys one account may hold (Clerk allows 10; a family of devices and security keys fits in 25). */
+export const MAX_PASSKEYS_PER_USER = 25;
+/**
+ * The longest COSE public key accepted at registration (base64url): an RSA-4096 key is about 720
+ * characters, P-256 and Ed25519 keys about 100; anything longer is padding nobody needs to store.
+ */
+const MAX_PUBLIC_KEY_LENGTH = 1_024;
 /** COSE algorithms offered at registration: ES256, EdDSA, RS256. */
 export const PASSKEY_ALGORITHMS = [-7, -8, -257];
 
@@ -193,9 +200,11 @@ export class PasskeyCeremonies {
       if (!result.verified) throw new Error('not verified');
       const { credential, credentialBackedUp } = result.registrationInfo;
       if (credential.id !== response.id) throw new Error('credential id mismatch');
+      const publicKey = Buffer.from(credential.publicKey).toString('base64url');
+      if (publicKey.length > MAX_PUBLIC_KEY_LENGTH) throw new Error('its public key is longer than any of ES256, EdDSA or RS256 needs');
       return {
         credentialId: credential.id,
-        publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+        publicKey,
         counter: credential.counter,
         transports: (response.response.transports ?? []).slice(0, 16),
         backedUp: credentialBackedUp,
@@ -211,6 +220,12 @@ export class PasskeyCeremonies {
   /** Stores a verified credential for the user, in the caller's transaction; 409 when this environment knows its id. */
   async store(db: Db, environment: Environment, userId: string, credential: NewCredential, name: string): Promise<q.PasskeyRow> {
     if (await q.findByCredentialId(db, environment.id, credential.credentialId)) throw duplicate();
+    if ((await q.countPasskeysOf(db, environment.id, userId)) >= MAX_PASSKEYS_PER_USER) {
+      throw apiError(
+        'invalid_request',
+        `This account has ${MAX_PASSKEYS_PER_USER} passkeys, the most it can have. Remove one it no longer uses, then add this one.`,
+      );
+    }
     const row: q.PasskeyRow = {
       environment_id: environment.id,
       id: newId('passkey', environment.id),
@@ -301,8 +316,9 @@ export class PasskeyCeremonies {
       backedUp: info.backedUp,
       now: this.options.now(),
     });
-    // Another use moved the counter meanwhile: with a non-zero counter only one of them can be genuine.
-    if (!recorded && (info.newCounter > 0 || storedCounter > 0)) throw invalid();
+    // Another use moved the counter meanwhile (with a non-zero counter only one of them can be
+    // genuine), or the passkey was removed during the sign-in (a lost device): either way, no.
+    if (!recorded) throw invalid();
     return { userId: passkey.user_id, passkeyId: passkey.id };
   }
 }

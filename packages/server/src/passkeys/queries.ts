@@ -20,6 +20,16 @@ export function listPasskeys(db: Db, environmentId: EnvironmentId, userId: strin
     .execute();
 }
 
+export async function countPasskeysOf(db: Db, environmentId: EnvironmentId, userId: string): Promise<number> {
+  const row = await db
+    .selectFrom('passkeys')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('environment_id', '=', environmentId)
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export function findPasskey(db: Db, environmentId: EnvironmentId, userId: string, id: string): Promise<PasskeyRow | undefined> {
   return db
     .selectFrom('passkeys')

@@ -36,7 +36,13 @@ export function cbor(value: Cbor): Buffer {
 
 export type PasskeyAlgorithm = 'ES256' | 'EdDSA' | 'RS256';
 
-function coseKey(alg: PasskeyAlgorithm, publicKey: KeyObject): Buffer {
+function coseKey(alg: PasskeyAlgorithm, publicKey: KeyObject, pad = 0): Buffer {
+  if (pad > 0) {
+    const plain = coseKey(alg, publicKey);
+    // One more map entry (label -70000, bytes): the same key, longer. The map's head counts entries.
+    const entries = plain[0]! & 0x1f;
+    return Buffer.concat([Buffer.from([0xa0 | (entries + 1)]), plain.subarray(1), cbor(-70000), cbor(Buffer.alloc(pad))]);
+  }
   if (alg === 'RS256') {
     const rsa = publicKey.export({ format: 'jwk' }) as { n: string; e: string };
     return cbor(
@@ -106,6 +112,10 @@ export interface Tamper {
   userHandle?: string | null;
   /** Use this credential id instead of a new one (create) or the stored one (get). */
   credentialId?: Buffer;
+  /** get: the client data to sign, as an object (default: type, challenge, origin, crossOrigin). */
+  clientData?: Record<string, unknown>;
+  /** create: pad the COSE public key with an extra parameter of this many bytes. */
+  padPublicKey?: number;
 }
 
 function keyPair(alg: PasskeyAlgorithm) {
@@ -146,7 +156,7 @@ export class SoftAuthenticator {
     this.credentials.push(credential);
     const idLength = Buffer.alloc(2);
     idLength.writeUInt16BE(id.length);
-    const attested = Buffer.concat([Buffer.alloc(16), idLength, id, coseKey(this.alg, publicKey)]);
+    const attested = Buffer.concat([Buffer.alloc(16), idLength, id, coseKey(this.alg, publicKey, tamper.padPublicKey)]);
     const flags = (tamper.up === false ? 0 : FLAG_UP) | (tamper.uv === false ? 0 : FLAG_UV) | FLAG_AT;
     const data = authData(tamper.rpId ?? rpId, flags, counter, attested);
     const attestationObject = cbor({ fmt: 'none', attStmt: {}, authData: data });
@@ -177,7 +187,9 @@ export class SoftAuthenticator {
     const flags =
       (tamper.up === false ? 0 : FLAG_UP) | (tamper.uv === false ? 0 : FLAG_UV) | (tamper.be ? FLAG_BE : 0) | (tamper.bs ? FLAG_BS : 0);
     const data = authData(tamper.rpId ?? options.rpId, flags, counter);
-    const client = clientData(tamper.type ?? 'webauthn.get', tamper.challenge ?? options.challenge, tamper.origin ?? this.origin);
+    const client = tamper.clientData
+      ? Buffer.from(JSON.stringify(tamper.clientData))
+      : clientData(tamper.type ?? 'webauthn.get', tamper.challenge ?? options.challenge, tamper.origin ?? this.origin);
     const signed = Buffer.concat([data, createHash('sha256').update(client).digest()]);
     const signature =
       credential.alg === 'ES256'

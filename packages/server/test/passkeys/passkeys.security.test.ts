@@ -31,6 +31,16 @@ describe('passkey attacks', () => {
   });
   afterAll(() => t.close());
 
+  async function sessionCount(userId: string) {
+    const rows = await t.store.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('environment_id', '=', t.project.development.id as never)
+      .where('user_id', '=', userId)
+      .execute();
+    return rows.length;
+  }
+
   /** A user with one registered passkey on a localhost page. */
   async function userWithPasskey(authenticator = new SoftAuthenticator(LOCAL_ORIGIN)) {
     const user = await signUp(t);
@@ -104,7 +114,14 @@ describe('passkey attacks', () => {
 
     it('a page on 127.0.0.1 does not get RP ID localhost: it is held to the domain, which it is not on', async () => {
       const { authenticator } = await userWithPasskey();
-      const started = await passkeyCall(t, t.project.development.publishableKey, 'POST', '/v1/auth/passkey/options', {}, 'http://127.0.0.1:3000');
+      const started = await passkeyCall(
+        t,
+        t.project.development.publishableKey,
+        'POST',
+        '/v1/auth/passkey/options',
+        {},
+        'http://127.0.0.1:3000',
+      );
       expect(json(started).options.rpId).toBe('example.test');
       const credential = authenticator.credentials[0]!;
       const assertion = authenticator.get(json(started).options, { origin: 'http://127.0.0.1:3000', rpId: 'localhost' }, credential);
@@ -124,8 +141,15 @@ describe('passkey attacks', () => {
       const authenticator = new SoftAuthenticator('https://example.test');
       const started = await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys/registration', undefined, 'https://example.test');
       const response = authenticator.create(json(started).options);
-      expect((await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys', { response }, 'https://example.test')).statusCode).toBe(201);
-      for (const origin of ['http://localhost:3000', 'https://evilexample.test', 'http://example.test', 'https://example.test.evil.example']) {
+      expect((await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys', { response }, 'https://example.test')).statusCode).toBe(
+        201,
+      );
+      for (const origin of [
+        'http://localhost:3000',
+        'https://evilexample.test',
+        'http://example.test',
+        'https://example.test.evil.example',
+      ]) {
         expectRefused(await signInWithPasskey(t, authenticator, project.production, { origin }));
       }
     });
@@ -139,11 +163,17 @@ describe('passkey attacks', () => {
 
     it('a registration for another RP ID is refused', async () => {
       const user = await signUp(t);
-      expectRefused(await registerPasskey(t, user.accessToken, new SoftAuthenticator(LOCAL_ORIGIN), { rpId: 'evil.example' }), 400, 'invalid_request');
+      expectRefused(
+        await registerPasskey(t, user.accessToken, new SoftAuthenticator(LOCAL_ORIGIN), { rpId: 'evil.example' }),
+        400,
+        'invalid_request',
+      );
     });
 
     it('the RP ID is never taken from the body', async () => {
-      const refused = await passkeyCall(t, t.project.development.publishableKey, 'POST', '/v1/auth/passkey/options', { rpId: 'evil.example' });
+      const refused = await passkeyCall(t, t.project.development.publishableKey, 'POST', '/v1/auth/passkey/options', {
+        rpId: 'evil.example',
+      });
       expect(refused.statusCode).toBe(400);
     });
   });
@@ -180,6 +210,65 @@ describe('passkey attacks', () => {
     });
   });
 
+  describe('cloned counter, raced', () => {
+    it('two assertions over two challenges with the same counter, at once: exactly one signs in', async () => {
+      const { authenticator } = await userWithPasskey();
+      expect((await signInWithPasskey(t, authenticator, t.project.development, { counter: 10 })).statusCode).toBe(200);
+      // The original and its clone each answer a challenge of their own, both with counter 11.
+      const [first, second] = await Promise.all([passkeyOptions(t, authenticator), passkeyOptions(t, authenticator)]);
+      const answers = await Promise.all([
+        passkeyVerify(t, t.project.development, first.attemptId, authenticator.get(first.options, { counter: 11 })),
+        passkeyVerify(t, t.project.development, second.attemptId, authenticator.get(second.options, { counter: 11 })),
+      ]);
+      expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 401]);
+    });
+  });
+
+  describe('a banned user', () => {
+    it('gets 403 user_banned from a passkey, and no session', async () => {
+      const { user, authenticator } = await userWithPasskey();
+      const banned = await t.call({ method: 'POST', url: `/v1/users/${user.userId}/ban`, credential: t.project.development.secretKey });
+      expect(banned.statusCode, banned.body).toBe(200);
+      const sessionsBefore = await sessionCount(user.userId);
+      expectRefused(await signInWithPasskey(t, authenticator), 403, 'user_banned');
+      expect(await sessionCount(user.userId)).toBe(sessionsBefore);
+    });
+  });
+
+  describe('a passkey removed during a sign-in', () => {
+    it('a synced passkey (counter 0) removed between options and verify no longer signs in', async () => {
+      const { user, authenticator, passkey } = await userWithPasskey(new SoftAuthenticator(LOCAL_ORIGIN, 'ES256', false));
+      const { attemptId, options } = await passkeyOptions(t, authenticator);
+      const response = authenticator.get(options);
+      const removed = await t.call({
+        method: 'DELETE',
+        url: `/v1/users/${user.userId}/passkeys/${passkey.id}`,
+        credential: t.project.development.secretKey,
+      });
+      expect(removed.statusCode, removed.body).toBeLessThan(300);
+      expectRefused(await passkeyVerify(t, t.project.development, attemptId, response));
+    });
+  });
+
+  describe('an account filled with passkeys', () => {
+    it('holds at most 25: the 26th is refused, with nothing stored', async () => {
+      const user = await signUp(t);
+      const authenticator = new SoftAuthenticator(LOCAL_ORIGIN);
+      for (let i = 0; i < 25; i++) expect((await registerPasskey(t, user.accessToken, authenticator)).statusCode).toBe(201);
+      const refused = await registerPasskey(t, user.accessToken, authenticator);
+      expectRefused(refused, 400, 'invalid_request');
+      expect(refused.json().error.message).toMatch(/25 passkeys/);
+      expect(json(await passkeyCall(t, user.accessToken, 'GET', '/v1/me/passkeys')).data).toHaveLength(25);
+    });
+
+    it('a registration whose public key is padded past any real key is refused', async () => {
+      const user = await signUp(t);
+      const refused = await registerPasskey(t, user.accessToken, new SoftAuthenticator(LOCAL_ORIGIN), { padPublicKey: 2_000 });
+      expectRefused(refused, 400, 'invalid_request');
+      expect(json(await passkeyCall(t, user.accessToken, 'GET', '/v1/me/passkeys')).data).toHaveLength(0);
+    });
+  });
+
   describe("another environment's credential", () => {
     it('a passkey of one environment never signs in to another', async () => {
       const { authenticator } = await userWithPasskey();
@@ -188,7 +277,9 @@ describe('passkey attacks', () => {
       expectRefused(await signInWithPasskey(t, authenticator, other.development));
       // The same project's production environment neither, even signed for its RP ID.
       await enablePasskeys(t, t.project.production);
-      const prod = json(await passkeyCall(t, t.project.production.publishableKey, 'POST', '/v1/auth/passkey/options', {}, 'https://example.test'));
+      const prod = json(
+        await passkeyCall(t, t.project.production.publishableKey, 'POST', '/v1/auth/passkey/options', {}, 'https://example.test'),
+      );
       const assertion = authenticator.get(prod.options, { origin: 'https://example.test' }, authenticator.credentials[0]);
       expectRefused(await passkeyVerify(t, t.project.production, prod.attemptId, assertion, 'https://example.test'));
     });
@@ -244,7 +335,9 @@ describe('passkey attacks', () => {
       // Session ids are no secret (the token's sid): anyone with the publishable key can name the key.
       const junk = { id: 'AA', rawId: 'AA', type: 'public-key', response: { clientDataJSON: Buffer.from('{}').toString('base64url') } };
       expectRefused(await passkeyVerify(t, t.project.development, `registration:${decodeSessionId(user.accessToken)}`, junk));
-      const created = await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys', { response: authenticator.create(json(started).options) });
+      const created = await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys', {
+        response: authenticator.create(json(started).options),
+      });
       expect(created.statusCode, created.body).toBe(201);
     });
 
@@ -338,7 +431,11 @@ describe('passkey attacks', () => {
         .where('id', '=', decodeSessionId(user.accessToken))
         .execute();
       expectRefused(await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys/registration'), 403, 'forbidden');
-      expectRefused(await passkeyCall(t, user.accessToken, 'PATCH', `/v1/me/passkeys/${passkey.id}`, { name: 'mine now' }), 403, 'forbidden');
+      expectRefused(
+        await passkeyCall(t, user.accessToken, 'PATCH', `/v1/me/passkeys/${passkey.id}`, { name: 'mine now' }),
+        403,
+        'forbidden',
+      );
       expectRefused(await passkeyCall(t, user.accessToken, 'DELETE', `/v1/me/passkeys/${passkey.id}`), 403, 'forbidden');
       expect(json(await passkeyCall(t, user.accessToken, 'GET', '/v1/me/passkeys')).data).toEqual([passkey]);
     });

@@ -2,7 +2,7 @@ import type { PasskeyResponse } from '@gatehouse/contract';
 import { verifyAuthenticationResponse, verifyRegistrationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AssertionRefused, verifyAssertion } from '../../src/passkeys/assertion.js';
+import { AssertionRefused, cachedKeyCount, verifyAssertion } from '../../src/passkeys/assertion.js';
 import { cbor, SoftAuthenticator, type Cbor, type PasskeyAlgorithm, type Tamper } from '../helpers/webauthn.js';
 
 /**
@@ -195,10 +195,77 @@ describe('passkey assertion: stored keys it cannot use', () => {
       ]),
     ],
     ['bytes that are not CBOR', Buffer.from([0xff, 0x00, 0x13])],
+    // A key type with another type's algorithm: each type verifies its one algorithm only.
+    [
+      'an EC2 key claiming RS256',
+      coseOf([
+        [1, 2],
+        [3, -257],
+        [-1, 1],
+        [-2, randomBytes(32)],
+        [-3, randomBytes(32)],
+      ]),
+    ],
+    [
+      'an OKP key claiming ES256',
+      coseOf([
+        [1, 1],
+        [3, -7],
+        [-1, 6],
+        [-2, randomBytes(32)],
+      ]),
+    ],
+    [
+      'an RSA key claiming PS256',
+      coseOf([
+        [1, 3],
+        [3, -37],
+        [-1, randomBytes(256)],
+        [-2, Buffer.from([1, 0, 1])],
+      ]),
+    ],
+    [
+      'an OKP key on X25519 (crv 4)',
+      coseOf([
+        [1, 1],
+        [3, -8],
+        [-1, 4],
+        [-2, randomBytes(32)],
+      ]),
+    ],
   ])('refuses an assertion against %s, without throwing anything else', async (_, cose) => {
     const { authenticator } = await enrolled('ES256');
     const challenge = randomBytes(32).toString('base64url');
     const response = authenticator.get({ rpId: RP_ID, challenge }) as unknown as PasskeyResponse;
     expect(ours(response, challenge, cose.toString('base64url'), 0)).toEqual({ accepted: false });
+  });
+});
+
+describe('passkey assertion: what else it refuses, and what it keeps', () => {
+  it('refuses a token binding with an unknown status (the client data signed as it is)', async () => {
+    const { authenticator, publicKey } = await enrolled('ES256');
+    const challenge = randomBytes(32).toString('base64url');
+    const genuine = authenticator.get({ rpId: RP_ID, challenge }) as any;
+    const client = JSON.parse(Buffer.from(genuine.response.clientDataJSON, 'base64url').toString());
+    // Re-signed by the authenticator's own key, so only the token binding is wrong.
+    const bent = authenticator.get(
+      { rpId: RP_ID, challenge },
+      { clientData: { ...client, tokenBinding: { status: 'stolen' } } },
+    ) as PasskeyResponse;
+    expect(ours(bent, challenge, publicKey, 0)).toEqual({ accepted: false });
+    expect(await theirs(bent, challenge, publicKey, 0)).toEqual({ accepted: false });
+  });
+
+  it('keeps a credential key only once it has verified a signature', async () => {
+    const { authenticator, publicKey } = await enrolled('ES256');
+    const before = cachedKeyCount();
+    const challenge = randomBytes(32).toString('base64url');
+    const forged = authenticator.get({ rpId: RP_ID, challenge }) as any;
+    forged.response.signature = Buffer.from(forged.response.signature, 'base64url').reverse().toString('base64url');
+    expect(ours(forged, challenge, publicKey, 0)).toEqual({ accepted: false });
+    expect(cachedKeyCount()).toBe(before);
+    const genuine = authenticator.get({ rpId: RP_ID, challenge }) as unknown as PasskeyResponse;
+    expect(ours(genuine, challenge, publicKey, 0).accepted).toBe(true);
+    expect(cachedKeyCount()).toBe(before + 1);
   });
 });
