@@ -20,8 +20,16 @@ function bodyBytes(body: unknown): Buffer | undefined {
   throw new TypeError('unsupported request body');
 }
 
+/** The whole of a call (connect, answer, body) within this, however slowly the other side trickles. */
+const DEFAULT_DEADLINE_MS = 15_000;
+
 /** One request over node's client whose socket may connect only to `targets`. */
-function pinnedRequest(url: URL, targets: { address: string; family: number }[], options: Parameters<FetchLike>[1]): Promise<Response> {
+function pinnedRequest(
+  url: URL,
+  targets: { address: string; family: number }[],
+  options: Parameters<FetchLike>[1],
+  deadlineMs: number,
+): Promise<Response> {
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
     if ((lookupOptions as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, targets);
     else callback(null, targets[0]!.address, targets[0]!.family);
@@ -36,8 +44,11 @@ function pinnedRequest(url: URL, targets: { address: string; family: number }[],
       agent: false,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    // No answer within 10 s is a failure, as openid-client's own default timeout.
+    // 10 s of silence is a failure, as openid-client's own default timeout; and an answer trickled
+    // a byte at a time must still be whole by the deadline, or a slow IdP would hold a sign-in open.
     req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
+    const deadline = setTimeout(() => req.destroy(new Error(`no complete answer within ${deadlineMs} ms`)), deadlineMs);
+    req.on('close', () => clearTimeout(deadline));
     req.on('error', (error) => reject(new TypeError('fetch failed', { cause: error })));
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
@@ -74,13 +85,19 @@ function pinnedRequest(url: URL, targets: { address: string; family: number }[],
  * between check and connect (rebinding). Redirects are never followed. `transport` replaces the
  * network after the check (tests reach stand-ins with it).
  */
-export function guardedFetch(options: { environmentType: 'development' | 'production'; resolve: Resolver; transport?: FetchLike }): FetchLike {
+export function guardedFetch(options: {
+  environmentType: 'development' | 'production';
+  resolve: Resolver;
+  transport?: FetchLike;
+  /** The most a call may take in all (default 15 s). */
+  deadlineMs?: number;
+}): FetchLike {
   return async (raw, init) => {
     const url = new URL(raw);
     const targets = await resolveSendAddresses(url, options.environmentType, options.resolve).catch((error: unknown) => {
       throw new TypeError('fetch failed', { cause: error });
     });
     if (options.transport) return options.transport(raw, init);
-    return pinnedRequest(url, targets, init);
+    return pinnedRequest(url, targets, init, options.deadlineMs ?? DEFAULT_DEADLINE_MS);
   };
 }
