@@ -72,12 +72,20 @@ export class SecondFactorStep {
 
   /**
    * A setup attempt was issued to a user with no second factor; they may have set one up since (in
-   * another sign-in, or in a session from before "required"). With their row locked, in the
-   * enrolling transaction, that is checked again: otherwise the password alone would add a factor
-   * beside theirs.
+   * another sign-in, or in a session from before "required"). With their row locked and the attempt
+   * spent, in the enrolling transaction, that is checked again: otherwise the password alone would
+   * add a factor beside theirs.
    */
-  private async stillWithoutFactor(tx: Parameters<Parameters<typeof inTransaction>[1]>[0], environment: Environment, userId: string) {
+  private async stillWithoutFactor(
+    tx: Parameters<Parameters<typeof inTransaction>[1]>[0],
+    environment: Environment,
+    userId: string,
+    spend: (tx: Parameters<Parameters<typeof inTransaction>[1]>[0]) => Promise<void>,
+  ) {
     if (!(await this.options.identity.lockUser(tx, environment, userId))) throw apiError('invalid_credentials', START_AGAIN);
+    // The attempt next (users, then the attempt, then the factor tables): a completion that lost a
+    // race for this attempt finds it spent (401), not the winner's factor; a refusal below rolls it back.
+    await spend(tx);
     if ((await this.options.mfa.factorsOf(environment, userId, tx)).length > 0) throw apiError('conflict', HAS_FACTOR_NOW);
   }
 
@@ -148,10 +156,8 @@ export class SecondFactorStep {
         }
         second = 'totp';
         backupCodes = await inTransaction(this.db, async (tx) => {
-          await this.stillWithoutFactor(tx, environment, userId);
-          const codes = await wrong(this.options.mfa.enrolTotpAtSignIn(environment, userId, code, tx));
-          await spend(tx);
-          return codes;
+          await this.stillWithoutFactor(tx, environment, userId, spend);
+          return wrong(this.options.mfa.enrolTotpAtSignIn(environment, userId, code, tx));
         });
       } else {
         const factor = body.factor;
@@ -200,9 +206,8 @@ export class SecondFactorStep {
       // The user's row before the attempt's, as the TOTP enrolment takes them: two setups racing
       // wait for each other instead of deadlocking.
       await inTransaction(this.db, async (tx) => {
-        await this.stillWithoutFactor(tx, environment, userId);
+        await this.stillWithoutFactor(tx, environment, userId, spend);
         await passkeys.storeIn(tx, environment, userId, credential);
-        await spend(tx);
       }).catch((error: unknown) => {
         throw isUniqueViolation(error) ? duplicate() : error;
       });

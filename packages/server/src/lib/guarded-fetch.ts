@@ -28,7 +28,7 @@ function pinnedRequest(
   url: URL,
   targets: { address: string; family: number }[],
   options: Parameters<FetchLike>[1],
-  deadlineMs: number,
+  deadline: { remainingMs: number; totalMs: number },
 ): Promise<Response> {
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
     if ((lookupOptions as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, targets);
@@ -47,8 +47,8 @@ function pinnedRequest(
     // 10 s of silence is a failure, as openid-client's own default timeout; and an answer trickled
     // a byte at a time must still be whole by the deadline, or a slow IdP would hold a sign-in open.
     req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
-    const deadline = setTimeout(() => req.destroy(new Error(`no complete answer within ${deadlineMs} ms`)), deadlineMs);
-    req.on('close', () => clearTimeout(deadline));
+    const timer = setTimeout(() => req.destroy(new Error(`no complete answer within ${deadline.totalMs} ms`)), deadline.remainingMs);
+    req.on('close', () => clearTimeout(timer));
     req.on('error', (error) => reject(new TypeError('fetch failed', { cause: error })));
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
@@ -94,10 +94,19 @@ export function guardedFetch(options: {
 }): FetchLike {
   return async (raw, init) => {
     const url = new URL(raw);
-    const targets = await resolveSendAddresses(url, options.environmentType, options.resolve).catch((error: unknown) => {
-      throw new TypeError('fetch failed', { cause: error });
+    const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    const started = Date.now();
+    // The deadline covers the name's resolution too: an IdP's slow nameserver holds a lookup thread.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no address within ${deadlineMs} ms`)), deadlineMs);
     });
+    const targets = await Promise.race([resolveSendAddresses(url, options.environmentType, options.resolve), late])
+      .catch((error: unknown) => {
+        throw new TypeError('fetch failed', { cause: error });
+      })
+      .finally(() => clearTimeout(timer));
     if (options.transport) return options.transport(raw, init);
-    return pinnedRequest(url, targets, init, options.deadlineMs ?? DEFAULT_DEADLINE_MS);
+    return pinnedRequest(url, targets, init, { remainingMs: Math.max(1, deadlineMs - (Date.now() - started)), totalMs: deadlineMs });
   };
 }

@@ -105,6 +105,15 @@ export class MfaService {
     return this.options.throttle.guard(environment.id, [{ policy: SECOND_FACTOR_USER, subject: userId }], codesLocked, work);
   }
 
+  /**
+   * Every transaction that changes a user's second factors takes the user's row first, then the
+   * factor tables: one order everywhere, so two of them (a sign-in's setup and the settings page; a
+   * removal and a support reset) wait for each other rather than deadlock on PostgreSQL.
+   */
+  private async lockUserFirst(tx: Transaction<Database>, environment: Environment, userId: string): Promise<void> {
+    if (!(await this.options.identity.lockUser(tx, environment, userId))) throw notFound(`User ${userId}`);
+  }
+
   private assertEnrolmentOpen(environment: Environment): void {
     if (environment.settings.mfa === 'off') {
       throw apiError('method_disabled', 'Second factors are turned off for this environment (mfa is "off"), so TOTP cannot be enabled.');
@@ -204,6 +213,7 @@ export class MfaService {
     code: string,
     start: string,
   ): Promise<string[]> {
+    await this.lockUserFirst(tx, environment, userId);
     const row = await q.findTotp(tx, environment.id, userId);
     if (row?.secret != null) throw apiError('conflict', 'TOTP is already enabled for this account.');
     if (!row?.pending_secret) throw apiError('invalid_request', `No TOTP setup is pending for this account: ${start}.`);
@@ -224,6 +234,7 @@ export class MfaService {
   async removeTotp(environment: Environment, caller: Caller): Promise<void> {
     await inTransaction(this.db, async (tx) => {
       await this.requireRecentVerification(environment, caller, tx);
+      await this.lockUserFirst(tx, environment, caller.userId);
       if (!(await q.deleteTotp(tx, environment.id, caller.userId))) throw notFound('TOTP of this account');
       if ((await q.countPasskeys(tx, environment.id, caller.userId)) === 0) await q.deleteBackupCodes(tx, environment.id, caller.userId);
       await q.secondFactorsChanged(tx, environment.id, caller.userId, this.now());
@@ -235,6 +246,7 @@ export class MfaService {
     const backupCodes = newBackupCodes();
     await inTransaction(this.db, async (tx) => {
       await this.requireRecentVerification(environment, caller, tx);
+      await this.lockUserFirst(tx, environment, caller.userId);
       const totp = await q.findTotp(tx, environment.id, caller.userId);
       if (totp?.secret == null) {
         throw apiError(
@@ -303,7 +315,12 @@ export class MfaService {
     } else if (body.passkey !== undefined) {
       if (!this.options.passkeys) throw apiError('invalid_request', 'Passkeys are not available on this server.');
       // Bound to this session's latest reverify options and to this user's credentials.
-      await this.options.passkeys.verifyAuthentication(environment, sessionAttempt('reverify', caller.sessionId), body.passkey, caller.userId);
+      await this.options.passkeys.verifyAuthentication(
+        environment,
+        sessionAttempt('reverify', caller.sessionId),
+        body.passkey,
+        caller.userId,
+      );
       factor = 'passkey';
     } else if (body.code !== undefined) {
       factor = await this.verifySecondFactor(environment, caller.userId, { factor: 'totp', code: body.code });

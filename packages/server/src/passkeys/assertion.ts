@@ -72,9 +72,37 @@ function importCoseKey(publicKey: string): CredentialKey {
     return { alg, key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: bytes(cose, X) }, format: 'jwk' }) };
   }
   if (kty === KTY_RSA && alg === RS256) {
-    return { alg, key: createPublicKey({ key: { kty: 'RSA', n: bytes(cose, RSA_N), e: bytes(cose, RSA_E) }, format: 'jwk' }) };
+    const n = unsigned(cose, RSA_N);
+    const e = unsigned(cose, RSA_E);
+    // 2048 to 4096 bits, exponent 65537, as every authenticator makes them: a huge exponent would
+    // make each check of a forged assertion cost the event loop milliseconds.
+    if (n.length < 256 || n.length > 512) refuse('an RSA key outside 2048 to 4096 bits');
+    if (e.length !== 3 || e[0] !== 1 || e[1] !== 0 || e[2] !== 1) refuse('an RSA key whose exponent is not 65537');
+    return { alg, key: createPublicKey({ key: { kty: 'RSA', n: n.toString('base64url'), e: e.toString('base64url') }, format: 'jwk' }) };
   }
   refuse(`unsupported credential key (kty ${String(kty)}, alg ${String(alg)})`);
+}
+
+/** An unsigned big-endian integer parameter, without leading zero bytes. */
+function unsigned(cose: CoseMap, label: number): Buffer {
+  const value = cose.get(label);
+  if (!(value instanceof Uint8Array)) refuse(`the credential's key has no ${label} parameter`);
+  let start = 0;
+  while (start < value.length - 1 && value[start] === 0) start++;
+  return Buffer.from(value.subarray(start));
+}
+
+/**
+ * Checks, at registration, that a credential's COSE key is one this module will verify with (its
+ * type with its one algorithm; RSA of 2048–4096 bits with exponent 65537); throws AssertionRefused.
+ */
+export function checkCredentialKey(publicKey: string): void {
+  try {
+    importCoseKey(publicKey);
+  } catch (error) {
+    if (error instanceof AssertionRefused) throw error;
+    refuse('its public key cannot be imported');
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ import { constantTimeEqual, newId } from '../lib/crypto.js';
 import { apiError, ApiError } from '../lib/errors.js';
 import type { EnvironmentId } from '../lib/ids.js';
 import type { Environment } from '../tenancy/settings.js';
-import { verifyAssertion } from './assertion.js';
+import { checkCredentialKey, verifyAssertion } from './assertion.js';
 import * as q from './queries.js';
 import { originAccepted, rpIdFor } from './relying-party.js';
 
@@ -202,6 +202,7 @@ export class PasskeyCeremonies {
       if (credential.id !== response.id) throw new Error('credential id mismatch');
       const publicKey = Buffer.from(credential.publicKey).toString('base64url');
       if (publicKey.length > MAX_PUBLIC_KEY_LENGTH) throw new Error('its public key is longer than any of ES256, EdDSA or RS256 needs');
+      checkCredentialKey(publicKey);
       return {
         credentialId: credential.id,
         publicKey,
@@ -217,7 +218,10 @@ export class PasskeyCeremonies {
     }
   }
 
-  /** Stores a verified credential for the user, in the caller's transaction; 409 when this environment knows its id. */
+  /**
+   * Stores a verified credential for the user, in the caller's transaction, which holds the user's
+   * row locked (so the count of their passkeys holds); 409 when this environment knows its id.
+   */
   async store(db: Db, environment: Environment, userId: string, credential: NewCredential, name: string): Promise<q.PasskeyRow> {
     if (await q.findByCredentialId(db, environment.id, credential.credentialId)) throw duplicate();
     if ((await q.countPasskeysOf(db, environment.id, userId)) >= MAX_PASSKEYS_PER_USER) {

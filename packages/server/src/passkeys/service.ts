@@ -144,6 +144,8 @@ export class PasskeyService {
   }
 
   private async removeIn(tx: Transaction<Database>, environment: Environment, userId: string, id: string): Promise<void> {
+    // The user's row before the factor tables, as every change of second factors takes them (mfa/service.ts).
+    if (!(await this.options.identity.lockUser(tx, environment, userId))) throw notFound(`User ${userId}`);
     if (!(await q.deletePasskey(tx, environment.id, userId, id))) throw notFound(`Passkey ${id}`);
     // The last second factor takes the backup codes with it (DESIGN "Removing the last second factor").
     await this.options.factors.passkeysChangedIn(tx, environment, userId);

@@ -114,13 +114,15 @@ export interface Tamper {
   credentialId?: Buffer;
   /** get: the client data to sign, as an object (default: type, challenge, origin, crossOrigin). */
   clientData?: Record<string, unknown>;
+  /** create, RS256: the key's public exponent (default 65537) and modulus size (default 2048). */
+  rsa?: { exponent?: number; bits?: number };
   /** create: pad the COSE public key with an extra parameter of this many bytes. */
   padPublicKey?: number;
 }
 
-function keyPair(alg: PasskeyAlgorithm) {
+function keyPair(alg: PasskeyAlgorithm, rsa: Tamper['rsa'] = {}) {
   if (alg === 'ES256') return generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  if (alg === 'RS256') return generateKeyPairSync('rsa', { modulusLength: 2048 });
+  if (alg === 'RS256') return generateKeyPairSync('rsa', { modulusLength: rsa.bits ?? 2048, publicExponent: rsa.exponent ?? 65537 });
   return generateKeyPairSync('ed25519');
 }
 
@@ -149,7 +151,7 @@ export class SoftAuthenticator {
   /** navigator.credentials.create({publicKey: options}) → PublicKeyCredential.toJSON() */
   create(options: any, tamper: Tamper = {}) {
     const rpId: string = options.rp.id;
-    const { privateKey, publicKey } = keyPair(this.alg);
+    const { privateKey, publicKey } = keyPair(this.alg, tamper.rsa);
     const id = tamper.credentialId ?? randomBytes(32);
     const counter = tamper.counter ?? 0;
     const credential: SoftCredential = { id, alg: this.alg, privateKey, publicKey, rpId, userHandle: options.user.id, counter };

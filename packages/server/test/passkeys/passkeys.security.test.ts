@@ -261,6 +261,22 @@ describe('passkey attacks', () => {
       expect(json(await passkeyCall(t, user.accessToken, 'GET', '/v1/me/passkeys')).data).toHaveLength(25);
     });
 
+    it.each([
+      ['an exponent other than 65537 (a costly check for every forged assertion)', { exponent: 3 }],
+      ['a modulus under 2048 bits', { bits: 1024 }],
+    ])('an RSA key with %s is refused at registration', async (_, rsa) => {
+      const user = await signUp(t);
+      const refused = await registerPasskey(t, user.accessToken, new SoftAuthenticator(LOCAL_ORIGIN, 'RS256'), { rsa });
+      expectRefused(refused, 400, 'invalid_request');
+      expect(json(await passkeyCall(t, user.accessToken, 'GET', '/v1/me/passkeys')).data).toHaveLength(0);
+    });
+
+    it('an RSA passkey of 2048 bits with exponent 65537 registers and signs in', async () => {
+      const authenticator = new SoftAuthenticator(LOCAL_ORIGIN, 'RS256');
+      await userWithPasskey(authenticator);
+      expect((await signInWithPasskey(t, authenticator)).statusCode).toBe(200);
+    });
+
     it('a registration whose public key is padded past any real key is refused', async () => {
       const user = await signUp(t);
       const refused = await registerPasskey(t, user.accessToken, new SoftAuthenticator(LOCAL_ORIGIN), { padPublicKey: 2_000 });

@@ -55,6 +55,16 @@ describe('guardedFetch against a hostile server', () => {
     expect(String(error?.cause?.message ?? error?.cause)).toMatch(/no complete answer within 400 ms/);
   });
 
+  it('gives up on a host whose name never resolves, at the same deadline', async () => {
+    const stuck = guardedFetch({ environmentType: 'development', resolve: () => new Promise(() => undefined), deadlineMs: 200 });
+    const error = await stuck('http://idp.example.test/.well-known/openid-configuration', { method: 'GET', headers: {} }).then(
+      () => undefined,
+      (e: unknown) => e as TypeError & { cause?: Error },
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect(String(error?.cause?.message)).toMatch(/no address within 200 ms/);
+  });
+
   it('refuses an answer over 1 MiB rather than buffering it', async () => {
     await expect(fetchFor('development')(`${base}/huge`, { method: 'GET', headers: {} })).rejects.toThrow(/fetch failed/);
   });

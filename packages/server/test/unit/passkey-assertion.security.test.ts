@@ -225,6 +225,24 @@ describe('passkey assertion: stored keys it cannot use', () => {
       ]),
     ],
     [
+      'an RSA key with a 2048-bit exponent',
+      coseOf([
+        [1, 3],
+        [3, -257],
+        [-1, randomBytes(256)],
+        [-2, randomBytes(256)],
+      ]),
+    ],
+    [
+      'an RSA key of 1024 bits',
+      coseOf([
+        [1, 3],
+        [3, -257],
+        [-1, randomBytes(128)],
+        [-2, Buffer.from([1, 0, 1])],
+      ]),
+    ],
+    [
       'an OKP key on X25519 (crv 4)',
       coseOf([
         [1, 1],
