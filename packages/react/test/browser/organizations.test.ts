@@ -168,11 +168,14 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: the account
     await thirdPage.getByRole('button', { name: 'Accept invitation' }).click();
     await thirdPage.waitForSelector('#status[data-signed-in=true]');
     expect(await thirdPage.evaluate(() => new URLSearchParams(location.search).has('token'))).toBe(false);
-    expect(
-      await thirdPage.evaluate(() =>
-        (window as unknown as { gh: { state: { organizations: { name: string }[] } } }).gh.state.organizations.map((o) => o.name),
-      ),
-    ).toEqual(['Difference Engines']);
+    // The organizations load after the signed-in mark: the state may trail it.
+    await expect
+      .poll(() =>
+        thirdPage.evaluate(() =>
+          (window as unknown as { gh: { state: { organizations: { name: string }[] } } }).gh.state.organizations.map((o) => o.name),
+        ),
+      )
+      .toEqual(['Difference Engines']);
     await thirdPage.close();
   });
 

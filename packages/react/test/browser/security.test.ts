@@ -93,11 +93,13 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     await profile.getByText('10 of 10 left.', { exact: false }).waitFor();
     // Enrolment in a fresh session verified the authenticator: the device list says so at once.
     await expect.poll(() => profile.locator('[data-gh-session]').first().textContent()).toContain('Password + Authenticator app');
-    expect(
-      await page.evaluate(
-        () => (window as unknown as { gh: { state: { user: { twoFactorEnabled: boolean } } } }).gh.state.user.twoFactorEnabled,
-      ),
-    ).toBe(true);
+    await expect
+      .poll(() =>
+        page.evaluate(
+          () => (window as unknown as { gh: { state: { user: { twoFactorEnabled: boolean } } } }).gh.state.user.twoFactorEnabled,
+        ),
+      )
+      .toBe(true);
 
     // New codes in the dark theme (the session verified TOTP just now: no question asked).
     profile = await view(page, env, 'user-profile', 'dark');
@@ -127,11 +129,13 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: two-step ve
     await prompt.getByRole('button', { name: 'Confirm' }).click();
     await profile.getByRole('button', { name: 'Set up' }).waitFor();
     await expect(prompt.count()).resolves.toBe(0);
-    expect(
-      await page.evaluate(
-        () => (window as unknown as { gh: { state: { user: { twoFactorEnabled: boolean } } } }).gh.state.user.twoFactorEnabled,
-      ),
-    ).toBe(false);
+    await expect
+      .poll(() =>
+        page.evaluate(
+          () => (window as unknown as { gh: { state: { user: { twoFactorEnabled: boolean } } } }).gh.state.user.twoFactorEnabled,
+        ),
+      )
+      .toBe(false);
 
     // The device list names the browser and the factors this session verified.
     const device = profile.locator('[data-gh-session]').first();

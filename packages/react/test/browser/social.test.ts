@@ -11,7 +11,15 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: social conn
       method: 'POST',
       url: `/v1/platform/environments/${envId}/sso-connections`,
       credential: suite.live.t.platformKey,
-      payload: { type: 'oidc', name, domains: [], issuer: suite.idp.issuer, clientId: 'social-test', clientSecret: 'social-test-secret', trustEmailVerified: true },
+      payload: {
+        type: 'oidc',
+        name,
+        domains: [],
+        issuer: suite.idp.issuer,
+        clientId: 'social-test',
+        clientSecret: 'social-test-secret',
+        trustEmailVerified: true,
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
     return created.json() as { id: string; redirectUri: string };
@@ -49,7 +57,9 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: social conn
     await button.click();
     await throughIdp(page, account);
     await page.waitForSelector('#status[data-signed-in=true]');
-    expect(await page.evaluate(() => (window as unknown as { gh: { state: { user: { email: string } } } }).gh.state.user.email)).toBe(email);
+    await expect
+      .poll(() => page.evaluate(() => (window as unknown as { gh: { state: { user: { email: string } | null } } }).gh.state.user?.email))
+      .toBe(email);
     await page.close();
   });
 

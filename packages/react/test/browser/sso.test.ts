@@ -53,9 +53,9 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: SSO', () =>
     await button.click();
     await throughIdp(page, account);
     await page.waitForSelector('#status[data-signed-in=true]');
-    expect(await page.evaluate(() => (window as unknown as { gh: { state: { user: { email: string } } } }).gh.state.user.email)).toBe(
-      email,
-    );
+    await expect
+      .poll(() => page.evaluate(() => (window as unknown as { gh: { state: { user: { email: string } | null } } }).gh.state.user?.email))
+      .toBe(email);
     // The one-time token and the SSO mark left the address bar.
     expect(await page.evaluate(() => new URLSearchParams(location.search).has('token'))).toBe(false);
     await page.close();
