@@ -4,6 +4,7 @@ import { announce } from '../db/changes.js';
 import type { Database } from '../db/schema.js';
 import { newId } from '../lib/crypto.js';
 import { atomically, recordEvent } from '../db/events.js';
+import { countPasskeys } from '../passkeys/queries.js';
 import { readUserData } from '../identity/event-data.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -164,16 +165,7 @@ export async function secondFactorsChanged(db: Db, environmentId: EnvironmentId,
   });
 }
 
-/** How many passkeys the user has: a passkey counts as a second factor (twoFactorEnabled, `factors`). */
-export async function countPasskeys(db: Db, environmentId: EnvironmentId, userId: string): Promise<number> {
-  const row = await db
-    .selectFrom('passkeys')
-    .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
-    .where('environment_id', '=', environmentId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
-}
+export { countPasskeys };
 
 // ---- organizations that require a second factor
 

@@ -111,7 +111,7 @@ export function checkCredentialKey(publicKey: string): void {
  * key is about 720 characters): registered credentials alone never fill it.
  */
 const KEY_CACHE_SIZE = 2_000;
-export const MAX_CACHED_KEY_LENGTH = 1_024;
+const MAX_CACHED_KEY_LENGTH = 1_024;
 const keyCache = new Map<string, CredentialKey>();
 
 function credentialKey(publicKey: string): { key: CredentialKey; cached: boolean } {

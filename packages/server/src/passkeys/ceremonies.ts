@@ -224,7 +224,7 @@ export class PasskeyCeremonies {
    */
   async store(db: Db, environment: Environment, userId: string, credential: NewCredential, name: string): Promise<q.PasskeyRow> {
     if (await q.findByCredentialId(db, environment.id, credential.credentialId)) throw duplicate();
-    if ((await q.countPasskeysOf(db, environment.id, userId)) >= MAX_PASSKEYS_PER_USER) {
+    if ((await q.countPasskeys(db, environment.id, userId)) >= MAX_PASSKEYS_PER_USER) {
       throw apiError(
         'invalid_request',
         `This account has ${MAX_PASSKEYS_PER_USER} passkeys, the most it can have. Remove one it no longer uses, then add this one.`,

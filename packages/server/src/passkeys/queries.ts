@@ -20,14 +20,15 @@ export function listPasskeys(db: Db, environmentId: EnvironmentId, userId: strin
     .execute();
 }
 
-export async function countPasskeysOf(db: Db, environmentId: EnvironmentId, userId: string): Promise<number> {
+/** How many passkeys the user has: a passkey counts as a second factor (twoFactorEnabled, `factors`). */
+export async function countPasskeys(db: Db, environmentId: EnvironmentId, userId: string): Promise<number> {
   const row = await db
     .selectFrom('passkeys')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
     .where('environment_id', '=', environmentId)
     .where('user_id', '=', userId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 export function findPasskey(db: Db, environmentId: EnvironmentId, userId: string, id: string): Promise<PasskeyRow | undefined> {
