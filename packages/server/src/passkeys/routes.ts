@@ -34,7 +34,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
       config: session,
       schema: {
         summary: 'Register a passkey with the response of navigator.credentials.create() to the latest registration options',
-        description: '409 conflict when this credential is already registered in the environment.',
+        description:
+          '409 conflict when this credential is already registered in the environment. 400 invalid_request when it does not verify, when its public key is over 1,024 characters (or RSA other than 2048–4096 bits with exponent 65537), or when the account already holds 25 passkeys.',
         tags,
         body: PasskeyCreateBody,
         response: { 201: Passkey },
