@@ -27,17 +27,64 @@ export function cryptoRuntime(): 'node' | 'webcrypto' {
 
 const NodeBuffer = (globalThis as { Buffer?: typeof Buffer }).Buffer;
 
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** Each ASCII code's 6-bit value, -1 outside the alphabet; `+` and `/` read as `-` and `_`, as atob's would. */
+const SEXTETS = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) SEXTETS[ALPHABET.charCodeAt(i)] = i;
+SEXTETS[43] = 62;
+SEXTETS[47] = 63;
+
+function sextet(text: string, i: number): number {
+  const code = text.charCodeAt(i);
+  const value = code < 128 ? SEXTETS[code]! : -1;
+  if (value < 0) throw new TypeError(`Not base64url: ${JSON.stringify(text[i])} at ${i}.`);
+  return value;
+}
+
+/**
+ * Small byte arrays for the WebCrypto path, carved from a shared pool as Buffer.allocUnsafe does:
+ * on Node every typed array over 64 bytes gets its own backing store (1–3 µs each, more than the
+ * rest of a token's parsing). A region is never handed out twice, so no two tokens share bytes even
+ * on a runtime whose crypto.subtle read its input late.
+ */
+const POOL_SIZE = 16 * 1024;
+let pool = new Uint8Array(0);
+let poolOffset = 0;
+
+function allocate(length: number): Uint8Array {
+  if (length > POOL_SIZE >> 2) return new Uint8Array(length);
+  if (poolOffset + length > pool.length) {
+    pool = new Uint8Array(POOL_SIZE);
+    poolOffset = 0;
+  }
+  const view = pool.subarray(poolOffset, poolOffset + length);
+  poolOffset += (length + 7) & ~7;
+  return view;
+}
+
 /** base64url (padding tolerated, as Buffer does) to bytes; throws on characters outside the alphabet. */
 export function fromBase64url(text: string): Uint8Array {
   if (NodeBuffer) return NodeBuffer.from(text, 'base64url');
-  const base64 = text.replace(/-/g, '+').replace(/_/g, '/');
-  const binary = atob(base64 + '='.repeat((4 - (base64.length % 4)) % 4));
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  // One pass with a table, into the pool: atob's binary string would need a second pass and an array.
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 61 /* = */) end--;
+  if (end % 4 === 1) throw new TypeError('Not base64url: its length is impossible.');
+  const bytes = allocate((end * 3) >> 2);
+  let o = 0;
+  let i = 0;
+  for (; i + 4 <= end; i += 4) {
+    const n = (sextet(text, i) << 18) | (sextet(text, i + 1) << 12) | (sextet(text, i + 2) << 6) | sextet(text, i + 3);
+    bytes[o++] = n >> 16;
+    bytes[o++] = (n >> 8) & 0xff;
+    bytes[o++] = n & 0xff;
+  }
+  if (end - i >= 2) {
+    const n = (sextet(text, i) << 18) | (sextet(text, i + 1) << 12) | (end - i === 3 ? sextet(text, i + 2) << 6 : 0);
+    bytes[o++] = n >> 16;
+    if (end - i === 3) bytes[o++] = (n >> 8) & 0xff;
+  }
   return bytes;
 }
-
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
 /**
  * Whether `text` is the one canonical base64url spelling of its bytes (no padding, no stray
@@ -60,5 +107,9 @@ export function base64urlText(segment: string): string {
 }
 
 export function utf8Bytes(text: string): Uint8Array {
-  return NodeBuffer ? NodeBuffer.from(text, 'utf8') : encoder.encode(text);
+  if (NodeBuffer) return NodeBuffer.from(text, 'utf8');
+  // A token is ASCII, one byte per character: straight into the pool. Anything else, as it comes.
+  const bytes = allocate(text.length);
+  const { read, written } = encoder.encodeInto(text, bytes);
+  return read === text.length && written === text.length ? bytes : encoder.encode(text);
 }

@@ -135,9 +135,12 @@ function importedJwtKey(jwtKey: string | JsonWebKey): VerificationKey | Promise<
   return key;
 }
 
-async function networklessKey(jwtKey: string | JsonWebKey, kid: string | undefined): Promise<VerificationKey> {
+function networklessKey(jwtKey: string | JsonWebKey, kid: string | undefined): VerificationKey | Promise<VerificationKey> {
   const imported = importedJwtKey(jwtKey);
-  const key = isPromise(imported) ? await imported : imported;
+  return isPromise(imported) ? imported.then((key) => matchingKid(key, kid)) : matchingKid(imported, kid);
+}
+
+function matchingKid(key: VerificationKey, kid: string | undefined): VerificationKey {
   if (key.kid !== undefined && kid !== undefined && key.kid !== kid) {
     throw refuse(
       'jwk-kid-mismatch',
@@ -179,15 +182,28 @@ function seconds(ms: number): string {
  */
 export function verifyToken(token: string, options: VerifyTokenOptions & { acceptsToken?: readonly ['session_token'] | undefined }): Promise<GatehouseClaims>;
 export function verifyToken(token: string, options: VerifyTokenOptions): Promise<GatehouseClaims | MachineClaims>;
-export async function verifyToken(token: string, options: VerifyTokenOptions): Promise<GatehouseClaims | MachineClaims> {
-  return (await verifyTypedToken(token, options)).claims;
+export function verifyToken(token: string, options: VerifyTokenOptions): Promise<GatehouseClaims | MachineClaims> {
+  return verifyTypedToken(token, options).then(claimsOf);
 }
 
+const claimsOf = (verified: Verified) => verified.claims;
+
+type Verified = { type: 'session_token'; claims: GatehouseClaims } | { type: 'm2m_token'; claims: MachineClaims };
+
 /** verifyToken, saying which kind of token it verified. */
-export async function verifyTypedToken(
-  token: string,
-  options: VerifyTokenOptions,
-): Promise<{ type: 'session_token'; claims: GatehouseClaims } | { type: 'm2m_token'; claims: MachineClaims }> {
+export function verifyTypedToken(token: string, options: VerifyTokenOptions): Promise<Verified> {
+  try {
+    return Promise.resolve(verifyNow(token, options));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * The whole verification, synchronous up to the first thing that must wait (a JWKS fetch, a
+ * WebCrypto verify): with a cached key on node:crypto, no promise is made at all.
+ */
+function verifyNow(token: string, options: VerifyTokenOptions): Verified | Promise<Verified> {
   checkOptions(options);
   // Three non-empty parts. Their characters need no pass of their own: the signing input is verified
   // as UTF-8 bytes of the exact text (any odd character changes them), and the signature must be
@@ -225,34 +241,48 @@ export async function verifyTypedToken(
       `The token's issuer is ${JSON.stringify(claims.iss)}, not ${options.issuer}. Check the issuer option: it names the environment the token must come from.`,
     );
   }
+  const signed: SignedToken = { token, lastDot, header, claims, options };
+  const key = keyFor(header, options);
+  return isPromise(key) ? key.then((found) => checkSignature(found, signed)) : checkSignature(key, signed);
+}
 
-  let key: VerificationKey;
-  if (options.jwtKey !== undefined) {
-    key = await networklessKey(options.jwtKey, header.kid);
-  } else {
-    if (header.kid === undefined) throw refuse('token-invalid', 'The token header has no "kid", so no published key can verify it.');
-    const cache = options.jwksUrl === undefined ? jwksCacheForIssuer(options.issuer) : jwksCacheFor(options.jwksUrl);
-    key = cache.cached(header.kid) ?? (await cache.key(header.kid, options.jwksTimeoutMs ?? DEFAULT_JWKS_TIMEOUT_MS));
-  }
+interface SignedToken {
+  token: string;
+  lastDot: number;
+  header: Header;
+  claims: Record<string, unknown>;
+  options: VerifyTokenOptions;
+}
+
+function keyFor(header: Header, options: VerifyTokenOptions): VerificationKey | Promise<VerificationKey> {
+  if (options.jwtKey !== undefined) return networklessKey(options.jwtKey, header.kid);
+  if (header.kid === undefined) throw refuse('token-invalid', 'The token header has no "kid", so no published key can verify it.');
+  const cache = options.jwksUrl === undefined ? jwksCacheForIssuer(options.issuer) : jwksCacheFor(options.jwksUrl);
+  return cache.cached(header.kid) ?? cache.key(header.kid, options.jwksTimeoutMs ?? DEFAULT_JWKS_TIMEOUT_MS);
+}
+
+function checkSignature(key: VerificationKey, signed: SignedToken): Verified | Promise<Verified> {
+  const { token, lastDot, header } = signed;
   if (header.alg !== key.alg) {
     throw refuse('token-invalid', `The token says "alg": "${header.alg}", but its key verifies ${key.alg} only.`);
   }
-
   const encodedSignature = token.slice(lastDot + 1);
   // Only the canonical encoding: the same signature spelled another way is another token.
-  let valid =
+  const valid =
     isCanonicalBase64url(encodedSignature) &&
     verifySignature(key, utf8Bytes(token.slice(0, lastDot)), fromBase64url(encodedSignature));
-  // Not `instanceof Promise`: WebCrypto's promise may come from another realm (Edge sandboxes), and
-  // a promise object is truthy. Only `true` verifies.
-  if (typeof valid !== 'boolean') valid = await valid;
+  // Not `instanceof Promise`: WebCrypto's promise may come from another realm (Edge sandboxes).
+  return typeof valid === 'boolean' ? checkClaims(valid, signed) : valid.then((result) => checkClaims(result, signed));
+}
+
+/** Only `true` verifies (a promise object, say, is truthy). */
+function checkClaims(valid: unknown, { header, claims, options }: SignedToken): Verified {
   if (valid !== true) {
     throw refuse(
       'signature-invalid',
       'The token signature is invalid: the token was altered, or signed by another key than the issuer publishes.',
     );
   }
-
   const { sub, sid, jti, exp, nbf, iat, azp, scope } = claims;
   if (header.type === 'm2m_token') {
     if (typeof sub !== 'string' || typeof jti !== 'string' || typeof scope !== 'string') {

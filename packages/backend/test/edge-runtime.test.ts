@@ -125,3 +125,56 @@ describe('signature encodings', () => {
     for (const text of spellings) expect([text, isCanonicalBase64url(text)]).toEqual([text, roundTrips(text)]);
   });
 });
+
+describe('bytes without Buffer (the pooled decoder of the WebCrypto path)', () => {
+  async function loadRuntime(): Promise<typeof import('../src/runtime.js')> {
+    const bundle = await build({
+      entryPoints: [new URL('../src/runtime.ts', import.meta.url).pathname],
+      bundle: true,
+      platform: 'neutral',
+      format: 'iife',
+      globalName: 'runtime',
+      target: 'es2022',
+      write: false,
+      logLevel: 'silent',
+    });
+    const context: Record<string, unknown> = { TextEncoder, TextDecoder };
+    runInNewContext(`${bundle.outputFiles[0]!.text}\nthis.runtime = runtime;`, context);
+    return context.runtime as typeof import('../src/runtime.js');
+  }
+
+  it('fromBase64url, base64urlText and utf8Bytes give what Buffer gives, padding and +/ included; stray characters throw', async () => {
+    const runtime = await loadRuntime();
+    for (let i = 0; i < 400; i++) {
+      const bytes = randomBytes(i % 300);
+      const encoded = bytes.toString('base64url');
+      expect(Buffer.from(runtime.fromBase64url(encoded)).equals(bytes)).toBe(true);
+      expect(Buffer.from(runtime.fromBase64url(bytes.toString('base64'))).equals(bytes)).toBe(true);
+    }
+    const text = JSON.stringify({ name: 'Zoë 🙂', id: randomBytes(8).toString('hex') });
+    expect(runtime.base64urlText(Buffer.from(text).toString('base64url'))).toBe(text);
+    expect(Buffer.from(runtime.utf8Bytes(text)).equals(Buffer.from(text))).toBe(true);
+    expect(Buffer.from(runtime.utf8Bytes('eyJ.eyJ')).toString()).toBe('eyJ.eyJ');
+    for (const bad of ['A', 'AA A', 'AA.B', 'AAé=', 'AAAAA']) expect(() => runtime.fromBase64url(bad)).toThrow(/base64url/);
+  });
+
+  it('no two results share bytes, across pool boundaries: one token never sees another token’s bytes', async () => {
+    const runtime = await loadRuntime();
+    const results: [Uint8Array, Buffer][] = [];
+    for (let i = 0; i < 300; i++) {
+      const bytes = randomBytes(1 + (i % 500));
+      results.push([runtime.fromBase64url(bytes.toString('base64url')), bytes]);
+      const text = `${i}.`.repeat(1 + (i % 200));
+      results.push([runtime.utf8Bytes(text), Buffer.from(text)]);
+    }
+    for (const [decoded] of results) decoded.fill(0xee);
+    for (const [decoded, original] of results) expect([...decoded].every((b) => b === 0xee) && decoded.length === original.length).toBe(true);
+    const regions = results.map(([decoded]) => [decoded.buffer, decoded.byteOffset, decoded.byteOffset + decoded.byteLength] as const);
+    for (let i = 0; i < regions.length; i++) {
+      for (let j = i + 1; j < regions.length; j++) {
+        const [a, b] = [regions[i]!, regions[j]!];
+        if (a[0] === b[0]) expect(a[2] <= b[1] || b[2] <= a[1]).toBe(true);
+      }
+    }
+  });
+});
