@@ -33,6 +33,7 @@ import { SecondFactorWriter } from '../mfa/factor-writer.js';
 import { MfaService } from '../mfa/service.js';
 import { OperatorService } from '../operators/service.js';
 import { PasskeyCeremonies } from '../passkeys/ceremonies.js';
+import { SignInChallenges } from '../passkeys/sign-in-challenges.js';
 import { PasskeyService } from '../passkeys/service.js';
 import { OrganizationAccess } from '../organizations/access.js';
 import { assertUserDeletable, organizationClaims } from '../organizations/claims.js';
@@ -127,7 +128,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
   // ---- identity, then organizations, which read users through it
   // Second factors as other domains' transactions touch them (import, takeover defence); mfa/'s service comes later.
   // Passkeys' ceremonies and credentials (mfa's reverification and resets use them).
-  const passkeyCeremonies = new PasskeyCeremonies({ store, now });
+  const passkeyCeremonies = new PasskeyCeremonies({ store, now, signIns: new SignInChallenges(instanceSecret) });
   const secondFactors = new SecondFactorWriter(instanceSecret, now, passkeyCeremonies);
   const identity = new IdentityService({
     store,

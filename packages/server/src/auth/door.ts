@@ -3,6 +3,7 @@ import type { Store } from '../db/index.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import type { RequestContext } from '../sessions/access-token-issuer.js';
 import type { Amr, SessionFactors } from '../sessions/factors.js';
+import type { ProofWrites } from '../sessions/proof-writes.js';
 import type { SessionStarter, SignInUser } from '../sessions/start.js';
 import type { Environment } from '../tenancy/settings.js';
 import { insertSignInAttempt, sweepSignInAttempts } from './attempt-queries.js';
@@ -37,7 +38,9 @@ export const SKIPS_SECOND_FACTOR: ReadonlySet<string> = new Set(SELF_SUFFICIENT_
  * factors the minting session verified, carried as they are: the new session is never fresher.
  */
 export type SignInAttempt =
-  | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff' | 'actor'> }
+  | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff' | 'actor' | 'passkey'> }
+  /** A passkey: what spends its proof (the challenge, the counter) commits with the session. */
+  | { userId: string; firstFactor: 'passkey'; proofWrites?: ProofWrites }
   /** Impersonation: who acts (`act.sub`). Such a session skips the second factor and lives at most an hour. */
   | { userId: string; firstFactor: 'actor'; actor: { sub: string } }
   | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };
@@ -99,7 +102,7 @@ export class SignInDoor {
   /** A first factor that satisfies MFA by itself always gets its session: the type says so. */
   completeSignIn(
     environment: Environment,
-    attempt: { userId: string; firstFactor: 'passkey' } | Extract<SignInAttempt, { firstFactor: SelfSufficientFactor }>,
+    attempt: Extract<SignInAttempt, { firstFactor: SelfSufficientFactor }>,
     context: RequestContext,
   ): Promise<SessionStarted>;
   completeSignIn(environment: Environment, attempt: SignInAttempt, context: RequestContext): Promise<DoorOutcome>;
@@ -111,7 +114,10 @@ export class SignInDoor {
     const asked = await secondFactorRule(environment.settings.mfa, [attempt.firstFactor], () =>
       this.options.secondFactorsOf(environment, attempt.userId),
     );
-    if (!asked) return this.start(environment, attempt.userId, { verified: [attempt.firstFactor] }, context);
+    const proofWrites = attempt.firstFactor === 'passkey' ? attempt.proofWrites : undefined;
+    if (!asked) return this.start(environment, attempt.userId, { verified: [attempt.firstFactor] }, context, proofWrites);
+    // Only a passkey brings proof writes, and a passkey satisfies MFA by itself: none is ever dropped.
+    if (proofWrites) throw new Error('A first factor with proof writes must satisfy MFA by itself.');
     return this.issueAttempt(environment, attempt.userId, [attempt.firstFactor], asked);
   }
 
@@ -150,8 +156,9 @@ export class SignInDoor {
     userId: string,
     proof: { verified: readonly Amr[]; actor?: string } | { carried: SessionFactors },
     context: RequestContext,
+    proofWrites?: ProofWrites,
   ): Promise<SessionStarted> {
-    const { tokens, user } = await this.options.starter.start(environment, userId, proof, context);
+    const { tokens, user } = await this.options.starter.start(environment, userId, proof, context, proofWrites);
     if (this.options.signedIn) await this.options.signedIn(environment, user);
     return { session: tokens, user };
   }

@@ -35,7 +35,7 @@ export class PasskeyWay {
   async start(environment: Environment, requestOrigin: string | undefined, attemptId?: string): Promise<PasskeySignInOptions> {
     if (attemptId === undefined) {
       this.assertEnabled(environment);
-      return this.deps.ceremonies.authenticationOptions(environment, {}, requestOrigin);
+      return this.deps.ceremonies.signInOptions(environment, requestOrigin);
     }
     if (!this.deps.secondFactor) {
       throw apiError('invalid_credentials', 'This sign-in attempt is unknown, finished or expired. Start the sign-in again.');
@@ -49,10 +49,22 @@ export class PasskeyWay {
     context: RequestContext,
   ): Promise<SignedIn> {
     this.assertEnabled(environment);
-    const { userId } = await this.deps.ceremonies.verifyAuthentication(environment, input.attemptId, input.response);
-    // A passkey with user verification is both factors: the door never asks it for another. The
-    // start reads the user (and refuses a deleted or banned one).
-    const { session, user } = await this.deps.door.completeSignIn(environment, { userId, firstFactor: 'passkey' }, context);
-    return { user: { id: user.id, email: user.email }, session };
+    const { ceremonies, door } = this.deps;
+    const verified = await ceremonies.verifySignIn(environment, input.attemptId, input.response);
+    try {
+      // A passkey with user verification is both factors: the door never asks it for another. The
+      // session starts in the transaction that spends the challenge and moves the counter, and the
+      // start reads the user (and refuses a deleted or banned one).
+      const { session, user } = await door.completeSignIn(
+        environment,
+        { userId: verified.userId, firstFactor: 'passkey', proofWrites: verified.proofWrites },
+        context,
+      );
+      return { user: { id: user.id, email: user.email }, session };
+    } catch (error) {
+      // Whatever refused it (a replay, a moved counter, a banned user), the attempt is spent.
+      await ceremonies.spendSignIn(environment, verified.challenge);
+      throw error;
+    }
   }
 }

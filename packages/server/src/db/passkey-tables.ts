@@ -29,7 +29,8 @@ export interface PasskeyUserHandlesTable {
 export interface PasskeyChallengesTable {
   environment_id: EnvironmentId;
   attempt_id: string;
-  purpose: 'registration' | 'authentication';
+  /** `spent`: a discoverable sign-in's challenge (carried in its attempt id) that has been answered. */
+  purpose: 'registration' | 'authentication' | 'spent';
   user_id: string | null;
   /** base64url */
   challenge: string;

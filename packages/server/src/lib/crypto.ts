@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
 
@@ -16,6 +16,33 @@ function base32(bytes: Uint8Array): string {
   }
   if (bits > 0) out += CROCKFORD[(buffer << (5 - bits)) & 31];
   return out;
+}
+
+/**
+ * CSPRNG bytes drawn 4 KiB at a time and each handed out once, as Node's randomUUID keeps its own
+ * cache: a `randomBytes` call costs ~7 µs whatever its size, and a sign-in needs half a dozen small
+ * values (ids, a refresh token, a challenge). Bytes handed out are wiped from the pool.
+ */
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let poolUsed = 0;
+
+/** `size` fresh CSPRNG bytes (at most 256; larger values call randomBytes directly). */
+export function randomPart(size: number): Buffer {
+  if (size > 256) return randomBytes(size);
+  if (poolUsed + size > pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    poolUsed = 0;
+  }
+  const part = Buffer.from(pool.subarray(poolUsed, poolUsed + size));
+  pool.fill(0, poolUsed, poolUsed + size);
+  poolUsed += size;
+  return part;
+}
+
+/** `size` fresh CSPRNG bytes, base64url-encoded. */
+export function randomText(size: number): string {
+  return randomPart(size).toString('base64url');
 }
 
 /** The random parts handed out in the current millisecond, per prefix and environment. */
@@ -46,7 +73,7 @@ export function newId(prefix: string, environmentId = ''): string {
       idMillisecond = time = time + 1;
       idsThisMillisecond.clear();
     }
-    random = randomBytes(10);
+    random = randomPart(10);
     idsThisMillisecond.set(scope, random);
   }
   let timePart = '';
@@ -68,17 +95,18 @@ function incrementInPlace(bytes: Buffer): boolean {
 
 /** A bearer secret: the prefix plus `bytes` of CSPRNG output, base64url-encoded. */
 export function newSecret(prefix: string, bytes = 32): string {
-  return prefix + randomBytes(bytes).toString('base64url');
+  return prefix + randomText(bytes);
 }
 
 export function sha256Hex(value: string | Uint8Array): string {
-  return createHash('sha256').update(value).digest('hex');
+  // One-shot: a third of createHash's cost for the short values hashed here.
+  return hash('sha256', value, 'hex');
 }
 
 /** Constant-time equality of two strings, whatever their lengths. */
 export function constantTimeEqual(a: string, b: string): boolean {
   // Hashing first gives equal-length inputs, so the length check leaks nothing.
-  const ha = createHash('sha256').update(a).digest();
-  const hb = createHash('sha256').update(b).digest();
+  const ha = hash('sha256', a, 'buffer');
+  const hb = hash('sha256', b, 'buffer');
   return timingSafeEqual(ha, hb) && a.length === b.length;
 }

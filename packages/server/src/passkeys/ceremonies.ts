@@ -1,22 +1,18 @@
 import type { PasskeyResponse } from '@gatehouse/contract';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyRegistrationResponse,
-  type AuthenticatorTransportFuture,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
-import { randomBytes } from 'node:crypto';
+import { generateRegistrationOptions, verifyRegistrationResponse, type RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
-import { constantTimeEqual, newId } from '../lib/crypto.js';
+import { newId, randomText } from '../lib/crypto.js';
 import { apiError, ApiError } from '../lib/errors.js';
 import type { EnvironmentId } from '../lib/ids.js';
 import type { Environment } from '../tenancy/settings.js';
-import { checkCredentialKey, verifyAssertion } from './assertion.js';
+import { checkCredentialKey } from './assertion.js';
+import { checkAssertion, clientOrigin, invalid, transportsOf } from './assertion-checks.js';
 import * as q from './queries.js';
 import { originAccepted, rpIdFor } from './relying-party.js';
+import type { SignInChallenge, SignInChallenges } from './sign-in-challenges.js';
+import type { ProofWrites } from '../sessions/proof-writes.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -33,7 +29,6 @@ const MAX_PUBLIC_KEY_LENGTH = 1_024;
 /** COSE algorithms offered at registration: ES256, EdDSA, RS256. */
 export const PASSKEY_ALGORITHMS = [-7, -8, -257];
 
-const INVALID = 'This passkey could not be verified. Try again, or sign in another way.';
 const REGISTRATION_FAILED = 'The passkey could not be registered: ';
 
 /** The attempt key of a session's own ceremonies: one live challenge per session and purpose. */
@@ -56,18 +51,10 @@ export interface AssertedPasskey {
   passkeyId: string;
 }
 
-function invalid(): ApiError {
-  return apiError('invalid_credentials', INVALID);
-}
-
-function clientOrigin(response: PasskeyResponse): string | undefined {
-  try {
-    const data: unknown = JSON.parse(Buffer.from(response.response.clientDataJSON, 'base64url').toString('utf8'));
-    const origin = (data as { origin?: unknown }).origin;
-    return typeof origin === 'string' ? origin : undefined;
-  } catch {
-    return undefined;
-  }
+/** A discoverable sign-in's verified assertion, and the writes that make it count. */
+export interface PasskeySignIn extends AssertedPasskey {
+  challenge: SignInChallenge;
+  proofWrites: ProofWrites;
 }
 
 /**
@@ -82,7 +69,7 @@ function clientOrigin(response: PasskeyResponse): string | undefined {
 export class PasskeyCeremonies {
   private readonly lastSweep = new Map<EnvironmentId, number>();
 
-  constructor(private readonly options: { store: Store; now: () => number }) {}
+  constructor(private readonly options: { store: Store; now: () => number; signIns: SignInChallenges }) {}
 
   private get db() {
     return this.options.store.db;
@@ -124,13 +111,11 @@ export class PasskeyCeremonies {
 
   /**
    * Spends the attempt's challenge (whatever the outcome that follows) and answers it when it was
-   * live, of this purpose and for this user (null: a discoverable sign-in's, for no user); undefined otherwise.
+   * live, of this purpose and for this user; undefined otherwise.
    */
-  private async spend(environment: Environment, attemptId: string, purpose: 'registration' | 'authentication', userId: string | null) {
+  private async spend(environment: Environment, attemptId: string, purpose: 'registration' | 'authentication', userId: string) {
     // Another ceremony's challenge is neither used nor spent (takeChallenge matches purpose and
-    // user): naming a registration's or another user's key must not let anyone burn it. A
-    // discoverable sign-in (null) takes only a discoverable attempt's challenge: a user's own
-    // (reverification, a second factor) never serves the first-factor door.
+    // user): naming a registration's or another user's key must not let anyone burn it.
     const row = await q.takeChallenge(this.db, environment.id, attemptId, purpose, userId);
     if (!row || Number(row.expires_at) <= this.options.now()) return undefined;
     return row;
@@ -139,7 +124,7 @@ export class PasskeyCeremonies {
   /** The user's random handle, made at their first registration (never the user id). */
   private async userHandle(environment: Environment, userId: string): Promise<string> {
     const existing = await q.findUserHandle(this.db, environment.id, userId);
-    return existing ?? q.ensureUserHandle(this.db, environment.id, userId, randomBytes(32).toString('base64url'));
+    return existing ?? q.ensureUserHandle(this.db, environment.id, userId, randomText(32));
   }
 
   // ---- registration
@@ -255,67 +240,46 @@ export class PasskeyCeremonies {
   // ---- authentication
 
   /**
-   * PublicKeyCredentialRequestOptions (JSON) bound to an attempt: discoverable (no
-   * allowCredentials) without a user; with one, that user's credentials.
+   * PublicKeyCredentialRequestOptions (JSON) for a user's own credentials, bound to one of their
+   * attempts (a second factor, a reverification); a new call voids the attempt's previous challenge.
    */
   async authenticationOptions(
     environment: Environment,
-    input: { attemptId?: string | undefined; userId?: string | null | undefined },
+    input: { attemptId: string; userId: string },
     requestOrigin: string | undefined,
   ): Promise<{ attemptId: string; options: Record<string, unknown> }> {
     const rpId = rpIdFor(environment, requestOrigin);
-    const attemptId = input.attemptId ?? newId('pka', environment.id);
-    const userId = input.userId ?? null;
-    const allow = userId === null ? [] : await q.listPasskeys(this.db, environment.id, userId);
-    const options = await generateAuthenticationOptions({
-      rpID: rpId,
-      userVerification: 'required',
-      timeout: CHALLENGE_TTL_MS,
-      allowCredentials: allow.map((p) => ({ id: p.credential_id, transports: transportsOf(p.transports) })),
-    });
-    await this.issue(environment, attemptId, 'authentication', userId, rpId, options.challenge);
-    return { attemptId, options: options as unknown as Record<string, unknown> };
+    const allow = await q.listPasskeys(this.db, environment.id, input.userId);
+    const options = requestOptions(rpId, randomText(32), allow);
+    await this.issue(environment, input.attemptId, 'authentication', input.userId, rpId, options.challenge);
+    return { attemptId: input.attemptId, options };
   }
 
   /**
-   * Verifies a `webauthn.get` response against the attempt's challenge (spent either way): a
-   * credential of this environment (of `userId` when the attempt names one), the owner's user
-   * handle, an accepted origin, the stored RP ID, user presence and verification, and a counter
-   * that grows when either side's is non-zero. Records the use. Anything else: 401 invalid_credentials.
+   * Options for a discoverable sign-in (no allowCredentials): a new attempt whose id carries its
+   * challenge (sign-in-challenges.ts), so nothing is written until the verify.
+   */
+  signInOptions(environment: Environment, requestOrigin: string | undefined): { attemptId: string; options: Record<string, unknown> } {
+    const rpId = rpIdFor(environment, requestOrigin);
+    const issued = this.options.signIns.issue(environment, rpId, this.options.now() + CHALLENGE_TTL_MS);
+    return { attemptId: issued.attemptId, options: requestOptions(rpId, issued.challenge, []) };
+  }
+
+  /**
+   * Verifies a `webauthn.get` response against the user's attempt's challenge (spent either way),
+   * and records the use. 401 invalid_credentials for anything but a passkey of theirs that verifies.
    */
   async verifyAuthentication(
     environment: Environment,
     attemptId: string,
     response: PasskeyResponse,
-    userId: string | null = null,
+    userId: string,
   ): Promise<AssertedPasskey> {
     const row = await this.spend(environment, attemptId, 'authentication', userId);
-    if (!row || response.id !== response.rawId) throw invalid();
-    const passkey = await q.findByCredentialIdWithHandle(this.db, environment.id, response.id);
-    if (!passkey || (row.user_id !== null && passkey.user_id !== row.user_id)) throw invalid();
-    const handle = response.response.userHandle;
-    // A discoverable sign-in learns its user from the handle: it must be there, and the owner's.
-    if (handle || row.user_id === null) {
-      const owner = passkey.owner_handle;
-      if (!handle || !owner || !constantTimeEqual(handle.replace(/=+$/, ''), owner)) throw invalid();
-    }
-    const origin = clientOrigin(response);
-    if (!origin || !originAccepted(environment, row.rp_id, origin)) throw invalid();
-    const storedCounter = Number(passkey.counter);
-    let info;
-    try {
-      info = verifyAssertion({
-        response,
-        expectedChallenge: row.challenge,
-        expectedOrigin: origin,
-        expectedRpId: row.rp_id,
-        credential: { publicKey: passkey.public_key, counter: storedCounter },
-      });
-    } catch {
-      throw invalid();
-    }
+    if (!row) throw invalid();
+    const { passkey, info } = await checkAssertion(this.db, environment, { ...row, user_id: userId }, response);
     const recorded = await q.recordUse(this.db, environment.id, passkey.id, {
-      expectedCounter: storedCounter,
+      expectedCounter: Number(passkey.counter),
       counter: info.newCounter,
       backedUp: info.backedUp,
       now: this.options.now(),
@@ -325,17 +289,81 @@ export class PasskeyCeremonies {
     if (!recorded) throw invalid();
     return { userId: passkey.user_id, passkeyId: passkey.id };
   }
+
+  /**
+   * Verifies a discoverable sign-in's assertion against the challenge its attempt id carries. The
+   * challenge is spent and the use recorded by the answer's `proofWrites`, which the door runs in
+   * the transaction that starts the session; they refuse (nothing written) when the attempt was
+   * answered already or the counter moved meanwhile. A refusal here spends the attempt at once.
+   */
+  async verifySignIn(environment: Environment, attemptId: string, response: PasskeyResponse): Promise<PasskeySignIn> {
+    const now = this.options.now();
+    // A made-up, foreign or expired attempt id has no challenge to spend.
+    const challenge = this.options.signIns.open(environment, attemptId, now);
+    if (!challenge) throw invalid();
+    await this.sweepIfDue(environment.id, now);
+    let checked: { passkey: q.PasskeyRow; info: { newCounter: number; backedUp: boolean } };
+    try {
+      checked = await checkAssertion(
+        this.db,
+        environment,
+        { challenge: challenge.challenge, rp_id: challenge.rpId, user_id: null },
+        response,
+      );
+    } catch (error) {
+      await this.spendSignIn(environment, challenge);
+      throw error;
+    }
+    const { passkey, info } = checked;
+    const proofWrites = [
+      q.spendSignInQuery(this.db, {
+        environment_id: environment.id,
+        attempt_id: challenge.attemptId,
+        challenge: challenge.challenge,
+        rp_id: challenge.rpId,
+        created_at: now,
+        expires_at: challenge.expiresAt,
+      }),
+      q.recordUseQuery(this.db, {
+        environmentId: environment.id,
+        id: passkey.id,
+        expectedCounter: Number(passkey.counter),
+        counter: info.newCounter,
+        backedUp: info.backedUp ? 1 : 0,
+        now,
+      }),
+    ];
+    // Answered already, another use moved the counter (only one of two uses of a cloned counter
+    // value is genuine), or the passkey was removed during the sign-in: no session.
+    return { userId: passkey.user_id, passkeyId: passkey.id, challenge, proofWrites: { writes: proofWrites, refusal: invalid } };
+  }
+
+  /** Records a sign-in's attempt as answered, on its own: after a refusal, so it cannot be answered again. */
+  async spendSignIn(environment: Environment, challenge: SignInChallenge): Promise<void> {
+    await this.db.executeQuery(
+      q.spendSignInQuery(this.db, {
+        environment_id: environment.id,
+        attempt_id: challenge.attemptId,
+        challenge: challenge.challenge,
+        rp_id: challenge.rpId,
+        created_at: this.options.now(),
+        expires_at: challenge.expiresAt,
+      }),
+    );
+  }
+}
+
+/** PublicKeyCredentialRequestOptions as JSON: user verification required, as DESIGN fixes. */
+function requestOptions(rpId: string, challenge: string, allow: q.PasskeyRow[]) {
+  return {
+    rpId,
+    challenge,
+    allowCredentials: allow.map((p) => ({ id: p.credential_id, type: 'public-key', transports: transportsOf(p.transports) })),
+    timeout: CHALLENGE_TTL_MS,
+    userVerification: 'required',
+  };
 }
 
 export function duplicate(): ApiError {
   return apiError('conflict', 'This passkey is already registered in this environment. Use it to sign in, or remove it first.');
-}
-
-function transportsOf(json: string): AuthenticatorTransportFuture[] {
-  try {
-    const value: unknown = JSON.parse(json);
-    return Array.isArray(value) ? (value.filter((t) => typeof t === 'string') as AuthenticatorTransportFuture[]) : [];
-  } catch {
-    return [];
-  }
 }

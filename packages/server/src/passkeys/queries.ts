@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable, Transaction } from 'kysely';
 import { reusableQuery, reusableStatement } from '../db/reusable.js';
 import type { Database, PasskeyChallengesTable, PasskeysTable } from '../db/schema.js';
 import type { EnvironmentId } from '../lib/ids.js';
@@ -127,11 +127,16 @@ export async function recordUse(
     backedUp: change.backedUp ? 1 : 0,
     now: change.now,
   };
-  const result = await db.executeQuery(recordUseStatement(db as Kysely<Database>, values));
+  const result = await db.executeQuery(recordUseQuery(db as Kysely<Database>, values));
   return (result.numAffectedRows ?? 0n) > 0n;
 }
 
-interface UseValues {
+/** recordUse as a statement to run in another transaction (a passkey sign-in's session start): it changes one row, or none. */
+export function recordUseQuery(db: Kysely<Database>, values: UseValues): CompiledQuery {
+  return recordUseStatement(db, values);
+}
+
+export interface UseValues {
   environmentId: EnvironmentId;
   id: string;
   expectedCounter: number;
@@ -254,4 +259,24 @@ const sweepChallenges = reusableQuery(['environmentId', 'now'] as const, (db: Ky
 /** Housekeeping: the environment's challenges nobody verified. */
 export async function deleteExpiredChallenges(db: Db, environmentId: EnvironmentId, now: number): Promise<void> {
   await sweepChallenges(db as Kysely<Database>, { environmentId, now });
+}
+
+// ---- spent sign-in challenges
+
+const SPENT_VALUES = ['environment_id', 'attempt_id', 'challenge', 'rp_id', 'created_at', 'expires_at'] as const;
+type SpentValues = Pick<ChallengeRow, (typeof SPENT_VALUES)[number]>;
+const spendSignInStatement = reusableStatement(SPENT_VALUES, (db: Kysely<Database>, p: SpentValues) =>
+  db
+    .insertInto('passkey_challenges')
+    .values({ ...p, purpose: 'spent', user_id: null })
+    .onConflict((oc) => oc.columns(['environment_id', 'attempt_id']).doNothing()),
+);
+
+/**
+ * Records a discoverable sign-in's challenge (sign-in-challenges.ts) as answered: the statement
+ * changes one row the first time and none after, so of any number of verifies of one attempt, one
+ * can pass. Swept with the other challenges once it has expired.
+ */
+export function spendSignInQuery(db: Kysely<Database>, values: SpentValues): CompiledQuery {
+  return spendSignInStatement(db, values);
 }

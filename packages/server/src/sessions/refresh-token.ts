@@ -1,5 +1,5 @@
-import { createHmac, randomBytes } from 'node:crypto';
-import { constantTimeEqual } from '../lib/crypto.js';
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual, randomText } from '../lib/crypto.js';
 import { deriveSubkey } from '../lib/cursor.js';
 
 /**
@@ -48,7 +48,7 @@ export class RefreshTokens {
 
   /** The first refresh token of a new session. */
   first(environmentId: string, sessionId: string): string {
-    return this.build(environmentId, sessionId, 0, randomBytes(16).toString('base64url'));
+    return this.build(environmentId, sessionId, 0, randomText(16));
   }
 
   /** The token that replaces `token`: always the same value for the same token. */

@@ -210,7 +210,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = asy
           'The key is unpublished at once and never signs again; `/v1/me*` refuses the access tokens it signed on every node',
           '(401 unauthenticated). A key that was signing is first replaced by a new key that signs at once (an emergency',
           'rotation); a pending key is dropped and the active key signs on. Sessions are not revoked: a refresh gets a token',
-          'from the current key. Offline verifiers accept the revoked key\'s tokens until they fetch the JWKS again',
+          "from the current key. Offline verifiers accept the revoked key's tokens until they fetch the JWKS again",
           '(docs/verifying-tokens.md). Answers the revoked key (`state: "retired"`); revoking it again changes nothing.',
         ].join(' '),
         tags: ['platform'],

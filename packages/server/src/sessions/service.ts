@@ -38,7 +38,6 @@ export interface OrganizationSwitch {
 
 export type SessionView = Session;
 
-
 const REVOKED_MESSAGE = 'This session has been revoked (signed out, password changed, or revoked by an administrator). Sign in again.';
 const EXPIRED_MESSAGE = 'This session has expired (it reached its lifetime or was inactive too long). Sign in again.';
 const UNKNOWN_REFRESH_MESSAGE =

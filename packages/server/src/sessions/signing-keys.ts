@@ -217,7 +217,10 @@ export class SigningKeys {
         await q.revokeSigningKey(tx, environmentId, kid, { now, retiredAt });
         // The active key was to retire when this pending one activated: it signs on instead.
         if (live.pending?.id === kid && live.active) {
-          await q.setSigningKeyRetirement(tx, environmentId, live.active.id, live.active.retired_at, { retired_at: null, publish_until: null });
+          await q.setSigningKeyRetirement(tx, environmentId, live.active.id, live.active.retired_at, {
+            retired_at: null,
+            publish_until: null,
+          });
         }
       });
       // Every node (this one at once) drops its keys of the environment and reads them anew.

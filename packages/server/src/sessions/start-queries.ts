@@ -3,7 +3,7 @@
  * in one statement on PostgreSQL and one synchronous transaction on SQLite, compiled once.
  */
 import type { EnvironmentId } from '../lib/ids.js';
-import type { Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import { announce, eventRecorded } from '../db/changes.js';
 import { sqliteTransaction } from '../db/index.js';
 import { columnsOf, selectionOf } from '../db/insert-select.js';
@@ -28,6 +28,9 @@ function stampSignIn(db: Pick<Db, 'updateTable'>, environmentId: EnvironmentId, 
 
 export type SignInUser = Pick<Database['users'], 'id' | 'banned' | 'email' | 'email_key' | 'email_verified'>;
 
+/** Thrown inside the transaction to roll it back when a proof write changed no row. */
+const PROOF_REFUSED = Symbol('proof refused');
+
 /**
  * A sign-in's writes, atomically: stamps `last_sign_in_at` on the user's row, which locks it, then
  * inserts the session and its `session.created` event. A ban sets its flag on that row, then
@@ -37,12 +40,17 @@ export type SignInUser = Pick<Database['users'], 'id' | 'banned' | 'email' | 'em
  *
  * On PostgreSQL this is one statement (data-modifying CTEs, run to completion together or not at
  * all): one round trip where a transaction took five. On SQLite, one synchronous transaction.
+ *
+ * `proofWrites` (a passkey sign-in's: its challenge spent, its counter moved) run first, in the
+ * same transaction, and must each change exactly one row: otherwise nothing is written and the
+ * answer is `'refused'`. They stay written when the user turns out banned or gone.
  */
 export async function startSession(
   db: Kysely<Database>,
   environmentId: EnvironmentId,
   session: Omit<SessionRow, 'environment_id'>,
-): Promise<SignInUser | 'banned' | undefined> {
+  proofWrites: readonly CompiledQuery[] = [],
+): Promise<SignInUser | 'banned' | 'refused' | undefined> {
   const created = eventRow(environmentId, 'session.created', sessionData({ ...session, environment_id: environmentId }));
   const values: StartValues = {
     ...session,
@@ -53,16 +61,28 @@ export async function startSession(
     event_created_at: created.createdAt,
   };
   const sqlite = sqliteTransaction(db);
-  const user = sqlite
-    ? await sqlite((_, run) => {
-        const user = run.rows(stampStatement(db, values))[0];
-        if (user) {
-          run.changes(sessionInsertStatement(db, values));
-          run.changes(eventInsertStatement(db, values));
-        }
-        return user;
-      })
-    : (await db.executeQuery(startSessionStatement(db, values))).rows[0];
+  let user: SignInUser | undefined;
+  try {
+    user = sqlite
+      ? await sqlite((_, run) => {
+          for (const write of proofWrites) if (run.changes(write) !== 1) throw PROOF_REFUSED;
+          const user = run.rows(stampStatement(db, values))[0];
+          if (user) {
+            run.changes(sessionInsertStatement(db, values));
+            run.changes(eventInsertStatement(db, values));
+          }
+          return user;
+        })
+      : proofWrites.length === 0
+        ? (await db.executeQuery(startSessionStatement(db, values))).rows[0]
+        : await db.transaction().execute(async (tx) => {
+            for (const write of proofWrites) if (Number((await tx.executeQuery(write)).numAffectedRows ?? 0n) !== 1) throw PROOF_REFUSED;
+            return (await tx.executeQuery(startSessionStatement(db, values))).rows[0];
+          });
+  } catch (error) {
+    if (error === PROOF_REFUSED) return 'refused';
+    throw error;
+  }
   if (!user) return (await isBanned(db, environmentId, session.user_id)) ? 'banned' : undefined;
   eventRecorded(db, environmentId);
   announce(db, { kind: 'user', environmentId, userId: user.id });

@@ -7,6 +7,7 @@ import type { UsageService } from '../usage/service.js';
 import type { AccessTokenIssuer, RequestContext } from './access-token-issuer.js';
 import type { RefreshTokens } from './refresh-token.js';
 import { actorSessionEnd, verifiedNow, type Amr, type SessionFactors } from './factors.js';
+import type { ProofWrites } from './proof-writes.js';
 import { startSession, type SignInUser } from './start-queries.js';
 
 export type { SignInUser };
@@ -35,33 +36,42 @@ export class SessionStarter {
     userId: string,
     proof: SessionProof,
     context: RequestContext,
+    proofWrites?: ProofWrites,
   ): Promise<{ tokens: SessionTokens; user: SignInUser }> {
     const now = this.options.now();
     // A sign-in verifies, at that moment, the factors it used (docs/mfa.md); a handoff carries its
     // minting session's verifications unchanged, so it can never make a session fresher than that one.
     const factors =
-      'verified' in proof ? { ...verifiedNow(proof.verified, now), actor: proof.actor ?? null } : { ...proof.carried, actor: proof.carried.actor ?? null };
+      'verified' in proof
+        ? { ...verifiedNow(proof.verified, now), actor: proof.actor ?? null }
+        : { ...proof.carried, actor: proof.carried.actor ?? null };
     let expiresAt = now + environment.settings.sessionLifetimeSeconds * 1000;
     // An impersonated session ends an hour after its token was redeemed, however it is carried on.
     const actorEnd = actorSessionEnd(factors, now);
     if (actorEnd !== undefined) expiresAt = Math.min(expiresAt, actorEnd);
     const id = newId('sess', environment.id);
     const refreshToken = this.options.refreshTokens.first(environment.id, id);
-    const user = await startSession(this.options.store.db, environment.id, {
-      id,
-      user_id: userId,
-      refresh_hash: sha256Hex(refreshToken),
-      previous_hash: null,
-      generation: 0,
-      rotated_at: null,
-      created_at: now,
-      last_active_at: now,
-      expires_at: expiresAt,
-      revoked_at: null,
-      active_organization_id: null,
-      user_agent: context.userAgent?.slice(0, 300) ?? null,
-      ...factors,
-    });
+    const user = await startSession(
+      this.options.store.db,
+      environment.id,
+      {
+        id,
+        user_id: userId,
+        refresh_hash: sha256Hex(refreshToken),
+        previous_hash: null,
+        generation: 0,
+        rotated_at: null,
+        created_at: now,
+        last_active_at: now,
+        expires_at: expiresAt,
+        revoked_at: null,
+        active_organization_id: null,
+        user_agent: context.userAgent?.slice(0, 300) ?? null,
+        ...factors,
+      },
+      proofWrites?.writes,
+    );
+    if (user === 'refused') throw proofWrites!.refusal();
     if (user === 'banned') throw userBanned();
     if (!user)
       throw new ApiError('unauthenticated', 'This account was deleted while signing in. Sign up again, or sign in to another account.');

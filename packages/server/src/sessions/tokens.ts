@@ -1,5 +1,6 @@
 import { claimedEnvironmentId, type EnvironmentId } from '../lib/ids.js';
-import { randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { sign, verify, type KeyObject } from 'node:crypto';
+import { randomText } from '../lib/crypto.js';
 import { ApiError } from '../lib/errors.js';
 import type { Environment, TokenAlgorithm } from '../tenancy/settings.js';
 import { CLOCK_SKEW_MS } from './key-schedule.js';
@@ -99,17 +100,8 @@ function decodeJson(segment: string, what: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Random bytes for token ids, drawn a batch at a time (each byte used once): one call per 256 tokens. */
-let entropy = Buffer.alloc(0);
-let entropyUsed = 0;
 function newTokenId(): string {
-  if (entropyUsed + 16 > entropy.length) {
-    entropy = randomBytes(16 * 256);
-    entropyUsed = 0;
-  }
-  const id = entropy.toString('base64url', entropyUsed, entropyUsed + 16);
-  entropyUsed += 16;
-  return id;
+  return randomText(16);
 }
 
 const REGISTERED = new Set(['iss', 'sub', 'sid', 'iat', 'nbf', 'exp', 'jti', 'azp', 'amr', 'fva', 'act']);

@@ -99,6 +99,57 @@ describe('passkey attacks', () => {
     });
   });
 
+  describe('a forged attempt id (the sign-in challenge travels in it, under a MAC)', () => {
+    /** The attempt id with one part changed: `pka_{l|d}{expiry}.{challenge}.{mac}`. */
+    function forge(attemptId: string, part: 'expiry' | 'rp' | 'challenge' | 'mac', challenge?: string): string {
+      const [head, encodedChallenge, mac] = attemptId.split('.') as [string, string, string];
+      const kind = head.slice(4, 5);
+      const expiry = head.slice(5);
+      if (part === 'expiry') return `pka_${kind}${(parseInt(expiry, 36) + 60 * MINUTE).toString(36)}.${encodedChallenge}.${mac}`;
+      if (part === 'rp') return `pka_${kind === 'l' ? 'd' : 'l'}${expiry}.${encodedChallenge}.${mac}`;
+      if (part === 'challenge') return `${head}.${challenge}.${mac}`;
+      return `${head}.${encodedChallenge}.${mac.startsWith('A') ? 'B' : 'A'}${mac.slice(1)}`;
+    }
+
+    it('a later expiry, another RP ID, another challenge or a changed MAC is refused; the genuine attempt still signs in', async () => {
+      const { authenticator } = await userWithPasskey();
+      const { attemptId, options } = await passkeyOptions(t, authenticator);
+      const response = authenticator.get(options);
+      for (const part of ['expiry', 'rp', 'mac'] as const) {
+        expectRefused(await passkeyVerify(t, t.project.development, forge(attemptId, part), response));
+      }
+      // An attacker's own challenge, signed by the victim's authenticator on a phishing page, fails the MAC.
+      const chosen = 'A'.repeat(43);
+      const phished = authenticator.get({ ...options, challenge: chosen });
+      expectRefused(await passkeyVerify(t, t.project.development, forge(attemptId, 'challenge', chosen), phished));
+      expectRefused(await passkeyVerify(t, t.project.development, 'pka_l0.x.y', response));
+      // A forged id opens no challenge, so it spends none: the real answer still works.
+      expect((await passkeyVerify(t, t.project.development, attemptId, response)).statusCode).toBe(200);
+    });
+
+    it('an expired attempt id is refused even when its MAC is genuine', async () => {
+      const { authenticator } = await userWithPasskey();
+      const { attemptId, options } = await passkeyOptions(t, authenticator);
+      clock.advance(5 * MINUTE);
+      expectRefused(await passkeyVerify(t, t.project.development, attemptId, authenticator.get(options)));
+    });
+
+    it('options write nothing: a flood of options calls leaves no rows behind', async () => {
+      const { authenticator } = await userWithPasskey();
+      const count = async () =>
+        (
+          await t.store.db
+            .selectFrom('passkey_challenges')
+            .select('attempt_id')
+            .where('environment_id', '=', t.project.development.id as never)
+            .execute()
+        ).length;
+      const before = await count();
+      for (let i = 0; i < 20; i++) await passkeyOptions(t, authenticator);
+      expect(await count()).toBe(before);
+    });
+  });
+
   describe('foreign origin', () => {
     it('an assertion made on another site is refused', async () => {
       const { authenticator } = await userWithPasskey();

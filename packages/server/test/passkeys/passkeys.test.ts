@@ -51,7 +51,13 @@ describe('passkeys', () => {
     const created = await registerPasskey(t, user.accessToken, authenticator, {}, 'Laptop');
     expect(created.statusCode).toBe(201);
     const passkey = json(created);
-    expect(passkey).toEqual({ id: expect.stringMatching(/^passkey_/), name: 'Laptop', createdAt: clock.now(), lastUsedAt: null, backedUp: false });
+    expect(passkey).toEqual({
+      id: expect.stringMatching(/^passkey_/),
+      name: 'Laptop',
+      createdAt: clock.now(),
+      lastUsedAt: null,
+      backedUp: false,
+    });
     expect(json(await passkeyCall(t, user.accessToken, 'GET', '/v1/me/passkeys')).data).toEqual([passkey]);
     const renamed = await passkeyCall(t, user.accessToken, 'PATCH', `/v1/me/passkeys/${passkey.id}`, { name: 'Work laptop' });
     expect(json(renamed).name).toBe('Work laptop');
@@ -197,7 +203,9 @@ describe('passkeys', () => {
     const started = await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys/registration', undefined, 'https://app.example.test');
     expect(json(started).options.rp.id).toBe('example.test');
     const response = authenticator.create(json(started).options);
-    expect((await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys', { response }, 'https://app.example.test')).statusCode).toBe(201);
+    expect((await passkeyCall(t, user.accessToken, 'POST', '/v1/me/passkeys', { response }, 'https://app.example.test')).statusCode).toBe(
+      201,
+    );
     const apex = new SoftAuthenticator('https://example.test');
     apex.credentials.push(...authenticator.credentials);
     expect((await signInWithPasskey(t, apex, project.production)).statusCode).toBe(200);

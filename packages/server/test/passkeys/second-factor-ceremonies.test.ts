@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/changes.js';
 import { MfaService } from '../../src/mfa/service.js';
 import { PasskeyCeremonies } from '../../src/passkeys/ceremonies.js';
+import { SignInChallenges } from '../../src/passkeys/sign-in-challenges.js';
 import { SignInThrottle } from '../../src/ratelimit/throttle.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { signUp } from '../helpers/identity.js';
@@ -24,7 +25,7 @@ describe('the passkey ceremonies the second-factor step calls', () => {
     const unused = () => {
       throw new Error('not used by these checks');
     };
-    ceremonies = new PasskeyCeremonies({ store: t.store, now: Date.now });
+    ceremonies = new PasskeyCeremonies({ store: t.store, now: Date.now, signIns: new SignInChallenges(t.instanceSecret) });
     mfa = new MfaService({
       store: t.store,
       sessions: { recordFactor: unused, reissue: unused, lastVerification: unused, revokeAllForUser: unused },
@@ -57,7 +58,11 @@ describe('the passkey ceremonies the second-factor step calls', () => {
     await registerPasskey(t, user.accessToken, mine);
     await registerPasskey(t, other.accessToken, theirs);
 
-    const { attemptId, options } = await ceremonies.authenticationOptions(env, { attemptId: 'sia_test1', userId: user.userId }, LOCAL_ORIGIN);
+    const { attemptId, options } = await ceremonies.authenticationOptions(
+      env,
+      { attemptId: 'sia_test1', userId: user.userId },
+      LOCAL_ORIGIN,
+    );
     expect(attemptId).toBe('sia_test1');
     expect((options.allowCredentials as Array<{ id: string }>).map((c) => c.id)).toEqual([mine.credentials[0]!.id.toString('base64url')]);
     await expect(ceremonies.verifyAuthentication(env, attemptId, mine.get(options) as never, user.userId)).resolves.toMatchObject({
@@ -71,7 +76,7 @@ describe('the passkey ceremonies the second-factor step calls', () => {
     });
   });
 
-  it('a passkey set up inside an attempt: registration options, verify, then stored in the caller\'s transaction', async () => {
+  it("a passkey set up inside an attempt: registration options, verify, then stored in the caller's transaction", async () => {
     const env = await environment();
     const user = await signUp(t);
     const authenticator = new SoftAuthenticator(LOCAL_ORIGIN, 'EdDSA');
@@ -81,7 +86,9 @@ describe('the passkey ceremonies the second-factor step calls', () => {
     expect(row.user_id).toBe(user.userId);
     expect(await mfa.factorsOf(env, user.userId)).toEqual(['passkey']);
     // The attempt's challenge is spent: the same response again is refused.
-    await expect(ceremonies.verifyRegistration(env, user.userId, 'sia_setup1', authenticator.create(options) as never)).rejects.toMatchObject({
+    await expect(
+      ceremonies.verifyRegistration(env, user.userId, 'sia_setup1', authenticator.create(options) as never),
+    ).rejects.toMatchObject({
       code: 'invalid_request',
     });
   });

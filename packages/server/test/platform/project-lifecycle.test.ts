@@ -1,5 +1,5 @@
 import { enableTotp } from '../helpers/mfa.js';
-import { enablePasskeys, LOCAL_ORIGIN, passkeyOptions, registerPasskey } from '../helpers/passkeys.js';
+import { enablePasskeys, LOCAL_ORIGIN, registerPasskey, signInWithPasskey } from '../helpers/passkeys.js';
 import { SoftAuthenticator } from '../helpers/webauthn.js';
 import { startTestIdp } from '../helpers/saml-idp.js';
 import { testEnvironmentId } from '../helpers/ids.js';
@@ -34,12 +34,13 @@ async function fill(t: TestApp, project: TestProject) {
   const user = await signUp(t, { environment: env });
   // TOTP and its backup codes (user_totp, user_backup_codes rows).
   await enableTotp(t, user.accessToken);
-  // A passkey (passkeys, passkey_user_handles) and a passkey sign-in's challenge (passkey_challenges).
+  // A passkey (passkeys, passkey_user_handles) and an answered passkey sign-in (passkey_challenges).
   await enablePasskeys(t, env);
   const authenticator = new SoftAuthenticator(LOCAL_ORIGIN);
   const passkey = await registerPasskey(t, user.accessToken, authenticator);
   expect(passkey.statusCode, passkey.body).toBe(201);
-  await passkeyOptions(t, authenticator, env);
+  const passkeySignIn = await signInWithPasskey(t, authenticator, env);
+  expect(passkeySignIn.statusCode, passkeySignIn.body).toBe(200);
   // An actor token not yet redeemed (actor_tokens).
   const actorToken = await t.call({ method: 'POST', url: '/v1/actor-tokens', credential: env.secretKey, payload: { userId: user.userId, actor: { sub: 'support:doomed' } } });
   expect(actorToken.statusCode, actorToken.body).toBe(201);
