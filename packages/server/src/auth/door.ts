@@ -40,7 +40,7 @@ export const SKIPS_SECOND_FACTOR: ReadonlySet<string> = new Set(SELF_SUFFICIENT_
 export type SignInAttempt =
   | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff' | 'actor' | 'passkey'> }
   /** A passkey: what spends its proof (the challenge, the counter) commits with the session. */
-  | { userId: string; firstFactor: 'passkey'; proofWrites?: ProofWrites }
+  | { userId: string; firstFactor: 'passkey'; proofWrites: ProofWrites }
   /** Impersonation: who acts (`act.sub`). Such a session skips the second factor and lives at most an hour. */
   | { userId: string; firstFactor: 'actor'; actor: { sub: string } }
   | { userId: string; firstFactor: 'handoff'; carried: SessionFactors };

@@ -19,6 +19,12 @@ type Db = Kysely<Database> | Transaction<Database>;
 /** How long an options call's challenge can be answered (DESIGN "Passkey challenges"). */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 const SWEEP_INTERVAL_MS = 60_000;
+/**
+ * How long an answered sign-in's row outlives its attempt id: the id's expiry is read by the
+ * verifying node's clock, the row is swept by any node's, and a row swept while some node still
+ * opens the id would let the id be answered again. Nodes' clocks must differ by less than this.
+ */
+const SPENT_KEPT_MS = CHALLENGE_TTL_MS;
 /** Passkeys one account may hold (Clerk allows 10; a family of devices and security keys fits in 25). */
 export const MAX_PASSKEYS_PER_USER = 25;
 /**
@@ -322,7 +328,7 @@ export class PasskeyCeremonies {
         challenge: challenge.challenge,
         rp_id: challenge.rpId,
         created_at: now,
-        expires_at: challenge.expiresAt,
+        expires_at: challenge.expiresAt + SPENT_KEPT_MS,
       }),
       q.recordUseQuery(this.db, {
         environmentId: environment.id,
@@ -347,7 +353,7 @@ export class PasskeyCeremonies {
         challenge: challenge.challenge,
         rp_id: challenge.rpId,
         created_at: this.options.now(),
-        expires_at: challenge.expiresAt,
+        expires_at: challenge.expiresAt + SPENT_KEPT_MS,
       }),
     );
   }

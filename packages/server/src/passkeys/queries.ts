@@ -220,33 +220,20 @@ const takeChallengeOfUser = reusableQuery(['environmentId', 'attemptId', 'purpos
     .where('user_id', '=', p.userId)
     .returningAll(),
 );
-const takeDiscoverableChallenge = reusableQuery(['environmentId', 'attemptId', 'purpose'] as const, (db: Kysely<Database>, p) =>
-  db
-    .deleteFrom('passkey_challenges')
-    .where('environment_id', '=', p.environmentId)
-    .where('attempt_id', '=', p.attemptId)
-    .where('purpose', '=', p.purpose as unknown as ChallengeRow['purpose'])
-    .where('user_id', 'is', null)
-    .returningAll(),
-);
 
 /**
- * Spends the attempt's challenge when it is of this purpose and for this user (null: a discoverable
- * sign-in's, for no user), in one statement: exactly one of any number of concurrent verifies gets
- * the row. Another ceremony's challenge is neither answered nor spent. Expiry is the caller's to check.
+ * Spends the attempt's challenge when it is of this purpose and for this user, in one statement:
+ * exactly one of any number of concurrent verifies gets the row. Another ceremony's challenge is
+ * neither answered nor spent. Expiry is the caller's to check.
  */
 export async function takeChallenge(
   db: Db,
   environmentId: EnvironmentId,
   attemptId: string,
-  purpose: ChallengeRow['purpose'],
-  userId: string | null,
+  purpose: 'registration' | 'authentication',
+  userId: string,
 ): Promise<ChallengeRow | undefined> {
-  const rows =
-    userId === null
-      ? await takeDiscoverableChallenge(db as Kysely<Database>, { environmentId, attemptId, purpose })
-      : await takeChallengeOfUser(db as Kysely<Database>, { environmentId, attemptId, purpose, userId });
-  return rows[0];
+  return (await takeChallengeOfUser(db as Kysely<Database>, { environmentId, attemptId, purpose, userId }))[0];
 }
 
 const sweepChallenges = reusableQuery(['environmentId', 'now'] as const, (db: Kysely<Database>, p) =>

@@ -28,8 +28,8 @@ function stampSignIn(db: Pick<Db, 'updateTable'>, environmentId: EnvironmentId, 
 
 export type SignInUser = Pick<Database['users'], 'id' | 'banned' | 'email' | 'email_key' | 'email_verified'>;
 
-/** Thrown inside the transaction to roll it back when a proof write changed no row. */
-const PROOF_REFUSED = Symbol('proof refused');
+/** A proof write changed no row: the writes before it commit, nothing else is written. */
+const REFUSED = Symbol('refused');
 
 /**
  * A sign-in's writes, atomically: stamps `last_sign_in_at` on the user's row, which locks it, then
@@ -41,9 +41,10 @@ const PROOF_REFUSED = Symbol('proof refused');
  * On PostgreSQL this is one statement (data-modifying CTEs, run to completion together or not at
  * all): one round trip where a transaction took five. On SQLite, one synchronous transaction.
  *
- * `proofWrites` (a passkey sign-in's: its challenge spent, its counter moved) run first, in the
- * same transaction, and must each change exactly one row: otherwise nothing is written and the
- * answer is `'refused'`. They stay written when the user turns out banned or gone.
+ * `proofWrites` (a passkey sign-in's: its challenge spent, its counter moved) run first, in order,
+ * in the same transaction, and must each change exactly one row. At the first that changes none,
+ * the answer is `'refused'`, with the writes before it committed (a challenge stays spent when its
+ * counter refused) and no session. They also stay written when the user turns out banned or gone.
  */
 export async function startSession(
   db: Kysely<Database>,
@@ -61,28 +62,29 @@ export async function startSession(
     event_created_at: created.createdAt,
   };
   const sqlite = sqliteTransaction(db);
-  let user: SignInUser | undefined;
-  try {
-    user = sqlite
-      ? await sqlite((_, run) => {
-          for (const write of proofWrites) if (run.changes(write) !== 1) throw PROOF_REFUSED;
-          const user = run.rows(stampStatement(db, values))[0];
-          if (user) {
-            run.changes(sessionInsertStatement(db, values));
-            run.changes(eventInsertStatement(db, values));
-          }
-          return user;
-        })
-      : proofWrites.length === 0
-        ? (await db.executeQuery(startSessionStatement(db, values))).rows[0]
-        : await db.transaction().execute(async (tx) => {
-            for (const write of proofWrites) if (Number((await tx.executeQuery(write)).numAffectedRows ?? 0n) !== 1) throw PROOF_REFUSED;
-            return (await tx.executeQuery(startSessionStatement(db, values))).rows[0];
-          });
-  } catch (error) {
-    if (error === PROOF_REFUSED) return 'refused';
-    throw error;
+  let user: SignInUser | typeof REFUSED | undefined;
+  if (sqlite) {
+    user = await sqlite((_, run) => {
+      for (const write of proofWrites) if (run.changes(write) !== 1) return REFUSED;
+      const user = run.rows(stampStatement(db, values))[0];
+      if (user) {
+        run.changes(sessionInsertStatement(db, values));
+        run.changes(eventInsertStatement(db, values));
+      }
+      return user;
+    });
+  } else if (proofWrites.length === 0) {
+    user = (await db.executeQuery(startSessionStatement(db, values))).rows[0];
+  } else {
+    user = await db.transaction().execute(async (tx) => {
+      // The user's row first, as every change of a user's factors takes it (a deletion cascading
+      // to their passkeys, say): the proof's writes after it cannot deadlock with those.
+      await tx.executeQuery(lockUserStatement(db, { environment_id: environmentId, user_id: session.user_id }));
+      for (const write of proofWrites) if (Number((await tx.executeQuery(write)).numAffectedRows ?? 0n) !== 1) return REFUSED;
+      return (await tx.executeQuery(startSessionStatement(db, values))).rows[0];
+    });
   }
+  if (user === REFUSED) return 'refused';
   if (!user) return (await isBanned(db, environmentId, session.user_id)) ? 'banned' : undefined;
   eventRecorded(db, environmentId);
   announce(db, { kind: 'user', environmentId, userId: user.id });
@@ -172,6 +174,13 @@ const startSessionStatement = reusableStatement(
       .selectFrom('stamped')
       .selectAll();
   },
+);
+
+/** PostgreSQL, before a proof's writes: the user's row, locked. */
+const lockUserStatement = reusableStatement(
+  ['environment_id', 'user_id'] as const,
+  (db: Kysely<Database>, p: Pick<SessionRow, 'environment_id' | 'user_id'>) =>
+    db.selectFrom('users').select('id').where('environment_id', '=', p.environment_id).where('id', '=', p.user_id).forUpdate(),
 );
 
 /** SQLite: the same three writes as statements of one synchronous transaction. */

@@ -134,6 +134,22 @@ describe('passkey attacks', () => {
       expectRefused(await passkeyVerify(t, t.project.development, attemptId, authenticator.get(options)));
     });
 
+    it('nodes whose clocks differ: an answered attempt is kept past its expiry, so a node behind cannot take a replay', async () => {
+      const { authenticator } = await userWithPasskey(new SoftAuthenticator(LOCAL_ORIGIN, 'ES256', false));
+      const issuedAt = clock.now();
+      const { attemptId, options } = await passkeyOptions(t, authenticator);
+      const response = authenticator.get(options);
+      expect((await passkeyVerify(t, t.project.development, attemptId, response)).statusCode).toBe(200);
+      // A node 2 minutes ahead sweeps (another sign-in) once the attempt has expired by its clock…
+      clock.set(issuedAt + 5 * MINUTE + 2 * MINUTE);
+      expect((await signInWithPasskey(t, authenticator)).statusCode).toBe(200);
+      // …and a node on time still opens the attempt id: the replay must find it answered.
+      const latest = clock.now();
+      clock.set(issuedAt + 4 * MINUTE);
+      expectRefused(await passkeyVerify(t, t.project.development, attemptId, response));
+      clock.set(latest);
+    });
+
     it('options write nothing: a flood of options calls leaves no rows behind', async () => {
       const { authenticator } = await userWithPasskey();
       const count = async () =>
@@ -286,6 +302,21 @@ describe('passkey attacks', () => {
     });
   });
 
+  describe('a banned user, unbanned', () => {
+    it('the refused attempt stays spent: its assertion does not sign in after the unban', async () => {
+      const { user, authenticator } = await userWithPasskey(new SoftAuthenticator(LOCAL_ORIGIN, 'ES256', false));
+      const admin = (action: 'ban' | 'unban') =>
+        t.call({ method: 'POST', url: `/v1/users/${user.userId}/${action}`, credential: t.project.development.secretKey });
+      expect((await admin('ban')).statusCode).toBe(200);
+      const { attemptId, options } = await passkeyOptions(t, authenticator);
+      const response = authenticator.get(options);
+      expectRefused(await passkeyVerify(t, t.project.development, attemptId, response), 403, 'user_banned');
+      expect((await admin('unban')).statusCode).toBe(200);
+      expectRefused(await passkeyVerify(t, t.project.development, attemptId, response));
+      expect((await signInWithPasskey(t, authenticator)).statusCode).toBe(200);
+    });
+  });
+
   describe('a passkey removed during a sign-in', () => {
     it('a synced passkey (counter 0) removed between options and verify no longer signs in', async () => {
       const { user, authenticator, passkey } = await userWithPasskey(new SoftAuthenticator(LOCAL_ORIGIN, 'ES256', false));
@@ -349,6 +380,21 @@ describe('passkey attacks', () => {
       );
       const assertion = authenticator.get(prod.options, { origin: 'https://example.test' }, authenticator.credentials[0]);
       expectRefused(await passkeyVerify(t, t.project.production, prod.attemptId, assertion, 'https://example.test'));
+    });
+
+    it("another environment's attempt id is refused, even with a passkey registered there", async () => {
+      const { authenticator } = await userWithPasskey();
+      const other = await t.createProject('moved-attempts');
+      await enablePasskeys(t, other.development);
+      const there = await signUp(t, { environment: other.development });
+      expect((await registerPasskey(t, there.accessToken, authenticator)).statusCode).toBe(201);
+      const theirs = authenticator.credentials[1]!;
+      // The attempt id of this environment, answered by the passkey of the other: only the MAC's
+      // environment tells them apart (the challenge inside is the one signed).
+      const here = await passkeyOptions(t, authenticator);
+      expectRefused(await passkeyVerify(t, other.development, here.attemptId, authenticator.get(here.options, {}, theirs)));
+      const own = await passkeyOptions(t, authenticator, other.development);
+      expect((await passkeyVerify(t, other.development, own.attemptId, authenticator.get(own.options, {}, theirs))).statusCode).toBe(200);
     });
 
     it("another environment's attempt id is refused", async () => {
