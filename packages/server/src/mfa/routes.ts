@@ -1,5 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BackupCodes, MfaStatus, PasskeyOptionsAnswer, Reverified, ReverifyBody, TotpEnabled, TotpSetup, TotpVerifyBody, User } from '@gatehouse/contract';
+import {
+  BackupCodes,
+  MfaStatus,
+  PasskeyOptionsAnswer,
+  Reverified,
+  ReverifyBody,
+  TotpEnabled,
+  TotpSetup,
+  TotpVerifyBody,
+  User,
+} from '@gatehouse/contract';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
@@ -104,7 +114,8 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteOptions> = async (app,
     {
       config: session,
       schema: {
-        summary: 'Verify a factor again (password, authenticator code, backup code or passkey): a new access token with the new amr and fva',
+        summary:
+          'Verify a factor again (password, authenticator code, backup code or passkey): a new access token with the new amr and fva',
         description:
           'Sensitive changes need a verification within the last 10 minutes (403 reverification_required otherwise). The refresh token is unchanged.',
         tags,
@@ -183,12 +194,15 @@ export function actsAsOrganization(routeUrl: string | undefined): boolean {
  * organization the session acts as requires MFA and the session has not verified a second factor.
  * Registered app-wide (fastify-plugin), after the credentials check.
  */
-export const organizationMfaGate = fp<{ mfa: MfaService }>(async (app: FastifyInstance, { mfa }) => {
-  // Before the body is validated: a refused session learns nothing of the route.
-  app.addHook('preValidation', async (request) => {
-    if (!actsAsOrganization(request.routeOptions.url) || request.auth?.kind !== 'session') return;
-    const { environment, session: current } = sessionOf(request);
-    if (current.activeOrganizationId === null) return;
-    await mfa.assertOrganizationAccess(environment, current.sessionId);
-  });
-});
+export const organizationMfaGate = fp<{ mfa: MfaService }>(
+  async (app: FastifyInstance, { mfa }) => {
+    // Before the body is validated: a refused session learns nothing of the route.
+    app.addHook('preValidation', async (request) => {
+      if (!actsAsOrganization(request.routeOptions.url) || request.auth?.kind !== 'session') return;
+      const { environment, session: current } = sessionOf(request);
+      if (current.activeOrganizationId === null) return;
+      await mfa.assertOrganizationAccess(environment, current.sessionId);
+    });
+  },
+  { name: 'gatehouse-organization-mfa-gate' },
+);

@@ -299,8 +299,8 @@ export class PasskeyCeremonies {
   /**
    * Verifies a discoverable sign-in's assertion against the challenge its attempt id carries. The
    * challenge is spent and the use recorded by the answer's `proofWrites`, which the door runs in
-   * the transaction that starts the session; they refuse (nothing written) when the attempt was
-   * answered already or the counter moved meanwhile. A refusal here spends the attempt at once.
+   * the transaction that starts the session; they refuse when the attempt was answered already, or
+   * when the counter moved meanwhile (the attempt then stays spent). A refusal here spends it at once.
    */
   async verifySignIn(environment: Environment, attemptId: string, response: PasskeyResponse): Promise<PasskeySignIn> {
     const now = this.options.now();
@@ -322,14 +322,7 @@ export class PasskeyCeremonies {
     }
     const { passkey, info } = checked;
     const proofWrites = [
-      q.spendSignInQuery(this.db, {
-        environment_id: environment.id,
-        attempt_id: challenge.attemptId,
-        challenge: challenge.challenge,
-        rp_id: challenge.rpId,
-        created_at: now,
-        expires_at: challenge.expiresAt + SPENT_KEPT_MS,
-      }),
+      this.spentRow(environment, challenge, now),
       q.recordUseQuery(this.db, {
         environmentId: environment.id,
         id: passkey.id,
@@ -346,16 +339,19 @@ export class PasskeyCeremonies {
 
   /** Records a sign-in's attempt as answered, on its own: after a refusal, so it cannot be answered again. */
   async spendSignIn(environment: Environment, challenge: SignInChallenge): Promise<void> {
-    await this.db.executeQuery(
-      q.spendSignInQuery(this.db, {
-        environment_id: environment.id,
-        attempt_id: challenge.attemptId,
-        challenge: challenge.challenge,
-        rp_id: challenge.rpId,
-        created_at: this.options.now(),
-        expires_at: challenge.expiresAt + SPENT_KEPT_MS,
-      }),
-    );
+    await this.db.executeQuery(this.spentRow(environment, challenge, this.options.now()));
+  }
+
+  /** The statement that records the attempt as answered: it changes one row the first time, none after. */
+  private spentRow(environment: Environment, challenge: SignInChallenge, now: number) {
+    return q.spendSignInQuery(this.db, {
+      environment_id: environment.id,
+      attempt_id: challenge.attemptId,
+      challenge: challenge.challenge,
+      rp_id: challenge.rpId,
+      created_at: now,
+      expires_at: challenge.expiresAt + SPENT_KEPT_MS,
+    });
   }
 }
 

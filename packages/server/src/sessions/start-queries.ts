@@ -1,6 +1,7 @@
 /**
  * A session's start: what a sign-in writes (of every kind: password, link, code, SSO, invitation),
- * in one statement on PostgreSQL and one synchronous transaction on SQLite, compiled once.
+ * in one statement on PostgreSQL (one transaction with a passkey's proof writes) and one synchronous
+ * transaction on SQLite, compiled once.
  */
 import type { EnvironmentId } from '../lib/ids.js';
 import type { CompiledQuery, Kysely, Transaction } from 'kysely';
