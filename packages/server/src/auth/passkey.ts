@@ -62,8 +62,10 @@ export class PasskeyWay {
       );
       return { user: { id: user.id, email: user.email }, session };
     } catch (error) {
-      // Whatever refused it (a replay, a moved counter, a banned user), the attempt is spent.
-      await ceremonies.spendSignIn(environment, verified.challenge);
+      // Whatever refused it, the attempt is spent. A replay, a moved counter or a banned user
+      // committed that already; this covers a failure before the commit, and its own failure must
+      // not replace the answer.
+      await ceremonies.spendSignIn(environment, verified.challenge).catch(() => undefined);
       throw error;
     }
   }
