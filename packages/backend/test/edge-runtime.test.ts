@@ -11,17 +11,23 @@ import { makeKey, signWith, startIssuer, unsigned, type TestIssuer } from './hel
  * node built-ins (esbuild refuses any `node:` import left in it) and run in a fresh V8 context that
  * has WebCrypto, fetch and the web globals, but no process, Buffer or require.
  */
-async function loadOnEdgeLikeRuntime(): Promise<typeof Backend> {
+/** `source` (relative to this file) bundled as an IIFE for a platform without node built-ins, exposed as `globalName`. */
+async function bundleForEdge(source: string, globalName: string): Promise<string> {
   const bundle = await build({
-    entryPoints: [new URL('../src/index.ts', import.meta.url).pathname],
+    entryPoints: [new URL(source, import.meta.url).pathname],
     bundle: true,
     platform: 'neutral',
     format: 'iife',
-    globalName: 'gatehouseBackend',
+    globalName,
     target: 'es2022',
     write: false,
     logLevel: 'silent',
   });
+  return `${bundle.outputFiles[0]!.text}\nthis.${globalName} = ${globalName};`;
+}
+
+async function loadOnEdgeLikeRuntime(): Promise<typeof Backend> {
+  const code = await bundleForEdge('../src/index.ts', 'gatehouseBackend');
   const globals = {
     crypto: globalThis.crypto,
     fetch: globalThis.fetch,
@@ -39,7 +45,7 @@ async function loadOnEdgeLikeRuntime(): Promise<typeof Backend> {
     console,
   };
   const context = { ...globals } as Record<string, unknown>;
-  runInNewContext(`${bundle.outputFiles[0]!.text}\nthis.gatehouseBackend = gatehouseBackend;`, context);
+  runInNewContext(code, context);
   expect(runInNewContext('typeof process + typeof Buffer + typeof require', context)).toBe('undefinedundefinedundefined');
   return context.gatehouseBackend as typeof Backend;
 }
@@ -113,7 +119,26 @@ describe('verifyToken on an Edge-like runtime (no node:crypto, no Buffer, no pro
 describe('signature encodings', () => {
   it('non-canonical spellings: isCanonicalBase64url accepts exactly what re-encoding the decoded bytes gives back', () => {
     const roundTrips = (text: string) => Buffer.from(text, 'base64url').toString('base64url') === text;
-    const spellings = ['', 'A', 'AA', 'AB', 'AAA', 'AAB', 'AAE', 'AAAA', 'a-_9', 'AA==', 'AA=', 'A A', 'AA.', 'AA+/', 'QQ', 'QR', 'QUI', 'QUJ'];
+    const spellings = [
+      '',
+      'A',
+      'AA',
+      'AB',
+      'AAA',
+      'AAB',
+      'AAE',
+      'AAAA',
+      'a-_9',
+      'AA==',
+      'AA=',
+      'A A',
+      'AA.',
+      'AA+/',
+      'QQ',
+      'QR',
+      'QUI',
+      'QUJ',
+    ];
     for (let i = 0; i < 300; i++) {
       const encoded = randomBytes(i % 70).toString('base64url');
       spellings.push(encoded);
@@ -128,18 +153,8 @@ describe('signature encodings', () => {
 
 describe('bytes without Buffer (the pooled decoder of the WebCrypto path)', () => {
   async function loadRuntime(): Promise<typeof import('../src/runtime.js')> {
-    const bundle = await build({
-      entryPoints: [new URL('../src/runtime.ts', import.meta.url).pathname],
-      bundle: true,
-      platform: 'neutral',
-      format: 'iife',
-      globalName: 'runtime',
-      target: 'es2022',
-      write: false,
-      logLevel: 'silent',
-    });
     const context: Record<string, unknown> = { TextEncoder, TextDecoder };
-    runInNewContext(`${bundle.outputFiles[0]!.text}\nthis.runtime = runtime;`, context);
+    runInNewContext(await bundleForEdge('../src/runtime.ts', 'runtime'), context);
     return context.runtime as typeof import('../src/runtime.js');
   }
 
@@ -168,7 +183,8 @@ describe('bytes without Buffer (the pooled decoder of the WebCrypto path)', () =
       results.push([runtime.utf8Bytes(text), Buffer.from(text)]);
     }
     for (const [decoded] of results) decoded.fill(0xee);
-    for (const [decoded, original] of results) expect([...decoded].every((b) => b === 0xee) && decoded.length === original.length).toBe(true);
+    for (const [decoded, original] of results)
+      expect([...decoded].every((b) => b === 0xee) && decoded.length === original.length).toBe(true);
     const regions = results.map(([decoded]) => [decoded.buffer, decoded.byteOffset, decoded.byteOffset + decoded.byteLength] as const);
     for (let i = 0; i < regions.length; i++) {
       for (let j = i + 1; j < regions.length; j++) {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomText } from '../lib/crypto.js';
 import type { SignatureThread } from '../sessions/signature-thread.js';
 import type { SigningKey, SigningKeys } from '../sessions/signing-keys.js';
 import { MACHINE_TOKEN_TYPE, signInput, type AccessTokens } from '../sessions/tokens.js';
@@ -33,7 +33,7 @@ export class MachineTokens {
       iat,
       nbf: iat,
       exp: iat + expiresIn,
-      jti: randomBytes(16).toString('base64url'),
+      jti: randomText(16),
     };
     const input = `${this.header(key)}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
     return { token: `${input}.${await this.signature(key, input)}`, expiresIn };

@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely, Selectable, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { reusableQuery, reusableStatement } from '../db/reusable.js';
 import type { Database, PasskeyChallengesTable, PasskeysTable } from '../db/schema.js';
 import type { EnvironmentId } from '../lib/ids.js';
@@ -131,11 +131,6 @@ export async function recordUse(
   return (result.numAffectedRows ?? 0n) > 0n;
 }
 
-/** recordUse as a statement to run in another transaction (a passkey sign-in's session start): it changes one row, or none. */
-export function recordUseQuery(db: Kysely<Database>, values: UseValues): CompiledQuery {
-  return recordUseStatement(db, values);
-}
-
 export interface UseValues {
   environmentId: EnvironmentId;
   id: string;
@@ -144,7 +139,8 @@ export interface UseValues {
   backedUp: number;
   now: number;
 }
-const recordUseStatement = reusableStatement(
+/** recordUse as a statement, also run in another transaction (a passkey sign-in's session start): it changes one row, or none. */
+export const recordUseQuery = reusableStatement(
   ['environmentId', 'id', 'expectedCounter', 'counter', 'backedUp', 'now'],
   (db: Kysely<Database>, p: UseValues) =>
     db
@@ -243,7 +239,7 @@ const sweepChallenges = reusableQuery(['environmentId', 'now'] as const, (db: Ky
     .where('expires_at', '<', p.now as unknown as number),
 );
 
-/** Housekeeping: the environment's challenges nobody verified. */
+/** Housekeeping: the environment's expired challenges, answered sign-ins' rows included. */
 export async function deleteExpiredChallenges(db: Db, environmentId: EnvironmentId, now: number): Promise<void> {
   await sweepChallenges(db as Kysely<Database>, { environmentId, now });
 }
@@ -252,18 +248,14 @@ export async function deleteExpiredChallenges(db: Db, environmentId: Environment
 
 const SPENT_VALUES = ['environment_id', 'attempt_id', 'challenge', 'rp_id', 'created_at', 'expires_at'] as const;
 type SpentValues = Pick<ChallengeRow, (typeof SPENT_VALUES)[number]>;
-const spendSignInStatement = reusableStatement(SPENT_VALUES, (db: Kysely<Database>, p: SpentValues) =>
-  db
-    .insertInto('passkey_challenges')
-    .values({ ...p, purpose: 'spent', user_id: null })
-    .onConflict((oc) => oc.columns(['environment_id', 'attempt_id']).doNothing()),
-);
-
 /**
  * Records a discoverable sign-in's challenge (sign-in-challenges.ts) as answered: the statement
  * changes one row the first time and none after, so of any number of verifies of one attempt, one
  * can pass. Swept with the other challenges once it has expired.
  */
-export function spendSignInQuery(db: Kysely<Database>, values: SpentValues): CompiledQuery {
-  return spendSignInStatement(db, values);
-}
+export const spendSignInQuery = reusableStatement(SPENT_VALUES, (db: Kysely<Database>, p: SpentValues) =>
+  db
+    .insertInto('passkey_challenges')
+    .values({ ...p, purpose: 'spent', user_id: null })
+    .onConflict((oc) => oc.columns(['environment_id', 'attempt_id']).doNothing()),
+);
