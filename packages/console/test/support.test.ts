@@ -111,7 +111,8 @@ describe.skipIf(!chromiumAvailable())('the console: support', () => {
     const [tab] = await Promise.all([page.context().waitForEvent('page'), impersonate.getByRole('button', { name: 'Impersonate' }).click()]);
     await tab.waitForURL((url) => url.pathname === `/hosted/${made.environmentId}/user`);
     const banner = tab.locator('[data-gh-component=impersonation-banner]');
-    await banner.waitFor();
+    // The banner shows the user id at once, and the name when the user's record has loaded.
+    await banner.getByText('Grace Hopper').waitFor();
     expect(await banner.textContent()).toMatch(/^You are signed in as Grace Hopper, impersonated by user_\S+Sign out$/);
     await shot(tab, 'impersonation-hosted');
     await tab.close();
