@@ -152,7 +152,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     passwords: s.passwords,
     cursors,
     meOrganizations: (environment, session) => s.organizations.meOrganizations(environment, session),
-    recentlyVerified: (session) => (tx, environment) => mfa.requireRecentVerification(environment, session, tx),
+    recentlyVerified: (session) => (tx, environment) => mfa.reverification.requireRecentVerification(environment, session, tx),
   });
   await app.register(switchOrganizationRoutes, { sessions: s.sessions, organizations: s.organizations });
   await app.register(organizationRoutes, { organizations: s.organizations, sessions: s.sessions, cursors });

@@ -185,7 +185,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     sessions,
     now,
     factors: secondFactors,
-    requireRecentVerification: (environment, caller, tx) => mfa.requireRecentVerification(environment, caller, tx),
+    requireRecentVerification: (environment, caller, tx) => mfa.reverification.requireRecentVerification(environment, caller, tx),
   });
   const apiKeys = new ApiKeyService({
     store,
@@ -194,7 +194,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     now,
     cache: caches.apiKeyCache,
     freshness,
-    assertRecentVerification: (environment, session, tx) => mfa.requireRecentVerification(environment, session, tx),
+    assertRecentVerification: (environment, session, tx) => mfa.reverification.requireRecentVerification(environment, session, tx),
   });
   const machines = new MachineService(store, tenancy, new MachineTokens(keys, tokens, now, signatureThread), now);
   const invitations = new InvitationService({ store, access: organizationAccess, identity, passwords, now, baseUrl, mail });

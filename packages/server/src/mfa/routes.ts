@@ -125,7 +125,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteOptions> = async (app,
     },
     async (request) => {
       const { environment, session: current } = sessionOf(request);
-      return mfa.reverify(environment, current, request.body, requestContext(request));
+      return mfa.reverification.reverify(environment, current, request.body, requestContext(request));
     },
   );
 
@@ -142,7 +142,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteOptions> = async (app,
     },
     async (request) => {
       const { environment, session: current } = sessionOf(request);
-      return mfa.reverifyPasskeyOptions(environment, current, request.headers.origin);
+      return mfa.reverification.passkeyOptions(environment, current, request.headers.origin);
     },
   );
 

@@ -1,39 +1,31 @@
-import type { MfaStatus, Reverified, ReverifyBody, TotpEnabled, TotpSetup } from '@gatehouse/contract';
+import type { MfaStatus, TotpEnabled, TotpSetup } from '@gatehouse/contract';
 import type { Kysely, Transaction } from 'kysely';
 import { inTransaction } from '../db/changes.js';
 import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import { deriveSubkey } from '../lib/cursor.js';
-import { ApiError, apiError, notFound } from '../lib/errors.js';
+import { apiError, notFound } from '../lib/errors.js';
 import type { Sealer } from '../lib/sealing.js';
 import type { IdentityService } from '../identity/service.js';
 import { secondFactorRequired } from '../organizations/access.js';
-import { verifyPassword } from '../identity/passwords.js';
-import { PASSWORD_ACCOUNT, SECOND_FACTOR_USER } from '../ratelimit/throttle-policies.js';
+import { SECOND_FACTOR_USER } from '../ratelimit/throttle-policies.js';
 import type { SignInThrottle } from '../ratelimit/throttle.js';
-import { parseAmr, type Amr, type SessionFactors } from '../sessions/factors.js';
-import type { RequestContext, SessionService } from '../sessions/service.js';
+import type { SessionService } from '../sessions/service.js';
 import type { TenancyService } from '../tenancy/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { backupCodeHash, newBackupCodes } from './backup-codes.js';
 import * as q from './queries.js';
-import { sessionAttempt, type PasskeyCeremonies } from '../passkeys/ceremonies.js';
+import type { PasskeyCeremonies } from '../passkeys/ceremonies.js';
 import { SecondFactorWriter, totpBinding } from './factor-writer.js';
+import { Reverification, type Caller } from './reverification.js';
 import { acceptedStep, base32Encode, newTotpSecret, otpauthUrl } from './totp.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** The second factors a user can have, in the order `factors` lists them. */
 export type SecondFactor = 'totp' | 'backup_code' | 'passkey';
-
-/** How long a verification lets a session make sensitive changes (docs/mfa.md, "Reverification"). */
-export const REVERIFICATION_WINDOW_MS = 10 * 60_000;
-
-/** The signed-in caller: a user and the session the request came with. */
-export interface Caller {
-  userId: string;
-  sessionId: string;
-}
+/** The second factors proven by a typed code. */
+export type CodeFactor = Exclude<SecondFactor, 'passkey'>;
 
 export interface MfaServiceOptions {
   store: Store;
@@ -52,36 +44,27 @@ export interface MfaServiceOptions {
 const WRONG_CODE =
   'The code is not right, or it was already used. Enter the current code of your authenticator app (each code works once).';
 const WRONG_BACKUP_CODE = 'This backup code is not right, or it was already used. Each backup code works once.';
-const WRONG_PASSWORD = 'The password is incorrect.';
 
 function codesLocked(seconds: number): string {
   return `Too many wrong codes for this account; wait ${seconds} seconds before trying again. A backup code counts as a code too.`;
 }
 
-function passwordLocked(seconds: number): string {
-  return `Too many failed password attempts for this account; wait ${seconds} seconds before trying again.`;
-}
-
-function reverificationRequired(): ApiError {
-  return apiError(
-    'reverification_required',
-    'This change needs a recent verification: confirm it is you with POST /v1/me/reverify (your password, an authenticator code, a backup code or a passkey), then retry within 10 minutes.',
-  );
-}
-
 /**
- * TOTP enrolment and removal, backup codes, reverification, the admin reset, and the second-factor
- * check every way in will call once the sign-in step exists (`verifySecondFactor`, `factorsOf`).
+ * TOTP enrolment and removal, backup codes, the admin reset, and the second-factor check of the
+ * sign-in step (`verifySecondFactor`, `factorsOf`). Reverification, and the 10-minute rule every
+ * sensitive change asks of, are `reverification` (mfa/reverification.ts).
  */
 export class MfaService {
   private readonly sealer: Sealer;
   private readonly writer: SecondFactorWriter;
   private readonly codeKey: Buffer;
+  readonly reverification: Reverification;
 
   constructor(private readonly options: MfaServiceOptions) {
     this.writer = options.writer ?? new SecondFactorWriter(options.instanceSecret, options.now, options.passkeys);
     this.sealer = this.writer.sealer;
     this.codeKey = deriveSubkey(options.instanceSecret, 'backup-codes');
+    this.reverification = new Reverification({ ...options, codes: this });
   }
 
   private get db() {
@@ -186,7 +169,7 @@ export class MfaService {
       // Enrolment proves the authenticator, not who holds the session: it counts as this session's
       // second factor only when the session itself verified a factor in the last 10 minutes (else a
       // stolen, stale session could make itself fresh by enrolling an authenticator of its own).
-      if (await this.recentlyVerified(environment, caller)) {
+      if (await this.reverification.recentlyVerified(environment, caller)) {
         await this.options.sessions.recordFactor(environment, userId, caller.sessionId, 'totp');
       }
       return { totp: { enabled: true as const }, backupCodes };
@@ -233,7 +216,7 @@ export class MfaService {
   /** DELETE /v1/me/mfa/totp (reverification). The last second factor takes the backup codes with it. */
   async removeTotp(environment: Environment, caller: Caller): Promise<void> {
     await inTransaction(this.db, async (tx) => {
-      await this.requireRecentVerification(environment, caller, tx);
+      await this.reverification.requireRecentVerification(environment, caller, tx);
       await this.lockUserFirst(tx, environment, caller.userId);
       if (!(await q.deleteTotp(tx, environment.id, caller.userId))) throw notFound('TOTP of this account');
       if ((await q.countPasskeys(tx, environment.id, caller.userId)) === 0) await q.deleteBackupCodes(tx, environment.id, caller.userId);
@@ -245,7 +228,7 @@ export class MfaService {
   async regenerateBackupCodes(environment: Environment, caller: Caller): Promise<{ backupCodes: string[] }> {
     const backupCodes = newBackupCodes();
     await inTransaction(this.db, async (tx) => {
-      await this.requireRecentVerification(environment, caller, tx);
+      await this.reverification.requireRecentVerification(environment, caller, tx);
       await this.lockUserFirst(tx, environment, caller.userId);
       const totp = await q.findTotp(tx, environment.id, caller.userId);
       if (totp?.secret == null) {
@@ -273,17 +256,15 @@ export class MfaService {
 
   /**
    * The second-factor check of the sign-in step (and of reverification): a TOTP code or a backup
-   * code, each accepted once, counted against the user's allowance (429 past it, before any
+   * code (a passkey is its own ceremony, passkeys/ceremonies.ts), each accepted once, counted against the user's allowance (429 past it, before any
    * comparison). A wrong code is `401 invalid_credentials`. `db` may be the caller's transaction.
    */
   async verifySecondFactor(
     environment: Environment,
     userId: string,
-    input: { factor: SecondFactor; code: string },
+    input: { factor: CodeFactor; code: string },
     db: Db = this.db,
-  ): Promise<'totp' | 'backup_code'> {
-    if (input.factor === 'passkey')
-      throw apiError('invalid_request', 'Passkeys are not available yet; use factor "totp" or "backup_code".');
+  ): Promise<CodeFactor> {
     return this.guarded(environment, userId, async () => {
       if (input.factor === 'totp') {
         if (!(await this.totpAccepted(environment, userId, input.code, db))) throw apiError('invalid_credentials', WRONG_CODE);
@@ -293,105 +274,6 @@ export class MfaService {
       if (!spent) throw apiError('invalid_credentials', WRONG_BACKUP_CODE);
       return 'backup_code';
     });
-  }
-
-  // ---- reverification
-
-  /**
-   * POST /v1/me/reverify: the session verifies a factor now (added to its amr) and gets a new access
-   * token whose `fva` says so; the refresh token is unchanged.
-   */
-  async reverify(environment: Environment, caller: Caller, body: ReverifyBody, context: RequestContext): Promise<Reverified> {
-    const given = (['password', 'code', 'backupCode', 'passkey'] as const).filter((field) => body[field] !== undefined);
-    if (given.length !== 1) {
-      throw apiError('invalid_request', 'Send exactly one of "password", "code" (an authenticator code), "backupCode" or "passkey".', {
-        fields: given.length === 0 ? ['password', 'code', 'backupCode', 'passkey'] : given,
-      });
-    }
-    let factor: Amr;
-    if (body.password !== undefined) {
-      await this.checkPassword(environment, caller.userId, body.password);
-      factor = 'pwd';
-    } else if (body.passkey !== undefined) {
-      if (!this.options.passkeys) throw apiError('invalid_request', 'Passkeys are not available on this server.');
-      // Bound to this session's latest reverify options and to this user's credentials.
-      await this.options.passkeys.verifyAuthentication(
-        environment,
-        sessionAttempt('reverify', caller.sessionId),
-        body.passkey,
-        caller.userId,
-      );
-      factor = 'passkey';
-    } else if (body.code !== undefined) {
-      factor = await this.verifySecondFactor(environment, caller.userId, { factor: 'totp', code: body.code });
-    } else {
-      factor = await this.verifySecondFactor(environment, caller.userId, { factor: 'backup_code', code: body.backupCode! });
-    }
-    if (!(await this.options.sessions.recordFactor(environment, caller.userId, caller.sessionId, factor))) {
-      throw new ApiError('session_revoked', 'This session is no longer live, so it cannot be reverified. Sign in again.');
-    }
-    return { session: await this.options.sessions.reissue(environment, caller.userId, caller.sessionId, context) };
-  }
-
-  /** POST /v1/me/reverify/passkey-options: a challenge for one of the user's own passkeys. */
-  async reverifyPasskeyOptions(environment: Environment, caller: Caller, requestOrigin: string | undefined) {
-    if (!this.options.passkeys) throw apiError('invalid_request', 'Passkeys are not available on this server.');
-    if ((await q.countPasskeys(this.db, environment.id, caller.userId)) === 0) {
-      throw apiError('invalid_request', 'This account has no passkey; reverify with a password, an authenticator code or a backup code.');
-    }
-    const { options } = await this.options.passkeys.authenticationOptions(
-      environment,
-      { attemptId: sessionAttempt('reverify', caller.sessionId), userId: caller.userId },
-      requestOrigin,
-    );
-    return { options };
-  }
-
-  private async checkPassword(environment: Environment, userId: string, password: string): Promise<void> {
-    const user = await this.options.identity.findUser(this.db, environment, userId);
-    if (!user) throw notFound(`User ${userId}`);
-    // Counted with the password sign-ins of the account: a stolen session guesses no faster here.
-    await this.options.throttle.guard(environment.id, [{ policy: PASSWORD_ACCOUNT, subject: user.email_key }], passwordLocked, async () => {
-      if (!(await verifyPassword(user.password_hash, password, environment.id))) {
-        throw apiError(
-          'invalid_credentials',
-          user.password_hash === null
-            ? 'This account has no password; reverify with an authenticator code or a backup code.'
-            : WRONG_PASSWORD,
-          { fields: ['password'] },
-        );
-      }
-    });
-  }
-
-  /**
-   * The 10-minute rule, read from the session's live record (never from the token): the session's
-   * most recent verification of any factor must be within the window, else 403
-   * reverification_required. An actor session may not make these changes at all.
-   */
-  async requireRecentVerification(environment: Environment, caller: Caller, db: Db = this.db): Promise<void> {
-    const factors = await this.options.sessions.lastVerification(environment, caller.userId, caller.sessionId, db);
-    if (!factors) throw new ApiError('session_revoked', 'This session is no longer live. Sign in again.');
-    if (parseAmr(factors.amr).includes('actor')) {
-      throw apiError('forbidden', 'A session started with an actor token cannot make this change.');
-    }
-    if (!this.withinWindow(factors)) throw reverificationRequired();
-  }
-
-  private withinWindow(factors: SessionFactors): boolean {
-    const last = Math.max(factors.first_factor_at ?? -Infinity, factors.second_factor_at ?? -Infinity);
-    return this.now() - last <= REVERIFICATION_WINDOW_MS;
-  }
-
-  private async recentlyVerified(environment: Environment, caller: Caller): Promise<boolean> {
-    const factors = await this.options.sessions.lastVerification(environment, caller.userId, caller.sessionId);
-    return factors !== undefined && this.withinWindow(factors);
-  }
-
-  /** Whether the caller's session has verified a second factor (at sign-in or by reverification). */
-  async sessionHasSecondFactor(environment: Environment, caller: Caller): Promise<boolean> {
-    const factors = await this.options.sessions.lastVerification(environment, caller.userId, caller.sessionId);
-    return factors?.second_factor_at != null;
   }
 
   // ---- organizations
