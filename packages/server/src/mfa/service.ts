@@ -51,8 +51,8 @@ function codesLocked(seconds: number): string {
 
 /**
  * TOTP enrolment and removal, backup codes, the admin reset, and the second-factor check of the
- * sign-in step (`verifySecondFactor`, `factorsOf`). Reverification, and the 10-minute rule every
- * sensitive change asks of, are `reverification` (mfa/reverification.ts).
+ * sign-in step (`verifySecondFactor`, `factorsOf`). Reverification and the 10-minute rule that
+ * sensitive changes check are in `reverification` (mfa/reverification.ts).
  */
 export class MfaService {
   private readonly sealer: Sealer;
@@ -256,8 +256,9 @@ export class MfaService {
 
   /**
    * The second-factor check of the sign-in step (and of reverification): a TOTP code or a backup
-   * code (a passkey is its own ceremony, passkeys/ceremonies.ts), each accepted once, counted against the user's allowance (429 past it, before any
+   * code, each accepted once, counted against the user's allowance (429 past it, before any
    * comparison). A wrong code is `401 invalid_credentials`. `db` may be the caller's transaction.
+   * A passkey is a ceremony of its own (passkeys/ceremonies.ts).
    */
   async verifySecondFactor(
     environment: Environment,
