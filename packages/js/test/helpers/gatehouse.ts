@@ -14,6 +14,24 @@ export interface RefreshRecord {
   code: string | undefined;
 }
 
+export interface ErrorRecord {
+  code: string;
+  environmentId: string | undefined;
+}
+
+/** The environment a request's credential names, even when the credential was refused (a revoked session's token). */
+function environmentOf(request: FastifyRequest): string | undefined {
+  const resolved = (request as { auth?: { environment?: { id: string } } | null }).auth?.environment?.id;
+  if (resolved) return resolved;
+  const token = request.headers.authorization?.slice('Bearer '.length) ?? '';
+  try {
+    const { iss } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { iss?: string };
+    return /\/environments\/(env_[0-9a-z]+)/.exec(iss ?? '')?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
 /** A real Gatehouse listening on a loopback port, which counts every refresh it answers. */
 export interface LiveGatehouse {
   t: TestApp;
@@ -21,6 +39,12 @@ export interface LiveGatehouse {
   refreshes: RefreshRecord[];
   /** Every error code any request was answered with. */
   errorCodes: string[];
+  /**
+   * The same, each with the environment its credential belongs to (a publishable key's, or an access
+   * token's issuer), so that a scenario reads only its own: another scenario's tabs may still be
+   * answered after it ended.
+   */
+  errors: ErrorRecord[];
   /** While set, refreshes with this publishable key are answered 429 with `Retry-After: 1`. */
   throttleRefreshesOf: string | undefined;
   close(): Promise<void>;
@@ -38,7 +62,12 @@ async function freePort(): Promise<number> {
 export async function startLiveGatehouse(options: { now?: () => number } = {}): Promise<LiveGatehouse> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const live = { refreshes: [] as RefreshRecord[], errorCodes: [] as string[], throttleRefreshesOf: undefined as string | undefined };
+  const live = {
+    refreshes: [] as RefreshRecord[],
+    errorCodes: [] as string[],
+    errors: [] as ErrorRecord[],
+    throttleRefreshesOf: undefined as string | undefined,
+  };
   const isRefresh = (request: FastifyRequest) => request.method === 'POST' && request.url === '/v1/auth/refresh';
   const t = await startTestApp({
     ...(options.now ? { now: options.now } : {}),
@@ -64,7 +93,10 @@ export async function startLiveGatehouse(options: { now?: () => number } = {}): 
           } catch {
             code = undefined;
           }
-          if (code) live.errorCodes.push(code);
+          if (code) {
+            live.errorCodes.push(code);
+            live.errors.push({ code, environmentId: environmentOf(request) });
+          }
         }
         if (isRefresh(request)) {
           const body = request.body as { refreshToken?: string } | undefined;

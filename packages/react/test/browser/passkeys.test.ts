@@ -103,7 +103,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
     await signOut(page);
     await localPage(env, 'sign-in', 'light', page);
     await page.waitForSelector('#status[data-signed-in=true]');
-    expect(suite.live.errorCodes.filter((code) => code !== 'reverification_required')).toEqual([]);
+    expect(suite.live.errors.filter((e) => e.environmentId === env.id && e.code !== 'reverification_required')).toEqual([]);
     await page.close();
   });
 
@@ -142,7 +142,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
     expect(claims.fva).toEqual([0, 0]);
     const used = await suite.live.t.call({ method: 'GET', url: `/v1/users/${userId}/passkeys`, credential: secretKey });
     expect((used.json() as { data: Array<{ lastUsedAt: number | null }> }).data[0]!.lastUsedAt).not.toBeNull();
-    expect(suite.live.errorCodes.filter((code) => code !== 'reverification_required')).toEqual([]);
+    expect(suite.live.errors.filter((e) => e.environmentId === env.id && e.code !== 'reverification_required')).toEqual([]);
     await page.close();
   });
 
