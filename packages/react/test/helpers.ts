@@ -3,7 +3,16 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 export { chromiumAvailable, CHROMIUM, CHROMIUM_ARGS } from '../../js/test/helpers/browser.js';
-export { GOOD_PASSWORD, codeFrom, makePng, outbox, startLiveGatehouse, uniqueEmail, type LiveGatehouse } from '../../js/test/helpers/gatehouse.js';
+export {
+  GOOD_PASSWORD,
+  codeFrom,
+  errorCodesOf,
+  makePng,
+  outbox,
+  startLiveGatehouse,
+  uniqueEmail,
+  type LiveGatehouse,
+} from '../../js/test/helpers/gatehouse.js';
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Acme</title><style>body{margin:0}</style></head>
 <body><div id="root"></div><script type="module" src="/app.js"></script></body></html>`;

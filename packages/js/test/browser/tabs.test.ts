@@ -4,7 +4,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestEnvironment } from '../../../server/test/helpers/app.js';
 import { chromiumAvailable, CHROMIUM, CHROMIUM_ARGS, startPageServer, type PageServer } from '../helpers/browser.js';
-import { GOOD_PASSWORD, startLiveGatehouse, uniqueEmail, type LiveGatehouse } from '../helpers/gatehouse.js';
+import { errorCodesOf, GOOD_PASSWORD, startLiveGatehouse, uniqueEmail, type LiveGatehouse } from '../helpers/gatehouse.js';
 
 const SCREENSHOTS = fileURLToPath(new URL('../../test-results/', import.meta.url));
 const TABS = 5;
@@ -56,9 +56,6 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
   });
 
   /** A fresh environment with a user who has a password. */
-  /** What this scenario's environment was answered: an earlier scenario's tabs may still be answered after it ended. */
-  const errorCodesOf = (environmentId: string) => live.errors.filter((e) => e.environmentId === environmentId).map((e) => e.code);
-
   async function environmentWithUser(settings: { accessTokenTtlSeconds?: number } = {}) {
     const project = await live.t.createProject(`Browser ${Math.random()}`);
     const env = project.development;
@@ -119,7 +116,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
     // (a second presentation would be hidden by the grace window; it is counted here).
     expect(new Set(refreshes.map((r) => r.refreshToken)).size).toBe(refreshes.length);
     expect(refreshes.length).toBe(ROTATIONS);
-    expect(errorCodesOf(env.id)).not.toContain('session_revoked');
+    expect(errorCodesOf(live, env.id)).not.toContain('session_revoked');
     for (const sample of samples) {
       for (const tab of sample) expect(tab).toMatchObject({ isSignedIn: true, sessionId, email, degraded: null });
     }
@@ -202,7 +199,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/js in Chromium', () => {
     // lease right after a rotation may present the rotated token once more: the grace window answers
     // it (DESIGN: the suite counts it). What must never happen is a revocation or a second session.
     expect(refreshes.map((r) => r.status)).toEqual(refreshes.map(() => 200));
-    expect(errorCodesOf(env.id)).not.toContain('session_revoked');
+    expect(errorCodesOf(live, env.id)).not.toContain('session_revoked');
     console.info(`[legacy tabs] ${refreshes.length} refresh requests for ${new Set(refreshes.map((r) => r.refreshToken)).size} rotations`);
     for (const sample of samples) for (const tab of sample) expect(tab).toMatchObject({ isSignedIn: true, sessionId, degraded: null });
     expect(new Set(await tokensOfTabs()).size).toBe(1);

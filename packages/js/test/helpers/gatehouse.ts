@@ -32,17 +32,23 @@ function environmentOf(request: FastifyRequest): string | undefined {
   }
 }
 
+/**
+ * The error codes a scenario's environment was answered, and those no environment could be named
+ * for (a request without a credential, a publishable key refused before it was resolved): only
+ * another environment's answers are left out.
+ */
+export function errorCodesOf(live: Pick<LiveGatehouse, 'errors'>, environmentId: string): string[] {
+  return live.errors.filter((e) => e.environmentId === undefined || e.environmentId === environmentId).map((e) => e.code);
+}
+
 /** A real Gatehouse listening on a loopback port, which counts every refresh it answers. */
 export interface LiveGatehouse {
   t: TestApp;
   url: string;
   refreshes: RefreshRecord[];
-  /** Every error code any request was answered with. */
-  errorCodes: string[];
   /**
-   * The same, each with the environment its credential belongs to (a publishable key's, or an access
-   * token's issuer), so that a scenario reads only its own: another scenario's tabs may still be
-   * answered after it ended.
+   * Every error answer, with the environment its credential names (a publishable key's, or an
+   * access token's issuer): another scenario's tabs may still be answered after it ended (see errorCodesOf).
    */
   errors: ErrorRecord[];
   /** While set, refreshes with this publishable key are answered 429 with `Retry-After: 1`. */
@@ -64,7 +70,6 @@ export async function startLiveGatehouse(options: { now?: () => number } = {}): 
   const url = `http://127.0.0.1:${port}`;
   const live = {
     refreshes: [] as RefreshRecord[],
-    errorCodes: [] as string[],
     errors: [] as ErrorRecord[],
     throttleRefreshesOf: undefined as string | undefined,
   };
@@ -93,10 +98,7 @@ export async function startLiveGatehouse(options: { now?: () => number } = {}): 
           } catch {
             code = undefined;
           }
-          if (code) {
-            live.errorCodes.push(code);
-            live.errors.push({ code, environmentId: environmentOf(request) });
-          }
+          if (code) live.errors.push({ code, environmentId: environmentOf(request) });
         }
         if (isRefresh(request)) {
           const body = request.body as { refreshToken?: string } | undefined;

@@ -1,7 +1,7 @@
 import type { CDPSession, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { testClock } from '../../../server/test/helpers/app.js';
-import { chromiumAvailable } from '../helpers.js';
+import { chromiumAvailable, errorCodesOf } from '../helpers.js';
 import { reactSuite } from './suite.js';
 
 /**
@@ -17,7 +17,9 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
   async function localPage(env: { publishableKey: string }, view: string, theme = 'light', page?: Page): Promise<Page> {
     const target = page ?? (await suite.browser.newPage({ viewport: { width: 960, height: 720 } }));
     if (!page) target.on('pageerror', (error) => console.error('[page error]', error));
-    const url = suite.app.url({ pk: env.publishableKey, base: suite.live.url, view, theme }).replace('http://127.0.0.1:', 'http://localhost:');
+    const url = suite.app
+      .url({ pk: env.publishableKey, base: suite.live.url, view, theme })
+      .replace('http://127.0.0.1:', 'http://localhost:');
     await target.goto(url);
     await target.waitForSelector('#status[data-loaded=true]');
     return target;
@@ -103,7 +105,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
     await signOut(page);
     await localPage(env, 'sign-in', 'light', page);
     await page.waitForSelector('#status[data-signed-in=true]');
-    expect(suite.live.errors.filter((e) => e.environmentId === env.id && e.code !== 'reverification_required')).toEqual([]);
+    expect(errorCodesOf(suite.live, env.id).filter((code) => code !== 'reverification_required')).toEqual([]);
     await page.close();
   });
 
@@ -117,7 +119,9 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
     const { cdp, authenticatorId } = await virtualAuthenticator(page);
     await signInWithPassword(page, email);
     await page.waitForSelector('#status[data-signed-in=true]');
-    await page.evaluate(() => (window as unknown as { gh: { user: { passkeys: { create(): Promise<unknown> } } } }).gh.user.passkeys.create());
+    await page.evaluate(() =>
+      (window as unknown as { gh: { user: { passkeys: { create(): Promise<unknown> } } } }).gh.user.passkeys.create(),
+    );
     expect((await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials).toHaveLength(1);
     await signOut(page);
 
@@ -142,7 +146,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
     expect(claims.fva).toEqual([0, 0]);
     const used = await suite.live.t.call({ method: 'GET', url: `/v1/users/${userId}/passkeys`, credential: secretKey });
     expect((used.json() as { data: Array<{ lastUsedAt: number | null }> }).data[0]!.lastUsedAt).not.toBeNull();
-    expect(suite.live.errors.filter((e) => e.environmentId === env.id && e.code !== 'reverification_required')).toEqual([]);
+    expect(errorCodesOf(suite.live, env.id).filter((code) => code !== 'reverification_required')).toEqual([]);
     await page.close();
   });
 
@@ -153,7 +157,9 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
     const { cdp, authenticatorId } = await virtualAuthenticator(page);
     await signInWithPassword(page, email);
     await page.waitForSelector('#status[data-signed-in=true]');
-    await page.evaluate(() => (window as unknown as { gh: { user: { passkeys: { create(): Promise<unknown> } } } }).gh.user.passkeys.create());
+    await page.evaluate(() =>
+      (window as unknown as { gh: { user: { passkeys: { create(): Promise<unknown> } } } }).gh.user.passkeys.create(),
+    );
     expect((await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials).toHaveLength(1);
     await signOut(page);
 
@@ -176,7 +182,9 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
     await virtualAuthenticator(page);
     await signInWithPassword(page, email);
     await page.waitForSelector('#status[data-signed-in=true]');
-    await page.evaluate(() => (window as unknown as { gh: { user: { passkeys: { create(): Promise<unknown> } } } }).gh.user.passkeys.create());
+    await page.evaluate(() =>
+      (window as unknown as { gh: { user: { passkeys: { create(): Promise<unknown> } } } }).gh.user.passkeys.create(),
+    );
 
     clock.advance(11 * 60_000);
     await localPage(env, 'user-profile', 'light', page);
@@ -188,7 +196,11 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: passkeys', 
     await prompt.getByRole('button', { name: 'Use a passkey' }).click(); // the link: passkey instead of the password
     await prompt.getByRole('button', { name: 'Use a passkey' }).click(); // the confirmation
     await expect.poll(() => section.locator('li').count()).toBe(0);
-    const left = await suite.live.t.call({ method: 'GET', url: `/v1/users/${userId}/passkeys`, credential: (env as unknown as { secretKey: string }).secretKey });
+    const left = await suite.live.t.call({
+      method: 'GET',
+      url: `/v1/users/${userId}/passkeys`,
+      credential: (env as unknown as { secretKey: string }).secretKey,
+    });
     expect((left.json() as { data: unknown[] }).data).toEqual([]);
     await page.close();
   });

@@ -64,7 +64,8 @@ export class MfaService {
     this.writer = options.writer ?? new SecondFactorWriter(options.instanceSecret, options.now, options.passkeys);
     this.sealer = this.writer.sealer;
     this.codeKey = deriveSubkey(options.instanceSecret, 'backup-codes');
-    this.reverification = new Reverification({ ...options, codes: this });
+    const { store, sessions, identity, throttle, now, passkeys } = options;
+    this.reverification = new Reverification({ store, sessions, identity, throttle, now, passkeys, codes: this });
   }
 
   private get db() {
