@@ -28,17 +28,24 @@ interface Entry<V> {
  */
 export class RowCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
+  /**
+   * A cache keyed by session: the keys of each user's entries, so that a user's change (every
+   * sign-in stamps the user) drops their sessions without walking the whole cache.
+   */
+  private readonly keysOfUser: Map<string, Set<string>> | undefined;
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly clock: () => number;
   private trusted = false;
   /**
    * Read before a read begins, and passed to `set`: a read that raced a change to what it read does
-   * not store its result. Session changes (every refresh makes one) are tracked per session, so
-   * they only cancel reads of that session; wider changes cancel every read in flight.
+   * not store its result. Changes of one session or one user (every refresh and every sign-in
+   * makes one) are tracked per key, so they only cancel reads of what they changed; wider changes
+   * cancel every read in flight.
    */
   generation = 0;
   private wideChangeAt = 0;
+  /** The generation of each key's last change: an entry's key, or a user's (`userMark`). */
   private readonly keyChangedAt = new Map<string, number>();
 
   constructor(
@@ -49,6 +56,7 @@ export class RowCache<V> {
     this.ttlMs = options.ttlMs ?? 10_000;
     this.maxEntries = options.maxEntries ?? 10_000;
     this.clock = options.clock ?? Date.now;
+    if (keyedBy === 'sessionId') this.keysOfUser = new Map();
   }
 
   /** Whether changes are known to arrive. Either way the cache starts empty. */
@@ -56,6 +64,7 @@ export class RowCache<V> {
     this.trusted = trusted;
     this.wideChange();
     this.entries.clear();
+    this.keysOfUser?.clear();
   }
 
   /** `id` is the session id or the user id, as the cache is keyed. */
@@ -65,7 +74,7 @@ export class RowCache<V> {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.clock()) {
-      this.entries.delete(key);
+      this.drop(key);
       return undefined;
     }
     return entry.value;
@@ -77,26 +86,58 @@ export class RowCache<V> {
     if (id === undefined) throw new Error(`RowCache keyed by ${this.keyedBy} needs it in the tags`);
     const key = `${tags.environmentId}\u0000${id}`;
     if (!this.trusted || generation < this.wideChangeAt || generation < (this.keyChangedAt.get(key) ?? 0)) return;
-    this.entries.delete(key);
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    const user = this.keysOfUser ? userMark(tags.environmentId, tags.userId) : undefined;
+    if (user !== undefined && generation < (this.keyChangedAt.get(user) ?? 0)) return;
+    this.drop(key);
+    if (this.entries.size >= this.maxEntries) this.drop(this.entries.keys().next().value!);
     this.entries.set(key, { value, tags, expiresAt: this.clock() + this.ttlMs });
+    if (user !== undefined) {
+      const keys = this.keysOfUser!.get(user);
+      if (keys) keys.add(key);
+      else this.keysOfUser!.set(user, new Set([key]));
+    }
   }
 
   apply(change: Change): void {
     if (!this.listensTo.has(change.kind) || change.kind === 'apiKey') return;
-    const id = change.kind === 'session' ? change.sessionId : change.kind === 'environment' ? undefined : change.userId;
-    const keyed = (change.kind === 'session' && this.keyedBy === 'sessionId') || (change.kind !== 'session' && this.keyedBy === 'userId');
-    if (id !== undefined && keyed) {
-      const key = `${change.environmentId}\u0000${id}`;
-      this.generation++;
-      // Bounded: forgetting the per-key marks is safe once every read in flight is cancelled.
-      if (this.keyChangedAt.size >= this.maxEntries) this.wideChange();
-      this.keyChangedAt.set(key, this.generation);
-      this.entries.delete(key);
+    if (change.kind === 'session' && this.keyedBy === 'sessionId') {
+      const key = `${change.environmentId}\u0000${change.sessionId}`;
+      this.markChanged(key);
+      this.drop(key);
+      return;
+    }
+    if ((change.kind === 'user' || change.kind === 'organizations') && change.userId !== undefined) {
+      if (this.keyedBy === 'userId') {
+        const key = `${change.environmentId}\u0000${change.userId}`;
+        this.markChanged(key);
+        this.drop(key);
+        return;
+      }
+      const user = userMark(change.environmentId, change.userId);
+      this.markChanged(user);
+      for (const key of this.keysOfUser!.get(user) ?? []) this.drop(key);
       return;
     }
     this.wideChange();
-    for (const [key, entry] of this.entries) if (affects(change, entry.tags)) this.entries.delete(key);
+    for (const [key, entry] of this.entries) if (affects(change, entry.tags)) this.drop(key);
+  }
+
+  private markChanged(key: string): void {
+    this.generation++;
+    // Bounded: forgetting the per-key marks is safe once every read in flight is cancelled.
+    if (this.keyChangedAt.size >= this.maxEntries) this.wideChange();
+    this.keyChangedAt.set(key, this.generation);
+  }
+
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    if (!this.keysOfUser) return;
+    const user = userMark(entry.tags.environmentId, entry.tags.userId);
+    const keys = this.keysOfUser.get(user);
+    keys?.delete(key);
+    if (keys?.size === 0) this.keysOfUser.delete(user);
   }
 
   private wideChange(): void {
@@ -104,6 +145,11 @@ export class RowCache<V> {
     this.wideChangeAt = this.generation;
     this.keyChangedAt.clear();
   }
+}
+
+/** A user's key among `keyChangedAt`'s entry keys: entry keys never begin with a NUL. */
+function userMark(environmentId: string, userId: string): string {
+  return `\u0000${environmentId}\u0000${userId}`;
 }
 
 function affects(change: Change, tags: RowTags): boolean {

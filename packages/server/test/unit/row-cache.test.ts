@@ -37,20 +37,54 @@ describe('RowCache', () => {
     expect(cache.get('env_a', 'sess_1')).toBeUndefined();
   });
 
-  it("lets a read finish when another session changed meanwhile (every refresh announces one), but not after a user's", () => {
+  it("lets a read finish when another session or another user changed meanwhile (every refresh and sign-in announces one), but not after its own user's", () => {
     const { cache } = sessions();
     const tags = { environmentId: 'env_a', userId: 'user_1', sessionId: 'sess_1' };
     let before = cache.generation;
     cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: 'sess_2' });
     cache.apply({ kind: 'session', environmentId: 'env_b', sessionId: 'sess_1' });
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_9' });
+    cache.apply({ kind: 'user', environmentId: 'env_b', userId: 'user_1' });
     cache.set(tags, 'row', before);
     expect(cache.get('env_a', 'sess_1')).toBe('row');
 
     cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: 'sess_1' });
     before = cache.generation;
-    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_9' });
-    cache.set(tags, 'row read before a user changed', before);
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_1' });
+    cache.set(tags, 'row read before its user changed', before);
     expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+    // Another session of that user, read before the change, is refused too.
+    cache.set({ ...tags, sessionId: 'sess_5' }, 'another row read before its user changed', before);
+    expect(cache.get('env_a', 'sess_5')).toBeUndefined();
+  });
+
+  it("drops only the changed user's sessions however many others are cached, and keeps serving the rest", () => {
+    const { cache, put } = sessions({ maxEntries: 5_000 });
+    for (let i = 0; i < 4_000; i++) put('env_a', `user_${i}`, `sess_${i}`);
+    put('env_a', 'user_7', 'sess_7b');
+    const before = cache.generation;
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_7' });
+    expect(cache.get('env_a', 'sess_7')).toBeUndefined();
+    expect(cache.get('env_a', 'sess_7b')).toBeUndefined();
+    for (let i = 0; i < 4_000; i++) if (i !== 7) expect(cache.get('env_a', `sess_${i}`)).toBe(`user_${i}/sess_${i}`);
+    cache.set({ environmentId: 'env_a', userId: 'user_8', sessionId: 'sess_8b' }, 'read meanwhile', before);
+    expect(cache.get('env_a', 'sess_8b')).toBe('read meanwhile');
+  });
+
+  it("forgets an evicted or expired session from its user's keys: a later change of the user drops only what is cached", () => {
+    let now = 1_000;
+    const { cache, put } = sessions({ maxEntries: 2, ttlMs: 100, clock: () => now });
+    put('env_a', 'user_1', 'sess_1');
+    put('env_a', 'user_1', 'sess_2');
+    put('env_a', 'user_2', 'sess_3'); // evicts sess_1
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+    now += 100;
+    expect(cache.get('env_a', 'sess_2')).toBeUndefined(); // expired
+    put('env_a', 'user_1', 'sess_1');
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_1' });
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+    put('env_a', 'user_2', 'sess_4');
+    expect(cache.get('env_a', 'sess_4')).toBe('user_2/sess_4');
   });
 
   it('still refuses a racing read after forgetting old per-session marks', () => {
@@ -58,6 +92,15 @@ describe('RowCache', () => {
     const before = cache.generation;
     cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: 'sess_1' });
     for (let i = 2; i < 10; i++) cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: `sess_${i}` });
+    cache.set({ environmentId: 'env_a', userId: 'user_1', sessionId: 'sess_1' }, 'stale row', before);
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+  });
+
+  it('still refuses a racing read after forgetting old per-user marks', () => {
+    const { cache } = sessions({ maxEntries: 3 });
+    const before = cache.generation;
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_1' });
+    for (let i = 2; i < 10; i++) cache.apply({ kind: 'user', environmentId: 'env_a', userId: `user_${i}` });
     cache.set({ environmentId: 'env_a', userId: 'user_1', sessionId: 'sess_1' }, 'stale row', before);
     expect(cache.get('env_a', 'sess_1')).toBeUndefined();
   });
