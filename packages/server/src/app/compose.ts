@@ -245,7 +245,7 @@ export function compose(options: AppOptions, redis: RedisLink | undefined, cache
     sso: new SsoWay({ flows: ssoFlows, door }),
     invitation: new InvitationWay({ invitations, door }),
     handoff: new HandoffWay({ store, door, sessions, identity, now }),
-    passkey: new PasskeyWay({ ceremonies: passkeyCeremonies, door, secondFactor }),
+    passkey: new PasskeyWay({ ceremonies: passkeyCeremonies, door, secondFactor, log }),
     secondFactor,
     actor: new ActorWay({ store, door, identity, audit: impersonationAudit, now }),
   };

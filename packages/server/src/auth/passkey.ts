@@ -1,4 +1,5 @@
 import type { PasskeyResponse, PasskeySignInOptions, SignedIn } from '@gatehouse/contract';
+import type { FastifyBaseLogger } from 'fastify';
 import { apiError } from '../lib/errors.js';
 import type { PasskeyCeremonies } from '../passkeys/ceremonies.js';
 import type { RequestContext } from '../sessions/access-token-issuer.js';
@@ -11,6 +12,8 @@ export interface PasskeyWayOptions {
   door: SignInDoor;
   /** The second step of a sign-in: options for a second-factor attempt's user's passkeys, bound to it. */
   secondFactor?: Pick<SecondFactorStep, 'passkeyOptions'> | undefined;
+  /** Where a failure to record a refused attempt as spent is told (it cannot change the answer). */
+  log?: Pick<FastifyBaseLogger, 'warn'> | undefined;
 }
 
 /**
@@ -65,7 +68,9 @@ export class PasskeyWay {
       // Whatever refused it, the attempt is spent. A replay, a moved counter or a banned user
       // committed that already; this covers a failure before the commit, and its own failure must
       // not replace the answer.
-      await ceremonies.spendSignIn(environment, verified.challenge).catch(() => undefined);
+      await ceremonies.spendSignIn(environment, verified.challenge).catch((spendError: unknown) => {
+        this.deps.log?.warn({ err: spendError, environmentId: environment.id }, 'could not record a refused passkey sign-in as spent');
+      });
       throw error;
     }
   }
