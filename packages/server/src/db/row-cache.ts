@@ -17,6 +17,8 @@ interface Entry<V> {
   value: V;
   tags: RowTags;
   expiresAt: number;
+  /** A session-keyed cache: the entry's user (`userMark`), fixed when it is stored. */
+  user: string | undefined;
 }
 
 /**
@@ -90,7 +92,7 @@ export class RowCache<V> {
     if (user !== undefined && generation < (this.keyChangedAt.get(user) ?? 0)) return;
     this.drop(key);
     if (this.entries.size >= this.maxEntries) this.drop(this.entries.keys().next().value!);
-    this.entries.set(key, { value, tags, expiresAt: this.clock() + this.ttlMs });
+    this.entries.set(key, { value, tags, expiresAt: this.clock() + this.ttlMs, user });
     if (user !== undefined) {
       const keys = this.keysOfUser!.get(user);
       if (keys) keys.add(key);
@@ -133,11 +135,17 @@ export class RowCache<V> {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
-    if (!this.keysOfUser) return;
-    const user = userMark(entry.tags.environmentId, entry.tags.userId);
-    const keys = this.keysOfUser.get(user);
+    if (entry.user === undefined) return;
+    const keys = this.keysOfUser!.get(entry.user);
     keys?.delete(key);
-    if (keys?.size === 0) this.keysOfUser.delete(user);
+    if (keys?.size === 0) this.keysOfUser!.delete(entry.user);
+  }
+
+  /** How many entries are cached, and how many keys the per-user index holds (for tests: they must agree). */
+  sizes(): { entries: number; indexed: number } {
+    let indexed = 0;
+    for (const keys of this.keysOfUser?.values() ?? []) indexed += keys.size;
+    return { entries: this.entries.size, indexed };
   }
 
   private wideChange(): void {
@@ -147,7 +155,10 @@ export class RowCache<V> {
   }
 }
 
-/** A user's key among `keyChangedAt`'s entry keys: entry keys never begin with a NUL. */
+/**
+ * A user's key among `keyChangedAt`'s entry keys, which begin with an environment id (`env_…`),
+ * never with a NUL.
+ */
 function userMark(environmentId: string, userId: string): string {
   return `\u0000${environmentId}\u0000${userId}`;
 }

@@ -85,6 +85,43 @@ describe('RowCache', () => {
     expect(cache.get('env_a', 'sess_1')).toBeUndefined();
     put('env_a', 'user_2', 'sess_4');
     expect(cache.get('env_a', 'sess_4')).toBe('user_2/sess_4');
+    // sess_3 (expired, not yet read) and sess_4, each indexed once.
+    expect(cache.sizes()).toEqual({ entries: 2, indexed: 2 });
+  });
+
+  it('keeps its per-user index exactly in step with its entries through replacement, eviction, expiry and changes', () => {
+    let now = 1_000;
+    const { cache, put } = sessions({ maxEntries: 4, ttlMs: 100, clock: () => now });
+    const check = () => {
+      const { entries, indexed } = cache.sizes();
+      expect(indexed).toBe(entries);
+    };
+    for (let round = 0; round < 200; round++) {
+      const user = `user_${round % 3}`;
+      put('env_a', user, `sess_${round % 7}`); // replaces, and evicts past 4
+      check();
+      if (round % 5 === 0) cache.apply({ kind: 'user', environmentId: 'env_a', userId: user });
+      if (round % 11 === 0) cache.apply({ kind: 'session', environmentId: 'env_a', sessionId: `sess_${round % 7}` });
+      if (round % 13 === 0) cache.apply({ kind: 'environment', environmentId: 'env_a' });
+      check();
+      if (round % 17 === 0) {
+        now += 100;
+        for (let i = 0; i < 7; i++) cache.get('env_a', `sess_${i}`); // expired: each is dropped
+        expect(cache.sizes()).toEqual({ entries: 0, indexed: 0 });
+      }
+    }
+    cache.setTrusted(true);
+    expect(cache.sizes()).toEqual({ entries: 0, indexed: 0 });
+  });
+
+  it("holds an entry under the user it was stored for, whatever the caller does later with the tags", () => {
+    const { cache } = sessions();
+    const tags = { environmentId: 'env_a', userId: 'user_1', sessionId: 'sess_1' };
+    cache.set(tags, 'row', cache.generation);
+    tags.userId = 'user_2';
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_1' });
+    expect(cache.get('env_a', 'sess_1')).toBeUndefined();
+    expect(cache.sizes()).toEqual({ entries: 0, indexed: 0 });
   });
 
   it('still refuses a racing read after forgetting old per-session marks', () => {
