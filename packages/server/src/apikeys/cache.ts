@@ -21,6 +21,8 @@ interface Entry {
   environmentId: string;
   records: readonly KeyRecord[];
   expiresAt: number;
+  /** The users whose keys the entry holds (`userMark`), so that a user's change finds it. */
+  users: readonly string[];
 }
 
 /**
@@ -30,15 +32,23 @@ interface Entry {
  * commit, on the others through Redis. Like the session cache it serves nothing until changes are
  * known to arrive (`setTrusted`), and with several nodes the service checks that this node has
  * caught up before it serves (CacheFreshness). The TTL only bounds an entry whose change was lost.
+ *
+ * Every sign-in changes its user (it stamps `last_sign_in_at`), so a user's change is the common
+ * one: it finds that user's keys through an index and cancels only reads of that user's keys
+ * (per-user marks), where every other change walks the cache and cancels every read in flight.
  */
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
+  private readonly keysOfUser = new Map<string, Set<string>>();
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly clock: () => number;
   private trusted = false;
-  /** Read before a database read; a read that raced any change stores nothing (see `set`). */
+  /** Read before a database read, and passed to `set`: a read that raced a change to what it read stores nothing. */
   generation = 0;
+  private wideChangeAt = 0;
+  /** The generation of each user's last change (`userMark`); bounded, past it a wide change. */
+  private readonly userChangedAt = new Map<string, number>();
 
   constructor(options: KeyCacheOptions = {}) {
     this.ttlMs = options.ttlMs ?? 10_000;
@@ -48,8 +58,9 @@ export class KeyCache {
 
   setTrusted(trusted: boolean): void {
     this.trusted = trusted;
-    this.generation++;
+    this.wideChange();
     this.entries.clear();
+    this.keysOfUser.clear();
   }
 
   get(environmentId: string, lookup: string): readonly KeyRecord[] | undefined {
@@ -58,7 +69,7 @@ export class KeyCache {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.clock()) {
-      this.entries.delete(key);
+      this.drop(key);
       return undefined;
     }
     return entry.records;
@@ -66,28 +77,73 @@ export class KeyCache {
 
   /** Stores the rows a read found for `lookup`; `generation` is the one read before the read began. */
   set(environmentId: string, lookup: string, records: readonly KeyRecord[], generation: number): void {
-    if (!this.trusted || generation !== this.generation) return;
+    if (!this.trusted || generation < this.wideChangeAt) return;
+    const users = [...new Set(records.flatMap((r) => (r.userId === null ? [] : [userMark(environmentId, r.userId)])))];
+    if (users.some((user) => generation < (this.userChangedAt.get(user) ?? 0))) return;
     const key = `${environmentId}\u0000${lookup}`;
-    this.entries.delete(key);
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.drop(key);
+    if (this.entries.size >= this.maxEntries) this.drop(this.entries.keys().next().value!);
     this.entries.set(key, {
       environmentId,
       records: Object.freeze(records.map((r) => Object.freeze({ ...r }))),
       expiresAt: this.clock() + this.ttlMs,
+      users,
     });
+    for (const user of users) {
+      const keys = this.keysOfUser.get(user);
+      if (keys) keys.add(key);
+      else this.keysOfUser.set(user, new Set([key]));
+    }
   }
 
   apply(change: Change): void {
+    if (change.kind === 'user') {
+      const user = userMark(change.environmentId, change.userId);
+      this.generation++;
+      // Bounded: forgetting the per-user marks is safe once every read in flight is cancelled.
+      if (this.userChangedAt.size >= this.maxEntries) this.wideChange();
+      this.userChangedAt.set(user, this.generation);
+      for (const key of this.keysOfUser.get(user) ?? []) this.drop(key);
+      return;
+    }
     const drops = dropper(change);
     if (!drops) return;
-    this.generation++;
+    this.wideChange();
     for (const [key, entry] of this.entries) {
-      if (entry.environmentId === change.environmentId && entry.records.some(drops)) this.entries.delete(key);
+      if (entry.environmentId === change.environmentId && entry.records.some(drops)) this.drop(key);
     }
+  }
+
+  /** How many entries are cached, and how many the per-user index holds (for tests: each user's keys are entries). */
+  sizes(): { entries: number; indexed: number } {
+    let indexed = 0;
+    for (const keys of this.keysOfUser.values()) indexed += keys.size;
+    return { entries: this.entries.size, indexed };
+  }
+
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    for (const user of entry.users) {
+      const keys = this.keysOfUser.get(user);
+      keys?.delete(key);
+      if (keys?.size === 0) this.keysOfUser.delete(user);
+    }
+  }
+
+  private wideChange(): void {
+    this.generation++;
+    this.wideChangeAt = this.generation;
+    this.userChangedAt.clear();
   }
 }
 
-/** Which cached keys a change touches; undefined for changes that touch none. */
+function userMark(environmentId: string, userId: string): string {
+  return `${environmentId}\u0000${userId}`;
+}
+
+/** Which cached keys a change other than a user's touches; undefined for changes that touch none. */
 function dropper(change: Change): ((record: KeyRecord) => boolean) | undefined {
   switch (change.kind) {
     case 'environment':
