@@ -75,10 +75,15 @@ export class KeyCache {
     return entry.records;
   }
 
-  /** Stores the rows a read found for `lookup`; `generation` is the one read before the read began. */
-  set(environmentId: string, lookup: string, records: readonly KeyRecord[], generation: number): void {
+  /**
+   * Stores the rows a read found for `lookup`; `generation` is the one read before the read began.
+   * `otherUsers`: users whose rows the read found and left out (banned): their change (an unban)
+   * must drop the entry, and cancel the read, as a change of a kept row's user does.
+   */
+  set(environmentId: string, lookup: string, records: readonly KeyRecord[], generation: number, otherUsers: readonly string[] = []): void {
     if (!this.trusted || generation < this.wideChangeAt) return;
-    const users = [...new Set(records.flatMap((r) => (r.userId === null ? [] : [userMark(environmentId, r.userId)])))];
+    const userIds = [...records.flatMap((r) => (r.userId === null ? [] : [r.userId])), ...otherUsers];
+    const users = [...new Set(userIds.map((userId) => userMark(environmentId, userId)))];
     if (users.some((user) => generation < (this.userChangedAt.get(user) ?? 0))) return;
     const key = `${environmentId}\u0000${lookup}`;
     this.drop(key);
@@ -114,11 +119,11 @@ export class KeyCache {
     }
   }
 
-  /** How many entries are cached, and how many the per-user index holds (for tests: each user's keys are entries). */
-  sizes(): { entries: number; indexed: number } {
+  /** For tests: entries cached; keys the per-user index holds, and its users; per-user marks kept. */
+  sizes(): { entries: number; indexed: number; indexedUsers: number; marks: number } {
     let indexed = 0;
     for (const keys of this.keysOfUser.values()) indexed += keys.size;
-    return { entries: this.entries.size, indexed };
+    return { entries: this.entries.size, indexed, indexedUsers: this.keysOfUser.size, marks: this.userChangedAt.size };
   }
 
   private drop(key: string): void {
@@ -144,14 +149,12 @@ function userMark(environmentId: string, userId: string): string {
 }
 
 /** Which cached keys a change other than a user's touches; undefined for changes that touch none. */
-function dropper(change: Change): ((record: KeyRecord) => boolean) | undefined {
+function dropper(change: Exclude<Change, { kind: 'user' }>): ((record: KeyRecord) => boolean) | undefined {
   switch (change.kind) {
     case 'environment':
       return () => true;
     case 'apiKey':
       return (record) => record.id === change.keyId;
-    case 'user':
-      return (record) => record.userId === change.userId;
     case 'organizations':
       // Without a user: an organization was changed or deleted (its keys go with it).
       return change.userId === undefined ? (record) => record.organizationId !== null : undefined;

@@ -273,7 +273,8 @@ export class ApiKeyService {
         expiresAt: row.expires_at,
         lastUsedAt: row.last_used_at,
       }));
-    if (records.length > 0) this.cache?.set(environment.id, lookup, records, generation);
+    const banned = rows.filter((row) => row.banned === 1 && row.user_id !== null).map((row) => row.user_id!);
+    if (records.length > 0) this.cache?.set(environment.id, lookup, records, generation, banned);
     return records;
   }
 

@@ -36,7 +36,7 @@ describe('KeyCache', () => {
     expect(cache.get('env_a', 'l4')?.[0]?.id).toBe('ak_4');
     // The same user id in another environment is another user.
     expect(cache.get('env_b', 'l5')?.[0]?.id).toBe('ak_5');
-    expect(cache.sizes()).toEqual({ entries: 3, indexed: 2 });
+    expect(cache.sizes()).toMatchObject({ entries: 3, indexed: 2, indexedUsers: 2 });
   });
 
   it("refuses a read that raced its key's user's change (a ban during the read), not one that raced another user's", () => {
@@ -83,7 +83,51 @@ describe('KeyCache', () => {
     cache.apply({ kind: 'environment', environmentId: 'env_a' });
     expect(cache.get('env_a', 'l3')).toBeUndefined();
     expect(cache.get('env_b', 'l4')?.[0]?.id).toBe('ak_4');
-    expect(cache.sizes()).toEqual({ entries: 1, indexed: 1 });
+    expect(cache.sizes()).toMatchObject({ entries: 1, indexed: 1, indexedUsers: 1 });
+  });
+
+  it("an entry holding keys of several users (a shared lookup part) answers to each user's change", () => {
+    const { cache, put } = trusted();
+    const both = [record('ak_1', { userId: 'user_1' }), record('ak_2', { userId: 'user_2' }), record('ak_3', { organizationId: 'org_1' })];
+    put('env_a', 'l1', both);
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_2' });
+    expect(cache.get('env_a', 'l1')).toBeUndefined();
+    expect(cache.sizes()).toMatchObject({ entries: 0, indexed: 0, indexedUsers: 0 });
+
+    const before = cache.generation;
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_2' });
+    cache.set('env_a', 'l1', both, before);
+    expect(cache.get('env_a', 'l1')).toBeUndefined();
+  });
+
+  it("a user whose rows the read left out (banned) drops the entry and cancels the read when they change (an unban)", () => {
+    const { cache } = trusted();
+    cache.set('env_a', 'l1', [record('ak_1', { userId: 'user_1' })], cache.generation, ['user_9']);
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_9' });
+    expect(cache.get('env_a', 'l1')).toBeUndefined();
+
+    const before = cache.generation;
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_9' });
+    cache.set('env_a', 'l1', [record('ak_1', { userId: 'user_1' })], before, ['user_9']);
+    expect(cache.get('env_a', 'l1')).toBeUndefined();
+  });
+
+  it("stores a read that began after its user's change, and one that raced the same user id of another environment", () => {
+    const { cache } = trusted();
+    cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_1' });
+    cache.set('env_a', 'l1', [record('ak_1', { userId: 'user_1' })], cache.generation);
+    expect(cache.get('env_a', 'l1')?.[0]?.id).toBe('ak_1');
+
+    const before = cache.generation;
+    cache.apply({ kind: 'user', environmentId: 'env_b', userId: 'user_2' });
+    cache.set('env_a', 'l2', [record('ak_2', { userId: 'user_2' })], before);
+    expect(cache.get('env_a', 'l2')?.[0]?.id).toBe('ak_2');
+  });
+
+  it('keeps at most maxEntries per-user marks', () => {
+    const { cache } = trusted({ maxEntries: 3 });
+    for (let i = 0; i < 50; i++) cache.apply({ kind: 'user', environmentId: 'env_a', userId: `user_${i}` });
+    expect(cache.sizes().marks).toBeLessThanOrEqual(3);
   });
 
   it('still refuses a racing read after forgetting old per-user marks', () => {
@@ -114,10 +158,11 @@ describe('KeyCache', () => {
       if (round % 17 === 0) {
         now += 100;
         for (let i = 0; i < 7; i++) expect(cache.get('env_a', `l${i}`)).toBeUndefined();
-        expect(cache.sizes()).toEqual({ entries: 0, indexed: 0 });
+        expect(cache.sizes()).toMatchObject({ entries: 0, indexed: 0, indexedUsers: 0 });
       }
     }
+    expect(cache.sizes().marks).toBeLessThanOrEqual(4);
     cache.setTrusted(true);
-    expect(cache.sizes()).toEqual({ entries: 0, indexed: 0 });
+    expect(cache.sizes()).toEqual({ entries: 0, indexed: 0, indexedUsers: 0, marks: 0 });
   });
 });
