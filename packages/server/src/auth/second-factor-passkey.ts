@@ -81,8 +81,9 @@ export class PasskeySecondFactor {
 
   /** Stores the verified passkey in the step's transaction, the one that spends the attempt. */
   async storeIn(tx: Transaction<Database>, environment: Environment, userId: string, credential: NewCredential): Promise<void> {
-    if (!(await this.options.identity.lockUser(tx, environment, userId))) throw notFound(`User ${userId}`);
-    await this.options.ceremonies.store(tx, environment, userId, credential, SET_UP_AT_SIGN_IN);
+    const user = await this.options.identity.lockUser(tx, environment, userId);
+    if (!user) throw notFound(`User ${userId}`);
+    await this.options.ceremonies.store(tx, environment, user, credential, SET_UP_AT_SIGN_IN);
     await this.options.writer.passkeysChangedIn(tx, environment, userId);
   }
 }

@@ -53,6 +53,15 @@ function methodDisabled(what: string): ApiError {
   );
 }
 
+declare const lockedBrand: unique symbol;
+
+/**
+ * A user's row read by `lockUser`, in the transaction that holds its lock: what a change of the
+ * user's ways to sign in takes, so that it cannot be called without the lock (the count of their
+ * passkeys, their factors, holds until the commit).
+ */
+export type LockedUser = q.UserRow & { readonly [lockedBrand]: true };
+
 export interface IdentityServiceOptions {
   store: Store;
   sessions: SessionService;
@@ -298,9 +307,9 @@ export class IdentityService {
   }
 
   /** Locks the user's row (PostgreSQL; SQLite serializes writers) and reads it: decisions on the user's ways to sign in. */
-  async lockUser(tx: Transaction<Database>, environment: Environment, userId: string): Promise<q.UserRow | undefined> {
+  async lockUser(tx: Transaction<Database>, environment: Environment, userId: string): Promise<LockedUser | undefined> {
     if (!(await q.lockUser(this.store, tx, environment.id, userId))) return undefined;
-    return q.findUser(tx, environment.id, userId);
+    return (await q.findUser(tx, environment.id, userId)) as LockedUser | undefined;
   }
 
   /** The user with this (normalized) address, read in the caller's transaction (`db` may be one). */

@@ -3,6 +3,7 @@ import { generateRegistrationOptions, verifyRegistrationResponse, type Registrat
 import type { Kysely, Transaction } from 'kysely';
 import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
+import type { LockedUser } from '../identity/service.js';
 import { newId, randomText } from '../lib/crypto.js';
 import { apiError, ApiError } from '../lib/errors.js';
 import type { EnvironmentId } from '../lib/ids.js';
@@ -211,9 +212,10 @@ export class PasskeyCeremonies {
 
   /**
    * Stores a verified credential for the user, in the caller's transaction, which holds the user's
-   * row locked (so the count of their passkeys holds); 409 when this environment knows its id.
+   * row locked (`LockedUser`: so the count of their passkeys holds); 409 when this environment knows its id.
    */
-  async store(db: Db, environment: Environment, userId: string, credential: NewCredential, name: string): Promise<q.PasskeyRow> {
+  async store(db: Db, environment: Environment, user: LockedUser, credential: NewCredential, name: string): Promise<q.PasskeyRow> {
+    const userId = user.id;
     if (await q.findByCredentialId(db, environment.id, credential.credentialId)) throw duplicate();
     if ((await q.countPasskeys(db, environment.id, userId)) >= MAX_PASSKEYS_PER_USER) {
       throw apiError(

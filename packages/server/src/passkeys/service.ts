@@ -111,8 +111,9 @@ export class PasskeyService {
     try {
       const row = await inTransaction(this.db, async (tx) => {
         await this.options.requireRecentVerification(environment, caller, tx);
-        if (!(await this.options.identity.lockUser(tx, environment, caller.userId))) throw notFound(`User ${caller.userId}`);
-        const stored = await this.options.ceremonies.store(tx, environment, caller.userId, credential, body.name ?? DEFAULT_NAME);
+        const user = await this.options.identity.lockUser(tx, environment, caller.userId);
+        if (!user) throw notFound(`User ${caller.userId}`);
+        const stored = await this.options.ceremonies.store(tx, environment, user, credential, body.name ?? DEFAULT_NAME);
         await this.options.factors.passkeysChangedIn(tx, environment, caller.userId);
         return stored;
       });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/changes.js';
+import { IdentityService } from '../../src/identity/service.js';
 import { MfaService } from '../../src/mfa/service.js';
 import { PasskeyCeremonies } from '../../src/passkeys/ceremonies.js';
 import { SignInChallenges } from '../../src/passkeys/sign-in-challenges.js';
@@ -82,7 +83,11 @@ describe('the passkey ceremonies the second-factor step calls', () => {
     const authenticator = new SoftAuthenticator(LOCAL_ORIGIN, 'EdDSA');
     const options = await ceremonies.registrationOptions(env, { id: user.userId, email: user.email }, 'sia_setup1', LOCAL_ORIGIN, 'Acme');
     const credential = await ceremonies.verifyRegistration(env, user.userId, 'sia_setup1', authenticator.create(options) as never);
-    const row = await inTransaction(t.store.db, (tx) => ceremonies.store(tx, env, user.userId, credential, 'Set up at sign-in'));
+    // As the step does: the user's row locked first, in the transaction that stores the passkey.
+    const identity = new IdentityService({ store: t.store, sessions: {} as never, acceptImageUrl: {} as never, now: Date.now });
+    const row = await inTransaction(t.store.db, async (tx) =>
+      ceremonies.store(tx, env, (await identity.lockUser(tx, env, user.userId))!, credential, 'Set up at sign-in'),
+    );
     expect(row.user_id).toBe(user.userId);
     expect(await mfa.factorsOf(env, user.userId)).toEqual(['passkey']);
     // The attempt's challenge is spent: the same response again is refused.

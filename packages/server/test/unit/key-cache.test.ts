@@ -100,7 +100,7 @@ describe('KeyCache', () => {
     expect(cache.get('env_a', 'l1')).toBeUndefined();
   });
 
-  it("a user whose rows the read left out (banned) drops the entry and cancels the read when they change (an unban)", () => {
+  it('a user whose rows the read left out (banned) drops the entry and cancels the read when they change (an unban)', () => {
     const { cache } = trusted();
     cache.set('env_a', 'l1', [record('ak_1', { userId: 'user_1' })], cache.generation, ['user_9']);
     cache.apply({ kind: 'user', environmentId: 'env_a', userId: 'user_9' });

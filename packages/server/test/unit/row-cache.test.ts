@@ -114,7 +114,7 @@ describe('RowCache', () => {
     expect(cache.sizes()).toEqual({ entries: 0, indexed: 0 });
   });
 
-  it("holds an entry under the user it was stored for, whatever the caller does later with the tags", () => {
+  it('holds an entry under the user it was stored for, whatever the caller does later with the tags', () => {
     const { cache } = sessions();
     const tags = { environmentId: 'env_a', userId: 'user_1', sessionId: 'sess_1' };
     cache.set(tags, 'row', cache.generation);
