@@ -1,4 +1,5 @@
 import type { Change } from '../db/changes.js';
+import { KeysByOwner } from '../db/keys-by-owner.js';
 
 /** What a verification needs of a key row, frozen: cached copies are shared by every request. */
 export interface KeyRecord {
@@ -39,7 +40,7 @@ interface Entry {
  */
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly keysOfUser = new Map<string, Set<string>>();
+  private readonly keysOfUser = new KeysByOwner();
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly clock: () => number;
@@ -94,11 +95,7 @@ export class KeyCache {
       expiresAt: this.clock() + this.ttlMs,
       users,
     });
-    for (const user of users) {
-      const keys = this.keysOfUser.get(user);
-      if (keys) keys.add(key);
-      else this.keysOfUser.set(user, new Set([key]));
-    }
+    for (const user of users) this.keysOfUser.add(user, key);
   }
 
   apply(change: Change): void {
@@ -108,7 +105,7 @@ export class KeyCache {
       // Bounded: forgetting the per-user marks is safe once every read in flight is cancelled.
       if (this.userChangedAt.size >= this.maxEntries) this.wideChange();
       this.userChangedAt.set(user, this.generation);
-      for (const key of this.keysOfUser.get(user) ?? []) this.drop(key);
+      for (const key of this.keysOfUser.keysOf(user)) this.drop(key);
       return;
     }
     const drops = dropper(change);
@@ -121,20 +118,15 @@ export class KeyCache {
 
   /** For tests: entries cached; keys the per-user index holds, and its users; per-user marks kept. */
   sizes(): { entries: number; indexed: number; indexedUsers: number; marks: number } {
-    let indexed = 0;
-    for (const keys of this.keysOfUser.values()) indexed += keys.size;
-    return { entries: this.entries.size, indexed, indexedUsers: this.keysOfUser.size, marks: this.userChangedAt.size };
+    const indexed = this.keysOfUser.sizes();
+    return { entries: this.entries.size, indexed: indexed.keys, indexedUsers: indexed.owners, marks: this.userChangedAt.size };
   }
 
   private drop(key: string): void {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
-    for (const user of entry.users) {
-      const keys = this.keysOfUser.get(user);
-      keys?.delete(key);
-      if (keys?.size === 0) this.keysOfUser.delete(user);
-    }
+    for (const user of entry.users) this.keysOfUser.remove(user, key);
   }
 
   private wideChange(): void {

@@ -1,4 +1,5 @@
 import type { Change } from './changes.js';
+import { KeysByOwner } from './keys-by-owner.js';
 
 /** What a cached value was read from, so that a change to any of it drops the value. */
 export interface RowTags {
@@ -34,7 +35,7 @@ export class RowCache<V> {
    * A cache keyed by session: the keys of each user's entries, so that a user's change (every
    * sign-in stamps the user) drops their sessions without walking the whole cache.
    */
-  private readonly keysOfUser: Map<string, Set<string>> | undefined;
+  private readonly keysOfUser: KeysByOwner | undefined;
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly clock: () => number;
@@ -58,7 +59,7 @@ export class RowCache<V> {
     this.ttlMs = options.ttlMs ?? 10_000;
     this.maxEntries = options.maxEntries ?? 10_000;
     this.clock = options.clock ?? Date.now;
-    if (keyedBy === 'sessionId') this.keysOfUser = new Map();
+    if (keyedBy === 'sessionId') this.keysOfUser = new KeysByOwner();
   }
 
   /** Whether changes are known to arrive. Either way the cache starts empty. */
@@ -93,11 +94,7 @@ export class RowCache<V> {
     this.drop(key);
     if (this.entries.size >= this.maxEntries) this.drop(this.entries.keys().next().value!);
     this.entries.set(key, { value, tags, expiresAt: this.clock() + this.ttlMs, user });
-    if (user !== undefined) {
-      const keys = this.keysOfUser!.get(user);
-      if (keys) keys.add(key);
-      else this.keysOfUser!.set(user, new Set([key]));
-    }
+    if (user !== undefined) this.keysOfUser!.add(user, key);
   }
 
   apply(change: Change): void {
@@ -117,7 +114,7 @@ export class RowCache<V> {
       }
       const user = userMark(change.environmentId, change.userId);
       this.markChanged(user);
-      for (const key of this.keysOfUser!.get(user) ?? []) this.drop(key);
+      for (const key of this.keysOfUser!.keysOf(user)) this.drop(key);
       return;
     }
     this.wideChange();
@@ -135,17 +132,12 @@ export class RowCache<V> {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
-    if (entry.user === undefined) return;
-    const keys = this.keysOfUser!.get(entry.user);
-    keys?.delete(key);
-    if (keys?.size === 0) this.keysOfUser!.delete(entry.user);
+    if (entry.user !== undefined) this.keysOfUser!.remove(entry.user, key);
   }
 
   /** How many entries are cached, and how many keys the per-user index holds (for tests: they must agree). */
   sizes(): { entries: number; indexed: number } {
-    let indexed = 0;
-    for (const keys of this.keysOfUser?.values() ?? []) indexed += keys.size;
-    return { entries: this.entries.size, indexed };
+    return { entries: this.entries.size, indexed: this.keysOfUser?.sizes().keys ?? 0 };
   }
 
   private wideChange(): void {
