@@ -33,8 +33,8 @@ export default defineConfig({
     maxWorkers,
     testTimeout: 20_000,
     hookTimeout: 30_000,
-    // expect.poll waits 1 s by default: a browser's answer on a loaded CI runner can take longer
-    // (a React test read 0 of 10 backup codes 1 s after the click). A poll that passes returns at once.
+    // expect.poll waits 1 s by default: a browser's answer on a loaded CI runner can take longer.
+    // A poll that passes returns at once.
     expect: { poll: { timeout: 10_000 } },
     reporters: ['default', new SkippedSuitesReporter(skipped)],
     projects: [

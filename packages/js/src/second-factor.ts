@@ -48,6 +48,12 @@ export function createSecondFactorFlows(core: Core, passkeys: AttemptPasskeys) {
   let pending: { attemptId: string; status: SecondFactorNeeded['status'] } | undefined;
   /** A completed sign-in's session, kept back until activate(). */
   let held: SessionTokens | undefined;
+  /**
+   * The TOTP secret asked for an attempt. Each request replaces the pending secret on the server, so
+   * two requests in flight (a component mounted twice: React's StrictMode runs effects twice in
+   * development) could show the secret that lost the race: the code the user types would then fail.
+   */
+  let totpSetup: { attemptId: string; secret: Promise<TotpSetup> } | undefined;
 
   const attempt = (attemptId?: string): string => {
     const id = attemptId ?? pending?.attemptId;
@@ -61,6 +67,7 @@ export function createSecondFactorFlows(core: Core, passkeys: AttemptPasskeys) {
   async function finish(call: Promise<SecondFactorSignedIn>, params: Activation): Promise<SecondFactorResult> {
     const done = await call;
     pending = undefined;
+    totpSetup = undefined;
     const backupCodes = done.backupCodes ?? null;
     if (params.activate === false) {
       held = done.session;
@@ -128,8 +135,21 @@ export function createSecondFactorFlows(core: Core, passkeys: AttemptPasskeys) {
       return { ...(await core.establish(session)), status: 'complete', factors: [] };
     },
 
-    /** For `needs_second_factor_setup`: a new TOTP secret and its otpauth:// URL (draw it as a QR code). */
-    totpSetup: (params: { attemptId?: string } = {}): Promise<TotpSetup> =>
-      core.call('POST /v1/auth/signin/second-factor/totp-setup', { body: { attemptId: attempt(params.attemptId) } }),
+    /**
+     * For `needs_second_factor_setup`: a new TOTP secret and its otpauth:// URL (draw it as a QR
+     * code). Asked again for the same attempt, it answers with the same secret (a failed request is
+     * asked again).
+     */
+    totpSetup(params: { attemptId?: string } = {}): Promise<TotpSetup> {
+      const attemptId = attempt(params.attemptId);
+      if (totpSetup?.attemptId === attemptId) return totpSetup.secret;
+      const secret = core.call('POST /v1/auth/signin/second-factor/totp-setup', { body: { attemptId } });
+      const asked = { attemptId, secret };
+      totpSetup = asked;
+      secret.catch(() => {
+        if (totpSetup === asked) totpSetup = undefined;
+      });
+      return secret;
+    },
   };
 }

@@ -111,6 +111,23 @@ describe('a second factor in @gatehouse/js', () => {
     }
   });
 
+  it('totpSetup asked twice for one attempt (a component mounted twice) answers one secret, so the code typed from it signs in', async () => {
+    expect((await settings({ mfa: 'required' })).statusCode).toBe(200);
+    try {
+      const gh = await client();
+      const signedUp = await gh.signUp({ email: uniqueEmail('js-setup-twice'), password: GOOD_PASSWORD });
+      expect(signedUp).toMatchObject({ status: 'needs_second_factor_setup' });
+      // Both in flight at once, as React's StrictMode runs an effect twice: each request would replace the pending secret.
+      const [first, second] = await Promise.all([gh.signIn.totpSetup(), gh.signIn.totpSetup()]);
+      expect(second.secret).toBe(first.secret);
+      expect((await gh.signIn.totpSetup()).secret).toBe(first.secret);
+      const done = await gh.signIn.secondFactor({ factor: 'totp', code: totpCode(second.secret) });
+      expect(done).toMatchObject({ status: 'complete', isSignedIn: true });
+    } finally {
+      await settings({ mfa: 'optional' });
+    }
+  });
+
   it('secondFactor without a pending sign-in says to sign in first', async () => {
     const gh = await client();
     await expect(gh.signIn.secondFactor({ factor: 'totp', code: '123456' })).rejects.toMatchObject({ code: 'invalid_request' });
