@@ -1,7 +1,7 @@
 import type { EnvironmentId } from '../lib/ids.js';
 import type { Kysely, Transaction } from 'kysely';
 import { announce } from '../db/changes.js';
-import { lockForShare, type Store } from '../db/index.js';
+import { lockForShare, lockForUpdate, type Store } from '../db/index.js';
 import { reusableQuery } from '../db/reusable.js';
 import type { Database, SessionsTable } from '../db/schema.js';
 import { atomically, recordEvent } from '../db/events.js';
@@ -259,8 +259,16 @@ export async function revokeSession(
   });
 }
 
-/** Revokes every session of a user, except `keepSessionId`; returns how many live ones it revoked. */
+/**
+ * Revokes every session of a user, except `keepSessionId`; returns how many live ones it revoked.
+ * The user's row is locked first, as every session start locks it (it stamps `last_sign_in_at`):
+ * on PostgreSQL a start that commits while this waits is seen by the revoking statement, which
+ * begins after it, and one that comes later waits for this commit. A session started beside a
+ * revoke-all can then never survive it unseen (a hosted handoff re-reads its minting session after
+ * its start: auth/handoff.ts).
+ */
 export async function revokeUserSessions(
+  store: Store,
   db: Db,
   environmentId: EnvironmentId,
   userId: string,
@@ -268,6 +276,10 @@ export async function revokeUserSessions(
   keepSessionId?: string,
 ) {
   return atomically(db, async (db) => {
+    await lockForUpdate(
+      store,
+      db.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('id', '=', userId),
+    ).execute();
     let query = db
       .updateTable('sessions')
       .set({ revoked_at: live.now })

@@ -364,7 +364,7 @@ export class SessionService {
 
   /** Revokes every live session of the user except `keepSessionId`; returns how many. */
   async revokeAllForUser(environment: Environment, userId: string, keepSessionId?: string, db: Db = this.db): Promise<number> {
-    return q.revokeUserSessions(db, environment.id, userId, this.liveWindow(environment), keepSessionId);
+    return q.revokeUserSessions(this.store, db, environment.id, userId, this.liveWindow(environment), keepSessionId);
   }
 
   /** Clears the session's active organization if it is still `organizationId` (a concurrent switch wins). */

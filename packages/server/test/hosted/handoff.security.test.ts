@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_URL, startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { codeFrom, outbox, REDIRECT, start } from '../helpers/flows.js';
 import { GOOD_PASSWORD, signIn, signUp, uniqueEmail, type SignedIn } from '../helpers/identity.js';
+import { inTransaction } from '../../src/db/changes.js';
+import { revokeUserSessions } from '../../src/sessions/queries.js';
 
 describe('handoff attacks', () => {
   const clock = testClock();
@@ -52,7 +54,12 @@ describe('handoff attacks', () => {
 
   it('a handoff to an origin outside the lock is refused before any token exists', async () => {
     const user = await signUp(t);
-    const res = await t.call({ method: 'POST', url: '/v1/me/handoff', credential: user.accessToken, payload: { redirectUrl: 'https://evil.example.com/x' } });
+    const res = await t.call({
+      method: 'POST',
+      url: '/v1/me/handoff',
+      credential: user.accessToken,
+      payload: { redirectUrl: 'https://evil.example.com/x' },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('invalid_request');
   });
@@ -69,12 +76,25 @@ describe('handoff attacks', () => {
   });
 
   const pendingOf = async (userId: string) =>
-    (await t.store.db.selectFrom('handoff_tokens').select('id').where('environment_id', '=', env().id).where('user_id', '=', userId).where('consumed_at', 'is', null).execute()).length;
+    (
+      await t.store.db
+        .selectFrom('handoff_tokens')
+        .select('id')
+        .where('environment_id', '=', env().id)
+        .where('user_id', '=', userId)
+        .where('consumed_at', 'is', null)
+        .execute()
+    ).length;
 
   it('a handoff token is refused once its session is signed out', async () => {
     const user = await signUp(t);
     const value = await token(REDIRECT, user);
-    const out = await t.call({ method: 'POST', url: '/v1/auth/signout', credential: env().publishableKey, payload: { refreshToken: user.refreshToken } });
+    const out = await t.call({
+      method: 'POST',
+      url: '/v1/auth/signout',
+      credential: env().publishableKey,
+      payload: { refreshToken: user.refreshToken },
+    });
     expect(out.statusCode).toBe(204);
     expect(await pendingOf(user.userId)).toBe(0);
     expect((await exchange(value)).json().error.code).toBe('invalid_credentials');
@@ -153,6 +173,55 @@ describe('handoff attacks', () => {
       .execute();
     // The exchange did start a session after the revoke, and revoked it at once.
     expect(sessions).toHaveLength(2);
+    expect(sessions.filter((s) => s.revoked_at === null)).toEqual([]);
+    expect(res.statusCode, res.body).toBe(401);
+    expect(res.json().error.code).toBe('invalid_credentials');
+  });
+
+  it('a revoke-all under way before the new session starts and committed after the exchange re-reads its minting session leaves no live session', async () => {
+    const user = await signUp(t);
+    const value = await token(REDIRECT, user);
+    // The window the re-read alone left open on PostgreSQL: the revoke-all's transaction has revoked
+    // the sessions it sees, and stays open, while the exchange starts its session and re-reads the
+    // minting session (not yet revoked, as far as another transaction can tell). It commits only
+    // once the exchange has answered, or has waited 500 ms (for the user's row it locked).
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let revoking: Promise<number> | undefined;
+    const executor = t.store.db.getExecutor();
+    const execute = executor.executeQuery.bind(executor);
+    executor.executeQuery = async <R>(query: CompiledQuery<R>) => {
+      const result = await execute(query);
+      if (revoking === undefined && /^update "handoff_tokens"/i.test(query.sql) && result.rows.length > 0) {
+        let revoked!: () => void;
+        const revokedNow = new Promise<void>((resolve) => (revoked = resolve));
+        revoking = inTransaction(t.store.db, async (tx) => {
+          const count = await revokeUserSessions(t.store, tx, env().id, user.userId, { now: clock.now(), activeSince: 0 });
+          revoked();
+          await released;
+          return count;
+        });
+        await revokedNow;
+      }
+      return result;
+    };
+    let res;
+    try {
+      const answer = exchange(value);
+      await Promise.race([answer, new Promise((resolve) => setTimeout(resolve, 500))]);
+      release();
+      res = await answer;
+      expect(await revoking).toBe(1);
+    } finally {
+      release();
+      executor.executeQuery = execute;
+    }
+    const sessions = await t.store.db
+      .selectFrom('sessions')
+      .select(['id', 'revoked_at'])
+      .where('environment_id', '=', env().id)
+      .where('user_id', '=', user.userId)
+      .execute();
     expect(sessions.filter((s) => s.revoked_at === null)).toEqual([]);
     expect(res.statusCode, res.body).toBe(401);
     expect(res.json().error.code).toBe('invalid_credentials');

@@ -72,7 +72,7 @@ describe(`announcing changes to cached rows (${testDb()})`, () => {
       ['revokeSession', () => revoke(store.db), { kind: 'session', environmentId: env, sessionId: 'sess_1' }],
       [
         'revokeUserSessions',
-        () => sessions.revokeUserSessions(store.db, env, 'user_1', { now: Date.now(), activeSince: 0 }),
+        () => sessions.revokeUserSessions(store, store.db, env, 'user_1', { now: Date.now(), activeSince: 0 }),
         { kind: 'user', environmentId: env, userId: 'user_1' },
       ],
       [
