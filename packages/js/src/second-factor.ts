@@ -49,9 +49,11 @@ export function createSecondFactorFlows(core: Core, passkeys: AttemptPasskeys) {
   /** A completed sign-in's session, kept back until activate(). */
   let held: SessionTokens | undefined;
   /**
-   * The TOTP secret asked for an attempt. Each request replaces the pending secret on the server, so
-   * two requests in flight (a component mounted twice: React's StrictMode runs effects twice in
-   * development) could show the secret that lost the race: the code the user types would then fail.
+   * The TOTP setup request in flight, by attempt. Each request replaces the pending secret on the
+   * server, so two at once (a component mounted twice: React's StrictMode runs effects twice in
+   * development) could show the secret that lost the race, and the code typed from it would fail.
+   * Only the request in flight is shared: once answered, a new call asks again (the server may have
+   * replaced the secret since, e.g. through POST /v1/me/mfa/totp).
    */
   let totpSetup: { attemptId: string; secret: Promise<TotpSetup> } | undefined;
 
@@ -67,7 +69,6 @@ export function createSecondFactorFlows(core: Core, passkeys: AttemptPasskeys) {
   async function finish(call: Promise<SecondFactorSignedIn>, params: Activation): Promise<SecondFactorResult> {
     const done = await call;
     pending = undefined;
-    totpSetup = undefined;
     const backupCodes = done.backupCodes ?? null;
     if (params.activate === false) {
       held = done.session;
@@ -137,19 +138,19 @@ export function createSecondFactorFlows(core: Core, passkeys: AttemptPasskeys) {
 
     /**
      * For `needs_second_factor_setup`: a new TOTP secret and its otpauth:// URL (draw it as a QR
-     * code). Asked again for the same attempt, it answers with the same secret (a failed request is
-     * asked again).
+     * code). Called again for the same attempt while the first request is in flight, it answers
+     * with that request's secret: only one request replaces the secret the server keeps.
      */
     totpSetup(params: { attemptId?: string } = {}): Promise<TotpSetup> {
       const attemptId = attempt(params.attemptId);
       if (totpSetup?.attemptId === attemptId) return totpSetup.secret;
-      const secret = core.call('POST /v1/auth/signin/second-factor/totp-setup', { body: { attemptId } });
-      const asked = { attemptId, secret };
+      const asked = { attemptId, secret: core.call('POST /v1/auth/signin/second-factor/totp-setup', { body: { attemptId } }) };
       totpSetup = asked;
-      secret.catch(() => {
+      const answered = () => {
         if (totpSetup === asked) totpSetup = undefined;
-      });
-      return secret;
+      };
+      asked.secret.then(answered, answered);
+      return asked.secret;
     },
   };
 }

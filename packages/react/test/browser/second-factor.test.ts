@@ -60,7 +60,7 @@ describe.skipIf(!chromiumAvailable())('@gatehouse/react in Chromium: the second 
     // The test application runs under StrictMode, which mounts the step twice: one secret must be asked for.
     const setups: string[] = [];
     page.on('request', (request) => {
-      if (request.url().includes('/totp-setup')) setups.push(request.url());
+      if (request.method() === 'POST' && request.url().includes('/totp-setup')) setups.push(request.url());
     });
     await signInWithPassword(page, email);
     await page.locator('svg.gh-qr').waitFor();

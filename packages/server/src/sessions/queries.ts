@@ -260,12 +260,29 @@ export async function revokeSession(
 }
 
 /**
+ * Locks the user's row until the transaction ends (PostgreSQL). The lock order of every transaction
+ * that holds a user's row and any of their sessions: the user's row first, as a session's start
+ * takes it (it stamps `last_sign_in_at` before it inserts the session). Two such transactions then
+ * wait for one another in line, never in a circle.
+ */
+export async function lockSessionsOwner(
+  store: Store,
+  tx: Transaction<Database>,
+  environmentId: EnvironmentId,
+  userId: string,
+): Promise<void> {
+  await lockForUpdate(
+    store,
+    tx.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('id', '=', userId),
+  ).execute();
+}
+
+/**
  * Revokes every session of a user, except `keepSessionId`; returns how many live ones it revoked.
- * The user's row is locked first, as every session start locks it (it stamps `last_sign_in_at`):
- * on PostgreSQL a start that commits while this waits is seen by the revoking statement, which
- * begins after it, and one that comes later waits for this commit. A session started beside a
- * revoke-all can then never survive it unseen (a hosted handoff re-reads its minting session after
- * its start: auth/handoff.ts).
+ * The user's row is locked first (lockSessionsOwner): on PostgreSQL a session start that commits
+ * while this waits is seen by the revoking statement, which begins after it, and one that comes
+ * later waits for this commit. A session started beside a revoke-all can then never survive it
+ * unseen (a hosted handoff re-reads its minting session after its start: auth/handoff.ts).
  */
 export async function revokeUserSessions(
   store: Store,
@@ -276,10 +293,7 @@ export async function revokeUserSessions(
   keepSessionId?: string,
 ) {
   return atomically(db, async (db) => {
-    await lockForUpdate(
-      store,
-      db.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('id', '=', userId),
-    ).execute();
+    await lockSessionsOwner(store, db, environmentId, userId);
     let query = db
       .updateTable('sessions')
       .set({ revoked_at: live.now })

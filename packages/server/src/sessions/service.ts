@@ -241,7 +241,9 @@ export class SessionService {
     sessionId: string,
     db: Db = this.db,
   ): Promise<SessionFactors | undefined> {
-    // Inside a change's transaction the session stays as read until it commits: a revocation cannot slip in between.
+    // Inside a change's transaction the session stays as read until it commits: a revocation cannot
+    // slip in between. The user's row is locked before it, in the order a revoke-all takes them.
+    if (db.isTransaction) await q.lockSessionsOwner(this.store, db as Transaction<Database>, environment.id, userId);
     const session = await q.findSession(db, environment.id, sessionId, db.isTransaction ? this.store : undefined);
     if (!session || session.user_id !== userId || sessionLiveness(environment, session, this.now()) !== 'live') return undefined;
     return factorsOf(session);

@@ -134,3 +134,20 @@ export async function tablesOf(store: Store & { schema: string | undefined }): P
   }
   return [...tables.values()];
 }
+
+/**
+ * For a test that forces an interleaving: resolves once a connection of this database waits for a
+ * row lock in a statement on the `users` table (PostgreSQL), or after `ms` (SQLite, where a
+ * writer waits for the connection instead, and a PostgreSQL statement that never waits).
+ */
+export async function untilWaitingForUserRow(store: TestStore, ms = 500): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (store.dialect === 'postgres') {
+      const { rows } = await sql<{ waiting: number }>`select count(*)::int as waiting from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query ilike '%"users"%'`.execute(store.db);
+      if (rows[0]!.waiting > 0) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -5,6 +5,7 @@ import { codeFrom, outbox, REDIRECT, start } from '../helpers/flows.js';
 import { GOOD_PASSWORD, signIn, signUp, uniqueEmail, type SignedIn } from '../helpers/identity.js';
 import { inTransaction } from '../../src/db/changes.js';
 import { revokeUserSessions } from '../../src/sessions/queries.js';
+import { untilWaitingForUserRow } from '../helpers/store.js';
 
 describe('handoff attacks', () => {
   const clock = testClock();
@@ -184,7 +185,7 @@ describe('handoff attacks', () => {
     // The window the re-read alone left open on PostgreSQL: the revoke-all's transaction has revoked
     // the sessions it sees, and stays open, while the exchange starts its session and re-reads the
     // minting session (not yet revoked, as far as another transaction can tell). It commits only
-    // once the exchange has answered, or has waited 500 ms (for the user's row it locked).
+    // once the exchange has answered or waits for the user's row it locked (after 500 ms on SQLite).
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let revoking: Promise<number> | undefined;
@@ -208,7 +209,7 @@ describe('handoff attacks', () => {
     let res;
     try {
       const answer = exchange(value);
-      await Promise.race([answer, new Promise((resolve) => setTimeout(resolve, 500))]);
+      await Promise.race([answer, untilWaitingForUserRow(t.store)]);
       release();
       res = await answer;
       expect(await revoking).toBe(1);
