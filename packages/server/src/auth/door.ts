@@ -38,7 +38,13 @@ export const SKIPS_SECOND_FACTOR: ReadonlySet<string> = new Set(SELF_SUFFICIENT_
  * factors the minting session verified, carried as they are: the new session is never fresher.
  */
 export type SignInAttempt =
-  | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff' | 'actor' | 'passkey'> }
+  | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff' | 'actor' | 'passkey' | 'pwd'> }
+  /**
+   * A password: its proof (the verified hash still the account's) runs where the session starts, so
+   * a reset or change committed meanwhile refuses it. Asked for a second factor instead, it is not
+   * run: the reset's revocation deletes the attempt, or the second factor is still required.
+   */
+  | { userId: string; firstFactor: 'pwd'; proofWrites?: ProofWrites | undefined }
   /** A passkey: what spends its proof (the challenge, the counter) commits with the session. */
   | { userId: string; firstFactor: 'passkey'; proofWrites: ProofWrites }
   /** Impersonation: who acts (`act.sub`). Such a session skips the second factor and lives at most an hour. */
@@ -114,10 +120,10 @@ export class SignInDoor {
     const asked = await secondFactorRule(environment.settings.mfa, [attempt.firstFactor], () =>
       this.options.secondFactorsOf(environment, attempt.userId),
     );
-    const proofWrites = attempt.firstFactor === 'passkey' ? attempt.proofWrites : undefined;
+    const proofWrites = attempt.firstFactor === 'passkey' || attempt.firstFactor === 'pwd' ? attempt.proofWrites : undefined;
     if (!asked) return this.start(environment, attempt.userId, { verified: [attempt.firstFactor] }, context, proofWrites);
-    // Only a passkey brings proof writes, and a passkey satisfies MFA by itself: none is ever dropped.
-    if (proofWrites) throw new Error('A first factor with proof writes must satisfy MFA by itself.');
+    // A passkey's proof writes spend its challenge: they are never dropped, and a passkey satisfies MFA by itself.
+    if (attempt.firstFactor === 'passkey') throw new Error('A passkey must satisfy MFA by itself.');
     return this.issueAttempt(environment, attempt.userId, [attempt.firstFactor], asked);
   }
 

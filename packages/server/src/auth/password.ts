@@ -40,17 +40,29 @@ export class PasswordWay {
    * POST /v1/auth/signin. Each attempt counts against the address (known or not) and the client
    * address; while either is locked the attempt is refused with 429 before any password is looked at.
    */
-  async signIn(environment: Environment, input: { email: string; password: string }, context: RequestContext, clientAddress: string): Promise<SignedIn | SecondFactorNeeded> {
+  async signIn(
+    environment: Environment,
+    input: { email: string; password: string },
+    context: RequestContext,
+    clientAddress: string,
+  ): Promise<SignedIn | SecondFactorNeeded> {
     if (!environment.settings.authMethods.password) {
-      throw apiError('method_disabled', 'Password sign-in is disabled for this environment. Enable it in the environment settings, or use another method.');
+      throw apiError(
+        'method_disabled',
+        'Password sign-in is disabled for this environment. Enable it in the environment settings, or use another method.',
+      );
     }
     const subjects = [
       { policy: PASSWORD_ACCOUNT, subject: emailKeyOf(input.email) },
       { policy: PASSWORD_CLIENT, subject: clientSubject(clientAddress) },
     ];
     return this.options.throttle.guard(environment.id, subjects, passwordLocked, async () => {
-      const row = await this.options.passwords.authenticate(environment, input);
-      const outcome = await this.options.door.completeSignIn(environment, { userId: row.id, firstFactor: 'pwd' }, context);
+      const { row, proof } = await this.options.passwords.authenticate(environment, input);
+      const outcome = await this.options.door.completeSignIn(
+        environment,
+        { userId: row.id, firstFactor: 'pwd', proofWrites: proof },
+        context,
+      );
       return signedInOr({ id: row.id, email: row.email }, outcome);
     });
   }

@@ -3,6 +3,7 @@ import type { Store } from '../db/index.js';
 import { inTransaction } from '../db/changes.js';
 import type { Database } from '../db/schema.js';
 import { apiError, notFound } from '../lib/errors.js';
+import type { ProofWrites } from '../sessions/proof-writes.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Environment } from '../tenancy/settings.js';
 import { parseEmail } from './email.js';
@@ -12,6 +13,8 @@ import { hashPassword, verifyPassword } from './passwords.js';
 import * as q from './queries.js';
 
 const INVALID_CREDENTIALS = 'The email or password is incorrect.';
+const PASSWORD_CHANGED =
+  "This account's password changed while you were signing in, and its sessions were signed out. Sign in with the new password.";
 
 export interface PasswordServiceOptions {
   store: Store;
@@ -56,22 +59,37 @@ export class PasswordService {
    * user without a password and a wrong password all do the same argon2 work and give the same
    * 401 invalid_credentials. An imported digest that proved right becomes argon2id now.
    */
-  async authenticate(environment: Environment, input: { email: string; password: string }): Promise<q.UserRow> {
+  /**
+   * The user whose password this is, and the proof to run where the session starts: the hash just
+   * verified must still be theirs then. A reset or change that commits while the hash is checked
+   * (tens of milliseconds) revokes every session; a session started after it on the old password
+   * would survive it (test/auth/password-race.security.test.ts).
+   */
+  async authenticate(
+    environment: Environment,
+    input: { email: string; password: string },
+  ): Promise<{ row: q.UserRow; proof: ProofWrites }> {
     const parsed = parseEmail(input.email);
     const row = 'email' in parsed ? await q.findUserByEmail(this.db, environment.id, parsed.email) : undefined;
     const ok = await verifyPassword(row?.password_hash, input.password, environment.id);
-    if (!row || !ok) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
-    if (row.password_hash && needsRehash(row.password_hash)) await this.rehash(environment, row.id, row.password_hash, input.password);
-    return row;
+    if (!row || !ok || !row.password_hash) throw apiError('invalid_credentials', INVALID_CREDENTIALS);
+    let hash = row.password_hash;
+    if (needsRehash(hash)) hash = await this.rehash(environment, row.id, hash, input.password);
+    const proof: ProofWrites = {
+      writes: [q.passwordUnchanged(this.db, environment.id, row.id, hash)],
+      refusal: () => apiError('invalid_credentials', PASSWORD_CHANGED),
+    };
+    return { row, proof };
   }
 
   /**
    * An imported digest (or an older argon2 cost) proved right: the password becomes argon2id now.
-   * Compare-and-set on the old hash, so a password changed meanwhile is never overwritten.
+   * Compare-and-set on the old hash, so a password changed meanwhile is never overwritten. Answers
+   * the hash the account has if nothing else changed it.
    */
-  private async rehash(environment: Environment, userId: string, oldHash: string, password: string): Promise<void> {
+  private async rehash(environment: Environment, userId: string, oldHash: string, password: string): Promise<string> {
     const passwordHash = await hashPassword(password);
-    await q.replacePasswordHash(this.db, environment.id, userId, oldHash, passwordHash);
+    return (await q.replacePasswordHash(this.db, environment.id, userId, oldHash, passwordHash)) ? passwordHash : oldHash;
   }
 
   /**

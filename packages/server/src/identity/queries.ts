@@ -1,5 +1,14 @@
 import type { EnvironmentId } from '../lib/ids.js';
-import { PostgresAdapter, sql, type Kysely, type Selectable, type SelectQueryBuilder, type Transaction, type Updateable } from 'kysely';
+import {
+  PostgresAdapter,
+  sql,
+  type CompiledQuery,
+  type Kysely,
+  type Selectable,
+  type SelectQueryBuilder,
+  type Transaction,
+  type Updateable,
+} from 'kysely';
 import { announce } from '../db/changes.js';
 import { lockForUpdate, type Store } from '../db/index.js';
 import { crossTenant } from '../db/tenant-scope.js';
@@ -224,15 +233,30 @@ export async function replacePasswordHash(
   userId: string,
   oldHash: string,
   newHash: string,
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const result = await db
     .updateTable('users')
     .set({ password_hash: newHash })
     .where('environment_id', '=', environmentId)
     .where('id', '=', userId)
     .where('password_hash', '=', oldHash)
-    .execute();
+    .executeTakeFirst();
   announce(db, { kind: 'user', environmentId, userId });
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * A write that changes the user's row (to itself) only while its password hash is still `hash`:
+ * a sign-in's proof, run where its session starts (sessions/start-queries.ts).
+ */
+export function passwordUnchanged(db: Db, environmentId: EnvironmentId, userId: string, hash: string): CompiledQuery {
+  return db
+    .updateTable('users')
+    .set({ password_hash: hash })
+    .where('environment_id', '=', environmentId)
+    .where('id', '=', userId)
+    .where('password_hash', '=', hash)
+    .compile();
 }
 
 /** Deletes the user; their sessions go with them (foreign key, on delete cascade). */

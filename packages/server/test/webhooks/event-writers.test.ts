@@ -20,6 +20,8 @@ const NO_EVENT = new Set([
   'refreshInvitation',
   // An imported digest rehashed to argon2id at the first sign-in: the same password, nothing the user object shows changes.
   'replacePasswordHash',
+  // A password sign-in's proof: the hash written back as it is, nothing changes.
+  'passwordUnchanged',
 ]);
 
 /**
