@@ -7,6 +7,8 @@ import type { ProofWrites } from '../sessions/proof-writes.js';
 import type { SessionStarter, SignInUser } from '../sessions/start.js';
 import type { Environment } from '../tenancy/settings.js';
 import { insertSignInAttempt, sweepSignInAttempts } from './attempt-queries.js';
+import { inTransaction } from '../db/changes.js';
+import { lockSessionsOwner } from '../sessions/queries.js';
 import { insertHandoff } from './handoff-queries.js';
 import { validateRedirectUrl } from '../tenancy/redirect.js';
 
@@ -40,9 +42,9 @@ export const SKIPS_SECOND_FACTOR: ReadonlySet<string> = new Set(SELF_SUFFICIENT_
 export type SignInAttempt =
   | { userId: string; firstFactor: Exclude<FirstFactor, 'handoff' | 'actor' | 'passkey' | 'pwd'> }
   /**
-   * A password: its proof (the verified hash still the account's) runs where the session starts, so
-   * a reset or change committed meanwhile refuses it. Asked for a second factor instead, it is not
-   * run: the reset's revocation deletes the attempt, or the second factor is still required.
+   * A password: its proof (the verified hash still the account's) runs where the session starts or,
+   * when a second factor is asked, where the attempt is stored, so a reset or change committed
+   * meanwhile refuses it (a setup attempt would otherwise let the old password enrol a factor of its own).
    */
   | { userId: string; firstFactor: 'pwd'; proofWrites?: ProofWrites | undefined }
   /** A passkey: what spends its proof (the challenge, the counter) commits with the session. */
@@ -124,7 +126,7 @@ export class SignInDoor {
     if (!asked) return this.start(environment, attempt.userId, { verified: [attempt.firstFactor] }, context, proofWrites);
     // A passkey's proof writes spend its challenge: they are never dropped, and a passkey satisfies MFA by itself.
     if (attempt.firstFactor === 'passkey') throw new Error('A passkey must satisfy MFA by itself.');
-    return this.issueAttempt(environment, attempt.userId, [attempt.firstFactor], asked);
+    return this.issueAttempt(environment, attempt.userId, [attempt.firstFactor], asked, proofWrites);
   }
 
   /** The second step succeeded (auth/second-factor.ts spent its attempt): the session, with both factors verified now. */
@@ -136,24 +138,38 @@ export class SignInDoor {
     return this.start(environment, done.userId, { verified: [...done.firstFactors, done.secondFactor] }, context);
   }
 
-  /** Stores the attempt (only the hash of its id: the id is the bearer of the first factor). */
+  /**
+   * Stores the attempt (only the hash of its id: the id is the bearer of the first factor). With a
+   * proof, in one transaction after the user's row (the order of a revoke-all, which deletes
+   * attempts): the proof refuses, or the attempt exists before any later revoke-all runs.
+   */
   private async issueAttempt(
     environment: Environment,
     userId: string,
     firstFactors: readonly FirstFactor[],
     asked: SecondFactorAsk,
+    proof?: ProofWrites,
   ): Promise<SecondFactorNeeded> {
     const attemptId = newSecret('sia_', 24);
     const now = this.options.now();
-    await sweepSignInAttempts(this.options.store.db, environment.id, now);
-    await insertSignInAttempt(this.options.store.db, environment.id, {
+    const { store } = this.options;
+    await sweepSignInAttempts(store.db, environment.id, now);
+    const row = {
       id: sha256Hex(attemptId),
       userId,
-      kind: asked.status === 'needs_second_factor' ? 'second_factor' : 'setup',
+      kind: asked.status === 'needs_second_factor' ? ('second_factor' as const) : ('setup' as const),
       firstFactors,
       createdAt: now,
       expiresAt: now + ATTEMPT_TTL_MS,
-    });
+    };
+    if (!proof) await insertSignInAttempt(store.db, environment.id, row);
+    else {
+      await inTransaction(store.db, async (tx) => {
+        await lockSessionsOwner(store, tx, environment.id, userId);
+        for (const write of proof.writes) if (Number((await tx.executeQuery(write)).numAffectedRows ?? 0n) !== 1) throw proof.refusal();
+        await insertSignInAttempt(tx, environment.id, row);
+      });
+    }
     return { status: asked.status, attemptId, factors: asked.factors };
   }
 

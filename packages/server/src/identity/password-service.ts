@@ -58,12 +58,11 @@ export class PasswordService {
    * The user whose password this is (auth/password.ts, under its throttle). An unknown email, a
    * user without a password and a wrong password all do the same argon2 work and give the same
    * 401 invalid_credentials. An imported digest that proved right becomes argon2id now.
-   */
-  /**
-   * The user whose password this is, and the proof to run where the session starts: the hash just
-   * verified must still be theirs then. A reset or change that commits while the hash is checked
-   * (tens of milliseconds) revokes every session; a session started after it on the old password
-   * would survive it (test/auth/password-race.security.test.ts).
+   *
+   * With the user, the proof to run where the sign-in's session (or second-factor attempt) is
+   * written: the hash just verified must still be theirs then. A reset or change that commits while
+   * the hash is checked (tens of milliseconds) revokes every session and attempt; one written after
+   * it on the old password would survive it (test/auth/password-race.security.test.ts).
    */
   async authenticate(
     environment: Environment,
@@ -85,11 +84,15 @@ export class PasswordService {
   /**
    * An imported digest (or an older argon2 cost) proved right: the password becomes argon2id now.
    * Compare-and-set on the old hash, so a password changed meanwhile is never overwritten. Answers
-   * the hash the account has if nothing else changed it.
+   * the hash the sign-in's proof is to find: the new one; when another sign-in with the same
+   * password rehashed first, the one it wrote; else (the password changed) the old one, which the
+   * proof then refuses.
    */
   private async rehash(environment: Environment, userId: string, oldHash: string, password: string): Promise<string> {
     const passwordHash = await hashPassword(password);
-    return (await q.replacePasswordHash(this.db, environment.id, userId, oldHash, passwordHash)) ? passwordHash : oldHash;
+    if (await q.replacePasswordHash(this.db, environment.id, userId, oldHash, passwordHash)) return passwordHash;
+    const current = (await q.findUser(this.db, environment.id, userId))?.password_hash;
+    return current && (await verifyPassword(current, password, environment.id)) ? current : oldHash;
   }
 
   /**

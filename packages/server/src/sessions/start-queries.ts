@@ -1,7 +1,7 @@
 /**
  * A session's start: what a sign-in writes (of every kind: password, link, code, SSO, invitation),
- * in one statement on PostgreSQL (one transaction with a passkey's proof writes) and one synchronous
- * transaction on SQLite, compiled once.
+ * in one statement on PostgreSQL (one transaction with a sign-in's proof writes: a passkey's, a
+ * password's) and one synchronous transaction on SQLite, compiled once.
  */
 import type { EnvironmentId } from '../lib/ids.js';
 import type { CompiledQuery, Kysely, Transaction } from 'kysely';
@@ -42,7 +42,8 @@ const REFUSED = Symbol('refused');
  * On PostgreSQL this is one statement (data-modifying CTEs, run to completion together or not at
  * all): one round trip where a transaction took five. On SQLite, one synchronous transaction.
  *
- * `proofWrites` (a passkey sign-in's: its challenge spent, its counter moved) run first, in order,
+ * `proofWrites` (a passkey sign-in's: its challenge spent, its counter moved; a password sign-in's:
+ * the hash it verified still the account's) run first, in order,
  * in the same transaction, and must each change exactly one row. At the first that changes none,
  * the answer is `'refused'`, with the writes before it committed (a challenge stays spent when its
  * counter refused) and no session. They also stay written when the user turns out banned or gone.

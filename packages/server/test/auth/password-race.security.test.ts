@@ -28,9 +28,8 @@ describe('a sign-in with the old password racing a password change', () => {
       .execute();
   }
 
-  it('the change commits between the sign-in reading the account and its session: refused, no session survives the change', async () => {
-    const owner = await signUp(t);
-    // The attacker's sign-in has read the account (and the old hash) when the owner's change commits.
+  /** The attacker's sign-in, with the owner's password change committed once it has read the account (and the old hash). */
+  async function signInAcrossAChange(owner: { email: string; accessToken: string }, environment = t.project.development) {
     const executor = t.store.db.getExecutor();
     const execute = executor.executeQuery.bind(executor);
     let changed: LightMyRequestResponse | undefined;
@@ -48,13 +47,18 @@ describe('a sign-in with the old password racing a password change', () => {
       }
       return result;
     };
-    let attack: LightMyRequestResponse;
     try {
-      attack = await signIn(t, owner.email, GOOD_PASSWORD);
+      const attack = await signIn(t, owner.email, GOOD_PASSWORD, environment);
+      expect(changed?.statusCode, changed?.body).toBe(200);
+      return attack;
     } finally {
       executor.executeQuery = execute;
     }
-    expect(changed?.statusCode, changed?.body).toBe(200);
+  }
+
+  it('the change commits between the sign-in reading the account and its session: refused, no session survives the change', async () => {
+    const owner = await signUp(t);
+    const attack = await signInAcrossAChange(owner);
     expect(attack.statusCode, attack.body).toBe(401);
     expect(json(attack).error.code).toBe('invalid_credentials');
     expect(json(attack).error.message).toMatch(/password changed while you were signing in/);
@@ -63,5 +67,24 @@ describe('a sign-in with the old password racing a password change', () => {
     // The new password signs in; the old one is simply wrong.
     expect((await signIn(t, owner.email, NEW_PASSWORD)).statusCode).toBe(200);
     expect((await signIn(t, owner.email, GOOD_PASSWORD)).statusCode).toBe(401);
+  });
+
+  it('under mfa "required", the old password gets no setup attempt either (it would enrol a factor of its own and sign in)', async () => {
+    const project = await t.createProject('Required');
+    const environment = project.development;
+    const owner = await signUp(t, { environment });
+    await t.setSettings(environment.id, { mfa: 'required' });
+    const attack = await signInAcrossAChange(owner, environment);
+    expect(attack.statusCode, attack.body).toBe(401);
+    expect(json(attack).error.message).toMatch(/password changed while you were signing in/);
+    const attempts = await t.store.db
+      .selectFrom('sign_in_attempts')
+      .select('id')
+      .where('environment_id', '=', environment.id)
+      .where('user_id', '=', owner.userId)
+      .execute();
+    expect(attempts).toEqual([]);
+    // The new password still gets its setup step.
+    expect(json(await signIn(t, owner.email, NEW_PASSWORD, environment)).status).toBe('needs_second_factor_setup');
   });
 });
