@@ -3,7 +3,7 @@ import type { Store } from '../db/index.js';
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js';
 import type { RequestContext } from '../sessions/access-token-issuer.js';
 import type { Amr, SessionFactors } from '../sessions/factors.js';
-import type { ProofWrites } from '../sessions/proof-writes.js';
+import { proofHolds, type ProofWrites } from '../sessions/proof-writes.js';
 import type { SessionStarter, SignInUser } from '../sessions/start.js';
 import type { Environment } from '../tenancy/settings.js';
 import { insertSignInAttempt, sweepSignInAttempts } from './attempt-queries.js';
@@ -166,7 +166,7 @@ export class SignInDoor {
     else {
       await inTransaction(store.db, async (tx) => {
         await lockSessionsOwner(store, tx, environment.id, userId);
-        for (const write of proof.writes) if (Number((await tx.executeQuery(write)).numAffectedRows ?? 0n) !== 1) throw proof.refusal();
+        if (!(await proofHolds(tx, proof.writes))) throw proof.refusal();
         await insertSignInAttempt(tx, environment.id, row);
       });
     }

@@ -67,7 +67,7 @@ export const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRouteOptions> = a
       schema: {
         summary: 'Sign in with email and password',
         description:
-          'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time. Repeated failures for one address or from one client address are refused for a while with 429 rate_limited and Retry-After.',
+          'An unknown email and a wrong password give the same 401 invalid_credentials, in the same time. A password changed or reset while the sign-in was being checked is 401 invalid_credentials too, and no session starts. Repeated failures for one address or from one client address are refused for a while with 429 rate_limited and Retry-After.',
         tags: ['auth'],
         body: SignInBody,
         response: { 200: SignedIn, ...secondFactorAnswer },

@@ -271,6 +271,8 @@ export async function lockSessionsOwner(
   environmentId: EnvironmentId,
   userId: string,
 ): Promise<void> {
+  // SQLite has one writer at a time: there is nothing to order, and nothing to run.
+  if (store.dialect !== 'postgres') return;
   await lockForUpdate(
     store,
     tx.selectFrom('users').select('id').where('environment_id', '=', environmentId).where('id', '=', userId),

@@ -6,6 +6,7 @@
 import type { EnvironmentId } from '../lib/ids.js';
 import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import { announce, eventRecorded } from '../db/changes.js';
+import { proofHolds } from './proof-writes.js';
 import { sqliteTransaction } from '../db/index.js';
 import { columnsOf, selectionOf } from '../db/insert-select.js';
 import { reusableStatement } from '../db/reusable.js';
@@ -82,7 +83,7 @@ export async function startSession(
       // The user's row first, as every change of a user's factors takes it (a deletion cascading
       // to their passkeys, say): the proof's writes after it cannot deadlock with those.
       await tx.executeQuery(lockUserStatement(db, { environment_id: environmentId, user_id: session.user_id }));
-      for (const write of proofWrites) if (Number((await tx.executeQuery(write)).numAffectedRows ?? 0n) !== 1) return REFUSED;
+      if (!(await proofHolds(tx, proofWrites))) return REFUSED;
       return (await tx.executeQuery(startSessionStatement(db, values))).rows[0];
     });
   }
