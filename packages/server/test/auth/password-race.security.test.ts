@@ -1,8 +1,8 @@
-import type { CompiledQuery } from 'kysely';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { GOOD_PASSWORD, json, signIn, signUp } from '../helpers/identity.js';
+import { withQueryHook } from '../helpers/store.js';
 
 const NEW_PASSWORD = 'an entirely new passphrase 42';
 
@@ -30,30 +30,25 @@ describe('a sign-in with the old password racing a password change', () => {
 
   /** The attacker's sign-in, with the owner's password change committed once it has read the account (and the old hash). */
   async function signInAcrossAChange(owner: { email: string; accessToken: string }, environment = t.project.development) {
-    const executor = t.store.db.getExecutor();
-    const execute = executor.executeQuery.bind(executor);
     let changed: LightMyRequestResponse | undefined;
     let changing = false;
-    executor.executeQuery = async <R>(query: CompiledQuery<R>) => {
-      const result = await execute(query);
-      if (!changing && /from "users"/i.test(query.sql) && /"email_key"/i.test(query.sql)) {
-        changing = true;
-        changed = await t.call({
-          method: 'POST',
-          url: '/v1/me/password',
-          credential: owner.accessToken,
-          payload: { currentPassword: GOOD_PASSWORD, newPassword: NEW_PASSWORD },
-        });
-      }
-      return result;
-    };
-    try {
-      const attack = await signIn(t, owner.email, GOOD_PASSWORD, environment);
-      expect(changed?.statusCode, changed?.body).toBe(200);
-      return attack;
-    } finally {
-      executor.executeQuery = execute;
-    }
+    const attack = await withQueryHook(
+      t.store,
+      async (query, _result, inTransaction) => {
+        if (!inTransaction && !changing && /from "users"/i.test(query.sql) && /"email_key"/i.test(query.sql)) {
+          changing = true;
+          changed = await t.call({
+            method: 'POST',
+            url: '/v1/me/password',
+            credential: owner.accessToken,
+            payload: { currentPassword: GOOD_PASSWORD, newPassword: NEW_PASSWORD },
+          });
+        }
+      },
+      () => signIn(t, owner.email, GOOD_PASSWORD, environment),
+    );
+    expect(changed?.statusCode, changed?.body).toBe(200);
+    return attack;
   }
 
   it('the change commits between the sign-in reading the account and its session: refused, no session survives the change', async () => {

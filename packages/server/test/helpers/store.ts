@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
+import { sql, type CompiledQuery, type QueryExecutor, type QueryResult } from 'kysely';
 import pg from 'pg';
 import { migrate, openStore, type Store } from '../../src/db/index.js';
 import { TenantScopeGuard } from '../../src/db/tenant-scope.js';
@@ -149,5 +149,30 @@ export async function untilWaitingForUserRow(store: TestStore, ms = 500): Promis
       if (rows[0]!.waiting > 0) return;
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Runs `run` with `hook` called after every statement of the store, outside transactions or in one
+ * (`inTransaction`), with its result: to force an interleaving at a chosen statement. Transactions
+ * run on executors of the root's class, so the class's method is the one replaced.
+ */
+export async function withQueryHook<T>(
+  store: Store,
+  hook: (query: CompiledQuery, result: QueryResult<unknown>, inTransaction: boolean) => Promise<void>,
+  run: () => Promise<T>,
+): Promise<T> {
+  const root = store.db.getExecutor();
+  const prototype = Object.getPrototypeOf(root) as QueryExecutor;
+  const execute = prototype.executeQuery;
+  prototype.executeQuery = async function <R>(this: QueryExecutor, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+    const result = (await execute.call(this, query)) as QueryResult<R>;
+    await hook(query, result, this !== root);
+    return result;
+  };
+  try {
+    return await run();
+  } finally {
+    prototype.executeQuery = execute;
   }
 }

@@ -1,11 +1,10 @@
-import type { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_URL, startTestApp, testClock, type TestApp } from '../helpers/app.js';
 import { codeFrom, outbox, REDIRECT, start } from '../helpers/flows.js';
 import { GOOD_PASSWORD, signIn, signUp, uniqueEmail, type SignedIn } from '../helpers/identity.js';
 import { inTransaction } from '../../src/db/changes.js';
 import { revokeUserSessions } from '../../src/sessions/queries.js';
-import { untilWaitingForUserRow } from '../helpers/store.js';
+import { untilWaitingForUserRow, withQueryHook } from '../helpers/store.js';
 
 describe('handoff attacks', () => {
   const clock = testClock();
@@ -22,6 +21,13 @@ describe('handoff attacks', () => {
     expect(res.statusCode).toBe(200);
     return new URLSearchParams(new URL(res.json().redirectUrl).hash.slice(1)).get('__gh_handoff')!;
   }
+  const sessionsOf = (userId: string) =>
+    t.store.db
+      .selectFrom('sessions')
+      .select(['id', 'revoked_at'])
+      .where('environment_id', '=', env().id)
+      .where('user_id', '=', userId)
+      .execute();
   const exchange = (value: string, publishableKey = env().publishableKey) =>
     t.call({ method: 'POST', url: '/v1/auth/handoff', credential: publishableKey, payload: { token: value } });
 
@@ -147,31 +153,20 @@ describe('handoff attacks', () => {
     const value = await token(REDIRECT, user);
     // Forces the interleaving: the administrator's revoke-all commits as soon as the consume has,
     // before the exchange starts its session (which the revoke therefore cannot see).
-    const executor = t.store.db.getExecutor();
-    const execute = executor.executeQuery.bind(executor);
     let revokeStatus: number | undefined;
-    executor.executeQuery = async <R>(query: CompiledQuery<R>) => {
-      const result = await execute(query);
-      if (revokeStatus === undefined && /^update "handoff_tokens"/i.test(query.sql) && result.rows.length > 0) {
-        revokeStatus = 0;
-        const revoked = await t.call({ method: 'POST', url: `/v1/users/${user.userId}/sessions/revoke`, credential: env().secretKey });
-        revokeStatus = revoked.statusCode;
-      }
-      return result;
-    };
-    let res;
-    try {
-      res = await exchange(value);
-    } finally {
-      executor.executeQuery = execute;
-    }
+    const res = await withQueryHook(
+      t.store,
+      async (query, result, inATransaction) => {
+        if (!inATransaction && revokeStatus === undefined && /^update "handoff_tokens"/i.test(query.sql) && result.rows.length > 0) {
+          revokeStatus = 0;
+          const revoked = await t.call({ method: 'POST', url: `/v1/users/${user.userId}/sessions/revoke`, credential: env().secretKey });
+          revokeStatus = revoked.statusCode;
+        }
+      },
+      () => exchange(value),
+    );
     expect(revokeStatus).toBe(200);
-    const sessions = await t.store.db
-      .selectFrom('sessions')
-      .select(['id', 'revoked_at'])
-      .where('environment_id', '=', env().id)
-      .where('user_id', '=', user.userId)
-      .execute();
+    const sessions = await sessionsOf(user.userId);
     // The exchange did start a session after the revoke, and revoked it at once.
     expect(sessions).toHaveLength(2);
     expect(sessions.filter((s) => s.revoked_at === null)).toEqual([]);
@@ -189,40 +184,34 @@ describe('handoff attacks', () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let revoking: Promise<number> | undefined;
-    const executor = t.store.db.getExecutor();
-    const execute = executor.executeQuery.bind(executor);
-    executor.executeQuery = async <R>(query: CompiledQuery<R>) => {
-      const result = await execute(query);
-      if (revoking === undefined && /^update "handoff_tokens"/i.test(query.sql) && result.rows.length > 0) {
-        let revoked!: () => void;
-        const revokedNow = new Promise<void>((resolve) => (revoked = resolve));
-        revoking = inTransaction(t.store.db, async (tx) => {
-          const count = await revokeUserSessions(t.store, tx, env().id, user.userId, { now: clock.now(), activeSince: 0 });
-          revoked();
-          await released;
-          return count;
-        });
-        await revokedNow;
-      }
-      return result;
-    };
-    let res;
-    try {
-      const answer = exchange(value);
-      await Promise.race([answer, untilWaitingForUserRow(t.store)]);
-      release();
-      res = await answer;
-      expect(await revoking).toBe(1);
-    } finally {
-      release();
-      executor.executeQuery = execute;
-    }
-    const sessions = await t.store.db
-      .selectFrom('sessions')
-      .select(['id', 'revoked_at'])
-      .where('environment_id', '=', env().id)
-      .where('user_id', '=', user.userId)
-      .execute();
+    const res = await withQueryHook(
+      t.store,
+      async (query, result, inATransaction) => {
+        if (!inATransaction && revoking === undefined && /^update "handoff_tokens"/i.test(query.sql) && result.rows.length > 0) {
+          let revoked!: () => void;
+          const revokedNow = new Promise<void>((resolve) => (revoked = resolve));
+          revoking = inTransaction(t.store.db, async (tx) => {
+            const count = await revokeUserSessions(t.store, tx, env().id, user.userId, { now: clock.now(), activeSince: 0 });
+            revoked();
+            await released;
+            return count;
+          });
+          await revokedNow;
+        }
+      },
+      async () => {
+        try {
+          const answer = exchange(value);
+          await Promise.race([answer, untilWaitingForUserRow(t.store)]);
+          release();
+          return await answer;
+        } finally {
+          release();
+        }
+      },
+    );
+    expect(await revoking).toBe(1);
+    const sessions = await sessionsOf(user.userId);
     expect(sessions.filter((s) => s.revoked_at === null)).toEqual([]);
     expect(res.statusCode, res.body).toBe(401);
     expect(res.json().error.code).toBe('invalid_credentials');

@@ -1,10 +1,9 @@
-import type { CompiledQuery, QueryExecutor } from 'kysely';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json, signUp } from '../helpers/identity.js';
 import { enableTotp, mfaCall } from '../helpers/mfa.js';
-import { untilWaitingForUserRow } from '../helpers/store.js';
+import { untilWaitingForUserRow, withQueryHook } from '../helpers/store.js';
 
 /**
  * A change that needs a recent verification reads the caller's session in its transaction (locked
@@ -23,26 +22,22 @@ describe('lock order: a revoke-all racing a change that needs reverification', (
   it('an administrator revokes every session while the user replaces their backup codes: both succeed, neither deadlocks', async () => {
     const user = await signUp(t);
     await enableTotp(t, user.accessToken);
-    // Transactions run on executors of the root's class: the hook sees their statements. Once the
-    // change's transaction has read the session, the revoke-all starts and is let run until it waits.
-    const root = t.store.db.getExecutor();
-    const prototype = Object.getPrototypeOf(root) as QueryExecutor;
-    const execute = prototype.executeQuery;
+    // Once the change's transaction has read the session, the revoke-all starts and is let run until it waits.
     let revoking: Promise<LightMyRequestResponse> | undefined;
-    prototype.executeQuery = async function <R>(this: QueryExecutor, query: CompiledQuery<R>) {
-      const result = await execute.call(this, query);
-      if (this !== root && revoking === undefined && /^select .* from "sessions"/i.test(query.sql)) {
-        revoking = t.call({ method: 'POST', url: `/v1/users/${user.userId}/sessions/revoke`, credential: t.project.development.secretKey });
-        await Promise.race([revoking, untilWaitingForUserRow(t.store)]);
-      }
-      return result as never;
-    };
-    let replaced: LightMyRequestResponse;
-    try {
-      replaced = await mfaCall(t, user.accessToken, 'POST', '/v1/me/mfa/backup-codes');
-    } finally {
-      prototype.executeQuery = execute;
-    }
+    const replaced = await withQueryHook(
+      t.store,
+      async (query, _result, inTransaction) => {
+        if (inTransaction && revoking === undefined && /^select .* from "sessions"/i.test(query.sql)) {
+          revoking = t.call({
+            method: 'POST',
+            url: `/v1/users/${user.userId}/sessions/revoke`,
+            credential: t.project.development.secretKey,
+          });
+          await Promise.race([revoking, untilWaitingForUserRow(t.store)]);
+        }
+      },
+      () => mfaCall(t, user.accessToken, 'POST', '/v1/me/mfa/backup-codes'),
+    );
     expect(revoking, 'the change read the session in its transaction').toBeDefined();
     const revoked = await revoking!;
     expect(replaced.statusCode, replaced.body).toBe(200);
